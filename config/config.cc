@@ -1,0 +1,282 @@
+#include "config/config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <sstream>
+
+extern char** environ;
+
+namespace newsflow::config {
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+std::vector<std::string> split(std::string_view s, std::string_view sep) {
+  std::vector<std::string> parts;
+  std::size_t pos = 0;
+  while (true) {
+    const auto next = s.find(sep, pos);
+    parts.emplace_back(s.substr(pos, next == std::string_view::npos ? s.npos : next - pos));
+    if (next == std::string_view::npos) break;
+    pos = next + sep.size();
+  }
+  return parts;
+}
+
+// Walks one mapping, remembering which keys were read so the rest can be reported as unknown.
+class Section {
+ public:
+  Section(YAML::Node node, std::string path, std::vector<Problem>& problems)
+      : node_(std::move(node)), path_(std::move(path)), problems_(problems) {
+    if (node_ && !node_.IsNull() && !node_.IsMap()) {
+      problem("", "must be a mapping");
+      node_ = YAML::Node();
+    }
+  }
+
+  ~Section() {
+    if (!node_ || !node_.IsMap()) return;
+    for (const auto& kv : node_) {
+      const std::string key = kv.first.as<std::string>("");
+      if (!read_.count(key)) problem(key, "unknown key");
+    }
+  }
+
+  Section section(const std::string& key) {
+    read_.insert(key);
+    YAML::Node child;
+    if (node_ && node_.IsMap() && node_[key]) child = node_[key];
+    return Section(child, join(key), problems_);
+  }
+
+  void string(const std::string& key, std::string& out) {
+    if (const auto v = get(key)) {
+      if (!v->IsScalar()) return problem(key, "must be a string");
+      out = v->Scalar();
+    }
+  }
+
+  void string_choice(const std::string& key, std::string& out,
+                     std::initializer_list<std::string_view> choices) {
+    std::string value = out;
+    string(key, value);
+    for (auto c : choices) {
+      if (value == c) {
+        out = value;
+        return;
+      }
+    }
+    std::string list;
+    for (auto c : choices) list += (list.empty() ? "" : ", ") + std::string(c);
+    problem(key, "must be one of " + list + ", got '" + value + "'");
+  }
+
+  template <typename Int>
+  void integer(const std::string& key, Int& out, long long min, long long max) {
+    if (const auto v = get(key)) {
+      long long value = 0;
+      if (!v->IsScalar() || !YAML::convert<long long>::decode(*v, value)) {
+        return problem(key,
+                       "must be an integer, got '" + (v->IsScalar() ? v->Scalar() : "") + "'");
+      }
+      if (value < min || value > max) {
+        return problem(key, "must be between " + std::to_string(min) + " and " +
+                                std::to_string(max) + ", got " + std::to_string(value));
+      }
+      out = static_cast<Int>(value);
+    }
+  }
+
+  void properties(const std::string& key, std::map<std::string, std::string>& out) {
+    const auto v = get(key);
+    if (!v) return;
+    if (!v->IsMap()) return problem(key, "must be a mapping of librdkafka properties");
+    for (const auto& kv : *v) {
+      const std::string name = kv.first.as<std::string>("");
+      if (!kv.second.IsScalar()) {
+        problem(key + "." + name, "must be a scalar");
+        continue;
+      }
+      out[name] = kv.second.Scalar();
+    }
+  }
+
+  void problem(const std::string& key, std::string message) {
+    problems_.push_back({join(key), std::move(message)});
+  }
+
+ private:
+  // The value at `key`, or nothing when absent or null.
+  std::optional<YAML::Node> get(const std::string& key) {
+    read_.insert(key);
+    if (!node_ || !node_.IsMap()) return std::nullopt;
+    YAML::Node v = node_[key];
+    if (!v || v.IsNull()) return std::nullopt;
+    return v;
+  }
+  std::string join(const std::string& key) const {
+    if (key.empty()) return path_;
+    return path_.empty() ? key : path_ + "." + key;
+  }
+
+  YAML::Node node_;
+  std::string path_;
+  std::vector<Problem>& problems_;
+  std::set<std::string> read_;
+};
+
+void apply_env(YAML::Node& root, const Environment& env, std::vector<Problem>& problems) {
+  static constexpr std::string_view kPrefix = "NEWSFLOW_";
+  for (const auto& [name, value] : env) {
+    if (!name.starts_with(kPrefix) || name.find("__") == std::string::npos) continue;
+    std::vector<std::string> path = split(std::string_view(name).substr(kPrefix.size()), "__");
+    for (auto& p : path) p = lower(p);
+    if (std::any_of(path.begin(), path.end(), [](const auto& p) { return p.empty(); })) {
+      problems.push_back({name, "environment override has an empty key segment"});
+      continue;
+    }
+    // librdkafka property names use dots; environment names cannot.
+    if (path.size() >= 3 && path[0] == "kafka" && (path[1] == "consumer" || path[1] == "producer")) {
+      std::string prop;
+      for (std::size_t i = 2; i < path.size(); ++i) prop += (i > 2 ? "." : "") + path[i];
+      std::replace(prop.begin(), prop.end(), '_', '.');
+      path.resize(2);
+      path.push_back(prop);
+    }
+    YAML::Node parsed;
+    try {
+      parsed = YAML::Load(value);
+    } catch (const YAML::Exception&) {
+      parsed = YAML::Node(value);
+    }
+    if (!parsed || parsed.IsNull()) parsed = YAML::Node(value);
+    // Walk down with fresh handles: yaml-cpp nodes alias on assignment.
+    std::vector<YAML::Node> chain{root};
+    bool ok = true;
+    for (std::size_t i = 0; i + 1 < path.size(); ++i) {
+      YAML::Node child = chain.back()[path[i]];
+      if (child && !child.IsNull() && !child.IsMap()) {
+        problems.push_back({name, "cannot override inside '" + path[i] + "', which is not a mapping"});
+        ok = false;
+        break;
+      }
+      chain.push_back(child);
+    }
+    if (ok) chain.back()[path.back()] = parsed;
+  }
+}
+
+}  // namespace
+
+Environment process_environment() {
+  Environment env;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string_view kv(*e);
+    const auto eq = kv.find('=');
+    if (eq == std::string_view::npos) continue;
+    env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  return env;
+}
+
+tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_text,
+                                                        const Environment& env) {
+  std::vector<Problem> problems;
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml_text));
+  } catch (const YAML::Exception& e) {
+    return tl::unexpected(std::vector<Problem>{
+        {"", "invalid YAML at line " + std::to_string(e.mark.line + 1) + ", column " +
+                 std::to_string(e.mark.column + 1) + ": " + e.msg}});
+  }
+  if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  if (!root.IsMap()) return tl::unexpected(std::vector<Problem>{{"", "must be a mapping"}});
+  apply_env(root, env, problems);
+
+  Config c;
+  {
+    Section top(root, "", problems);
+    {
+      Section k = top.section("kafka");
+      k.string("brokers", c.kafka.brokers);
+      k.string("group_id", c.kafka.group_id);
+      if (c.kafka.group_id.empty()) k.problem("group_id", "must not be empty");
+      k.properties("consumer", c.kafka.consumer);
+      k.properties("producer", c.kafka.producer);
+      k.integer("batch_max_messages", c.kafka.batch_max_messages, 1, 100000);
+      k.integer("batch_max_ms", c.kafka.batch_max_ms, 1, 60000);
+      k.integer("flush_timeout_ms", c.kafka.flush_timeout_ms, 100, 600000);
+      k.integer("embedded_brokers", c.kafka.embedded_brokers, 1, 9);
+      k.integer("embedded_partitions", c.kafka.embedded_partitions, 1, 256);
+    }
+    {
+      Section t = top.section("topics");
+      for (auto [key, field] : {std::pair{"pages", &c.topics.pages}, {"feeds", &c.topics.feeds},
+                                {"articles", &c.topics.articles}, {"stories", &c.topics.stories},
+                                {"dlq", &c.topics.dlq}}) {
+        t.string(key, *field);
+        if (field->empty()) t.problem(key, "topic name must not be empty");
+      }
+    }
+    {
+      Section h = top.section("http");
+      h.string("listen", c.http.listen);
+      const auto colon = c.http.listen.rfind(':');
+      if (!c.http.listen.empty() &&
+          (colon == std::string::npos || colon + 1 == c.http.listen.size() ||
+           c.http.listen.find_first_not_of("0123456789", colon + 1) != std::string::npos)) {
+        h.problem("listen", "must be host:port (empty disables the HTTP endpoint), got '" +
+                                c.http.listen + "'");
+      }
+    }
+    {
+      Section l = top.section("log");
+      l.string_choice("format", c.log.format, {"text", "json"});
+      l.string_choice("level", c.log.level, {"debug", "info", "warn", "error"});
+    }
+    {
+      Section e = top.section("extract");
+      std::string method = "finn";
+      e.string("method", method);
+      if (!extractors::parse_extract_method(method, c.extract.method)) {
+        e.problem("method", "must be one of finn, got '" + method + "'");
+      }
+      e.integer("max_html_bytes", c.extract.max_html_bytes, 1024, 1LL << 30);
+      e.integer("min_text_chars", c.extract.min_text_chars, 0, 1 << 20);
+    }
+    {
+      Section w = top.section("window");
+      long long hours = 72;
+      w.integer("hours", hours, 1, 24 * 365);
+      c.window.window_seconds = hours * 3600;
+      c.stories.window_seconds = hours * 3600;
+    }
+    {
+      Section s = top.section("stories");
+      s.integer("max_listed", c.stories.max_listed, 1, 100000);
+    }
+  }
+  if (!problems.empty()) return tl::unexpected(std::move(problems));
+  return c;
+}
+
+tl::expected<Config, std::vector<Problem>> load_config_file(const std::string& path,
+                                                            const Environment& env) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return tl::unexpected(std::vector<Problem>{{"", "cannot read config file " + path}});
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_config(text.str(), env);
+}
+
+}  // namespace newsflow::config

@@ -1,0 +1,84 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dedup/stories.h"
+#include "dedup/window.h"
+#include "extractors/html.h"
+#include "tl/expected.hpp"
+
+namespace newsflow::config {
+
+/// Kafka connection and batching.
+struct KafkaConfig {
+  std::string brokers;  ///< bootstrap servers; empty starts an embedded mock cluster
+  std::string group_id = "newsflow";
+  std::map<std::string, std::string> consumer;  ///< passed to librdkafka as-is
+  std::map<std::string, std::string> producer;  ///< passed to librdkafka as-is
+  int batch_max_messages = 500;    ///< inputs processed before outputs are flushed and committed
+  int batch_max_ms = 200;          ///< ... or after this long
+  int flush_timeout_ms = 30000;    ///< how long to wait for output acknowledgements
+  int embedded_brokers = 1;        ///< brokers of the embedded mock cluster
+  int embedded_partitions = 16;    ///< partitions per topic of the embedded cluster
+};
+
+/// Topic names.
+struct TopicsConfig {
+  std::string pages = "newsflow.pages";
+  std::string feeds = "newsflow.feeds";
+  std::string articles = "newsflow.articles";
+  std::string stories = "newsflow.stories";
+  std::string dlq = "newsflow.dlq";
+};
+
+/// The HTTP endpoint serving /metrics, /healthz and /readyz.
+struct HttpConfig {
+  std::string listen = "127.0.0.1:9464";  ///< host:port; port 0 picks a free port
+};
+
+/// Logging.
+struct LogConfig {
+  std::string format = "text";  ///< text | json
+  std::string level = "info";   ///< debug | info | warn | error
+};
+
+/// The whole configuration.
+struct Config {
+  KafkaConfig kafka;
+  TopicsConfig topics;
+  HttpConfig http;
+  LogConfig log;
+  extractors::ExtractOptions extract;
+  dedup::WindowOptions window;
+  dedup::StoryOptions stories;
+};
+
+/// One configuration problem: where (`kafka.group_id`) and what is wrong.
+struct Problem {
+  std::string path;
+  std::string message;
+};
+
+/// Environment variables as name -> value.
+using Environment = std::map<std::string, std::string>;
+
+/// The process environment.
+Environment process_environment();
+
+/// Parses YAML text (empty text means all defaults), applies overrides from `env`
+/// (`NEWSFLOW_KAFKA__BROKERS=...` sets `kafka.brokers`; under `kafka.consumer` and
+/// `kafka.producer` the rest of the name becomes a librdkafka property with `_` read as `.`, so
+/// `NEWSFLOW_KAFKA__CONSUMER__FETCH_MAX_BYTES` sets `fetch.max.bytes`) and validates. Returns
+/// every problem found, not only the first.
+tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_text,
+                                                        const Environment& env);
+
+/// Reads `path` and parses it as `parse_config` does; a missing file is a problem at path "".
+tl::expected<Config, std::vector<Problem>> load_config_file(const std::string& path,
+                                                            const Environment& env);
+
+}  // namespace newsflow::config

@@ -1,0 +1,79 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "daemon/kafka.h"
+#include "daemon/pipeline.h"
+#include "tl/expected.hpp"
+
+typedef struct rd_kafka_message_s rd_kafka_message_t;
+
+namespace newsflow::daemon {
+
+class Metrics;
+
+/// Totals since start, readable from any thread.
+struct Progress {
+  std::atomic<std::uint64_t> consumed{0};
+  std::atomic<std::uint64_t> articles{0};
+  std::atomic<std::uint64_t> duplicates{0};
+  std::atomic<std::uint64_t> dead_letters{0};
+  std::atomic<std::uint64_t> stories{0};
+  std::atomic<std::uint64_t> committed{0};  ///< inputs whose offsets were committed
+};
+
+/// The streaming daemon: consumes the pages and feeds topics in a consumer group, runs the
+/// pipeline, produces articles, story updates and dead letters with an idempotent producer, and
+/// commits input offsets only after every output of a batch is acknowledged (at-least-once;
+/// output keys are stable, so a re-run rewrites the same keys). `run` owns the calling thread;
+/// `stop`, `ready` and `progress` are thread-safe.
+class Daemon {
+ public:
+  Daemon(const config::Config& config, Metrics& metrics);
+  ~Daemon();
+
+  /// Creates the Kafka clients against `bootstrap` and subscribes. Property errors and
+  /// connection setup errors come back as one message each.
+  tl::expected<void, std::vector<config::Problem>> start(const std::string& bootstrap);
+
+  /// Processes batches until `stop`; returns the process exit code (0 after a clean drain).
+  int run();
+
+  /// Asks `run` to finish the current batch, commit and return.
+  void stop() { stop_.store(true); }
+
+  /// True while partitions are assigned and the last poll succeeded.
+  bool ready() const { return assigned_.load() > 0 && !stop_.load(); }
+
+  const Progress& progress() const { return progress_; }
+
+  /// The pipeline's state; read it only after `run` has returned.
+  const Pipeline& pipeline() const { return pipeline_; }
+
+ private:
+  bool process_batch(std::vector<rd_kafka_message_t*>& messages);
+  void handle(rd_kafka_message_t* msg);
+  bool produce(const std::string& topic, const std::string& key, const std::string& value,
+               const std::vector<std::pair<std::string, std::string>>& headers);
+  void dead_letter(rd_kafka_message_t* msg, const Failure& failure);
+  static void on_delivery(rd_kafka_t* rk, const rd_kafka_message_t* msg, void* opaque);
+  static void on_rebalance(rd_kafka_t* rk, int err, void* partitions, void* opaque);
+
+  config::Config config_;
+  Metrics& metrics_;
+  Pipeline pipeline_;
+  KafkaHandle consumer_;
+  KafkaHandle producer_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> assigned_{0};
+  Progress progress_;
+  std::uint64_t delivery_errors_ = 0;  // touched only on the run thread (delivery callbacks)
+  std::string last_delivery_error_;
+};
+
+}  // namespace newsflow::daemon

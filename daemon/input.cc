@@ -1,0 +1,185 @@
+#include "daemon/input.h"
+
+#include <nlohmann/json.hpp>
+
+#include "extractors/text.h"
+#include "extractors/timestamp.h"
+
+namespace newsflow::daemon {
+namespace {
+
+using nlohmann::json;
+
+std::optional<std::string> string_field(const json& j, const char* name, std::string& type_error) {
+  const auto it = j.find(name);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  if (!it->is_string()) {
+    type_error = std::string("field '") + name + "' must be a string";
+    return std::nullopt;
+  }
+  return it->get<std::string>();
+}
+
+// Fills `out` from a parsed JSON object (replay line or Kafka envelope).
+void from_json_object(const json& j, ParsedInput& out) {
+  Input& in = out.input;
+  std::string type_error;
+  auto fail = [&](std::string reason, std::string detail) {
+    if (!out.failure) out.failure = Failure{std::move(reason), std::move(detail)};
+  };
+  if (auto id = string_field(j, "id", type_error)) in.id = *id;
+  if (const auto it = j.find("id"); it != j.end() && it->is_number_integer()) {
+    in.id = std::to_string(it->get<long long>());
+    type_error.clear();
+  }
+  if (auto url = string_field(j, "url", type_error)) in.url = *url;
+  if (auto ct = string_field(j, "content_type", type_error)) in.content_type = *ct;
+  for (auto [name, field] : {std::pair{"fetched_at", &in.fetched_at},
+                             std::pair{"published_at", &in.published_at}}) {
+    if (auto v = string_field(j, name, type_error)) {
+      if (auto t = extractors::parse_iso8601(*v)) {
+        *field = t;
+      } else {
+        fail("invalid_timestamp", std::string("field '") + name + "' is not RFC 3339: " + *v);
+      }
+    }
+  }
+  if (!type_error.empty()) return fail("invalid_field", type_error);
+  if (in.url.empty()) return fail("missing_url", "input has no url");
+
+  int bodies = 0;
+  for (const char* name : {"html", "html_b64", "text", "feed", "feed_b64"}) {
+    if (j.contains(name) && !j[name].is_null()) ++bodies;
+  }
+  if (bodies == 0) return fail("missing_body", "input has none of html, html_b64, text, feed, feed_b64");
+  if (bodies > 1) return fail("ambiguous_body", "input has more than one of html, html_b64, text, feed, feed_b64");
+
+  if (auto html = string_field(j, "html", type_error)) {
+    in.kind = BodyKind::kHtmlText;
+    in.body = std::move(*html);
+  } else if (auto b64 = string_field(j, "html_b64", type_error)) {
+    auto bytes = base64_decode(*b64);
+    if (!bytes) return fail("invalid_base64", "field 'html_b64' is not base64");
+    in.kind = BodyKind::kHtmlBytes;
+    in.body = std::move(*bytes);
+  } else if (auto text = string_field(j, "text", type_error)) {
+    in.kind = BodyKind::kText;
+    in.body = std::move(*text);
+    if (auto title = string_field(j, "title", type_error)) in.title = *title;
+  } else if (j.contains("feed") || j.contains("feed_b64")) {
+    return fail("feed_not_supported",
+                "feed documents are not parsed by this build; see issue 4 (RSS/Atom ingestion)");
+  }
+  if (!type_error.empty()) return fail("invalid_field", type_error);
+}
+
+}  // namespace
+
+std::optional<std::string> base64_decode(std::string_view in) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+' || c == '-') return 62;
+    if (c == '/' || c == '_') return 63;
+    return -1;
+  };
+  std::string out;
+  out.reserve(in.size() * 3 / 4);
+  std::uint32_t acc = 0;
+  int bits = 0;
+  bool padding = false;
+  for (const char c : in) {
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+    if (c == '=') {
+      padding = true;
+      continue;
+    }
+    const int v = value(c);
+    if (v < 0 || padding) return std::nullopt;
+    acc = (acc << 6) | static_cast<std::uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((acc >> bits) & 0xFF);
+    }
+  }
+  if (bits >= 6) return std::nullopt;  // a lone trailing character
+  return out;
+}
+
+ParsedInput parse_replay_line(std::string_view line) {
+  ParsedInput out;
+  std::string_view text = line;
+  bool invalid_utf8 = false;
+  std::string sanitized;
+  if (!extractors::is_valid_utf8(text)) {
+    // Still read id and url for the dead-letter record.
+    invalid_utf8 = true;
+    sanitized = extractors::sanitize_utf8(text);
+    text = sanitized;
+  }
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    out.failure = Failure{invalid_utf8 ? "invalid_utf8" : "invalid_json",
+                          invalid_utf8 ? "line is not UTF-8" : "line is not valid JSON"};
+    return out;
+  }
+  if (!j.is_object()) {
+    out.failure = Failure{"invalid_json", "line is not a JSON object"};
+    return out;
+  }
+  from_json_object(j, out);
+  if (invalid_utf8 && !out.failure) out.failure = Failure{"invalid_utf8", "line is not UTF-8"};
+  return out;
+}
+
+ParsedInput parse_page_message(std::string_view value, const Headers& headers,
+                               std::int64_t timestamp) {
+  ParsedInput out;
+  Input& in = out.input;
+  std::string fetched_at;
+  for (const auto& [name, v] : headers) {
+    if (name == "url") in.url = v;
+    if (name == "content_type" || name == "content-type") in.content_type = v;
+    if (name == "fetched_at") fetched_at = v;
+    if (name == "id") in.id = v;
+  }
+  if (timestamp > 0) in.fetched_at = timestamp;
+  if (!fetched_at.empty()) {
+    if (auto t = extractors::parse_iso8601(fetched_at)) {
+      in.fetched_at = t;
+    } else {
+      out.failure = Failure{"invalid_timestamp", "header fetched_at is not RFC 3339: " + fetched_at};
+      return out;
+    }
+  }
+  if (extractors::ascii_lower(in.content_type).starts_with("application/json")) {
+    if (!extractors::is_valid_utf8(value)) {
+      out.failure = Failure{"invalid_utf8", "JSON envelope is not UTF-8"};
+      return out;
+    }
+    json j = json::parse(value, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      out.failure = Failure{"invalid_json", "JSON envelope is not a JSON object"};
+      return out;
+    }
+    // Header values fill what the envelope leaves out.
+    if ((!j.contains("url") || j["url"].is_null()) && !in.url.empty()) j["url"] = in.url;
+    const auto header_fetched = in.fetched_at;
+    in.content_type.clear();
+    from_json_object(j, out);
+    if (!in.fetched_at) in.fetched_at = header_fetched;
+    return out;
+  }
+  if (in.url.empty()) {
+    out.failure = Failure{"missing_url", "message has no url header"};
+    return out;
+  }
+  in.kind = BodyKind::kHtmlBytes;
+  in.body = std::string(value);
+  if (in.body.empty()) out.failure = Failure{"empty_document", "message value is empty"};
+  return out;
+}
+
+}  // namespace newsflow::daemon

@@ -1,0 +1,36 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "daemon/pipeline.h"
+
+namespace newsflow::daemon {
+
+/// An input as parsed from the wire: the document, or why it cannot be one. `input.id` and
+/// `input.url` are filled as far as they could be read, for the dead-letter record.
+struct ParsedInput {
+  Input input;
+  std::optional<Failure> failure;
+};
+
+/// Parses one replay line (DESIGN.md section 3): a JSON object with `url`, optional `id`,
+/// `fetched_at`, `published_at`, `content_type`, and exactly one of `html`, `html_b64`, `text`
+/// (+ optional `title`), `feed`, `feed_b64`.
+ParsedInput parse_replay_line(std::string_view line);
+
+/// Kafka message headers as (name, value) pairs.
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+/// Parses a message of the pages topic: raw HTML bytes with a `url` header (or the JSON
+/// envelope when the `content_type` header is application/json). `timestamp` is the message timestamp in
+/// seconds (0 if none), the default for `fetched_at`.
+ParsedInput parse_page_message(std::string_view value, const Headers& headers,
+                               std::int64_t timestamp);
+
+/// Decodes standard or URL-safe base64 (padding optional, whitespace ignored).
+std::optional<std::string> base64_decode(std::string_view in);
+
+}  // namespace newsflow::daemon

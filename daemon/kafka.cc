@@ -1,0 +1,78 @@
+#include "daemon/kafka.h"
+
+#include <librdkafka/rdkafka.h>
+// rdkafka.h must come first.
+#include <librdkafka/rdkafka_mock.h>
+
+namespace newsflow::daemon {
+
+void KafkaDeleter::operator()(rd_kafka_t* rk) const {
+  if (rk) rd_kafka_destroy(rk);
+}
+void KafkaDeleter::operator()(rd_kafka_conf_t* conf) const {
+  if (conf) rd_kafka_conf_destroy(conf);
+}
+
+tl::expected<KafkaConf, std::vector<config::Problem>> make_kafka_conf(
+    const std::map<std::string, std::string>& defaults,
+    const std::map<std::string, std::string>& user, const std::string& path) {
+  KafkaConf conf(rd_kafka_conf_new());
+  std::vector<config::Problem> problems;
+  char err[512];
+  for (const auto* props : {&defaults, &user}) {
+    for (const auto& [name, value] : *props) {
+      if (rd_kafka_conf_set(conf.get(), name.c_str(), value.c_str(), err, sizeof err) !=
+          RD_KAFKA_CONF_OK) {
+        problems.push_back({path + "." + name, std::string(err)});
+      }
+    }
+  }
+  if (!problems.empty()) return tl::unexpected(std::move(problems));
+  return conf;
+}
+
+std::vector<config::Problem> check_kafka_config(const config::Config& config) {
+  std::vector<config::Problem> problems;
+  for (const auto& [section, props] : {std::pair{"kafka.consumer", &config.kafka.consumer},
+                                       std::pair{"kafka.producer", &config.kafka.producer}}) {
+    auto conf = make_kafka_conf({}, *props, section);
+    if (!conf) problems.insert(problems.end(), conf.error().begin(), conf.error().end());
+  }
+  return problems;
+}
+
+EmbeddedCluster::~EmbeddedCluster() {
+  if (mock_) rd_kafka_mock_cluster_destroy(mock_);
+}
+
+tl::expected<std::unique_ptr<EmbeddedCluster>, std::string> EmbeddedCluster::start(
+    int brokers, const std::vector<TopicSpec>& topics) {
+  std::unique_ptr<EmbeddedCluster> cluster(new EmbeddedCluster());
+  char err[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "log_level", "3", err, sizeof err);
+  cluster->host_.reset(rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err));
+  if (!cluster->host_) {
+    rd_kafka_conf_destroy(conf);
+    return tl::unexpected(std::string("cannot create the mock cluster's host: ") + err);
+  }
+  cluster->mock_ = rd_kafka_mock_cluster_new(cluster->host_.get(), brokers);
+  if (!cluster->mock_) return tl::unexpected(std::string("cannot start the mock cluster"));
+  cluster->bootstrap_ = rd_kafka_mock_cluster_bootstraps(cluster->mock_);
+  for (const auto& t : topics) {
+    const rd_kafka_resp_err_t e =
+        rd_kafka_mock_topic_create(cluster->mock_, t.name.c_str(), t.partitions, 1);
+    if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return tl::unexpected("cannot create topic " + t.name + ": " + rd_kafka_err2str(e));
+    }
+  }
+  return cluster;
+}
+
+std::vector<TopicSpec> daemon_topics(const config::Config& config) {
+  const int n = config.kafka.embedded_partitions;
+  return {{config.topics.pages, n},   {config.topics.feeds, n}, {config.topics.articles, n},
+          {config.topics.stories, n}, {config.topics.dlq, n}};
+}
+
+}  // namespace newsflow::daemon

@@ -1,0 +1,67 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "config/config.h"
+#include "tl/expected.hpp"
+
+typedef struct rd_kafka_s rd_kafka_t;
+typedef struct rd_kafka_conf_s rd_kafka_conf_t;
+typedef struct rd_kafka_mock_cluster_s rd_kafka_mock_cluster_t;
+
+namespace newsflow::daemon {
+
+/// Owning handles for librdkafka objects.
+struct KafkaDeleter {
+  void operator()(rd_kafka_t* rk) const;
+  void operator()(rd_kafka_conf_t* conf) const;
+};
+using KafkaHandle = std::unique_ptr<rd_kafka_t, KafkaDeleter>;
+using KafkaConf = std::unique_ptr<rd_kafka_conf_t, KafkaDeleter>;
+
+/// Builds a librdkafka configuration from our defaults overlaid with the user's pass-through
+/// properties. Every property librdkafka rejects becomes a problem at `path.<property>`.
+tl::expected<KafkaConf, std::vector<config::Problem>> make_kafka_conf(
+    const std::map<std::string, std::string>& defaults,
+    const std::map<std::string, std::string>& user, const std::string& path);
+
+/// Checks the Kafka sections of a configuration the way startup will (check-config).
+std::vector<config::Problem> check_kafka_config(const config::Config& config);
+
+/// A topic to create with its partition count.
+struct TopicSpec {
+  std::string name;
+  int partitions = 1;
+};
+
+/// An in-process Kafka cluster: librdkafka's mock cluster, speaking the real protocol on
+/// loopback TCP. It keeps about 5 MiB per partition and drops older messages. Thread-safe.
+class EmbeddedCluster {
+ public:
+  ~EmbeddedCluster();
+
+  /// Starts `brokers` brokers and creates `topics`.
+  static tl::expected<std::unique_ptr<EmbeddedCluster>, std::string> start(
+      int brokers, const std::vector<TopicSpec>& topics);
+
+  /// Comma-separated bootstrap addresses, e.g. "127.0.0.1:40123,127.0.0.1:40125".
+  const std::string& bootstrap() const { return bootstrap_; }
+
+  /// The mock cluster, for tests that inject faults.
+  rd_kafka_mock_cluster_t* mock() const { return mock_; }
+
+ private:
+  EmbeddedCluster() = default;
+  KafkaHandle host_;
+  rd_kafka_mock_cluster_t* mock_ = nullptr;
+  std::string bootstrap_;
+};
+
+/// The topics the daemon uses, with the embedded cluster's partition count.
+std::vector<TopicSpec> daemon_topics(const config::Config& config);
+
+}  // namespace newsflow::daemon

@@ -1,0 +1,179 @@
+// newsflow: streaming news ingestion. `newsflow --help` lists the subcommands.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "config/config.h"
+#include "daemon/kafka.h"
+#include "daemon/log.h"
+#include "daemon/pipeline.h"
+#include "daemon/replay.h"
+#include "daemon/service.h"
+#include "daemon/version.h"
+#include "extractors/charset.h"
+#include "extractors/html.h"
+
+namespace {
+
+using namespace newsflow;
+
+// Loads the configuration or prints every problem and returns nothing (exit 2).
+std::optional<config::Config> load(const std::string& path) {
+  const auto env = config::process_environment();
+  auto c = path.empty() ? config::parse_config("", env) : config::load_config_file(path, env);
+  if (!c) {
+    for (const auto& p : c.error()) {
+      std::fprintf(stderr, "config error: %s: %s\n", p.path.empty() ? "(file)" : p.path.c_str(),
+                   p.message.c_str());
+    }
+    return std::nullopt;
+  }
+  return *c;
+}
+
+void setup_logging(const config::Config& c, const std::string& format_override) {
+  const std::string& format = format_override.empty() ? c.log.format : format_override;
+  log::configure(log::parse_level(c.log.level),
+                 format == "json" ? log::Format::kJson : log::Format::kText);
+}
+
+std::string default_samples_path() {
+  for (const std::string candidate : {"samples/pages.jsonl.gz", "../samples/pages.jsonl.gz"}) {
+    if (access(candidate.c_str(), R_OK) == 0) return candidate;
+  }
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    std::string dir(exe, static_cast<std::size_t>(n));
+    dir = dir.substr(0, dir.rfind('/'));
+    for (const std::string rel : {"/../samples/pages.jsonl.gz", "/../share/newsflow/samples/pages.jsonl.gz"}) {
+      if (access((dir + rel).c_str(), R_OK) == 0) return dir + rel;
+    }
+  }
+  return "samples/pages.jsonl.gz";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  daemon::block_stop_signals();
+  CLI::App app{"newsflow: streaming news ingestion: extract, deduplicate and group articles"};
+  app.set_version_flag("--version", std::string("newsflow ") + kVersion);
+  app.require_subcommand(1);
+  std::string config_path;
+  std::string log_format;
+
+  auto* run = app.add_subcommand("run", "Run the daemon (embedded Kafka when kafka.brokers is empty)");
+  run->add_option("--config", config_path, "YAML config file (default: defaults + NEWSFLOW_* env)");
+  run->add_option("--log-format", log_format, "text or json")->check(CLI::IsMember({"text", "json"}));
+
+  daemon::DemoOptions demo_opts;
+  demo_opts.samples = default_samples_path();
+  auto* demo = app.add_subcommand(
+      "demo", "Run the daemon on the embedded Kafka with the bundled sample pages, then report");
+  demo->add_option("--config", config_path, "YAML config file");
+  demo->add_option("--samples", demo_opts.samples, "replay JSONL(.gz) to feed")->capture_default_str();
+  demo->add_option("--linger", demo_opts.linger_seconds,
+                   "seconds to keep serving /metrics after the run");
+  demo->add_option("--log-format", log_format, "text or json")->check(CLI::IsMember({"text", "json"}));
+
+  daemon::ReplayPaths paths;
+  auto* replay = app.add_subcommand("replay", "Batch mode: JSONL pages in, article JSONL out");
+  replay->add_option("--input", paths.input, "input JSONL, plain or gzip; - for stdin")->required();
+  replay->add_option("--output", paths.output, "article JSONL; - for stdout")->required();
+  replay->add_option("--dlq", paths.dlq,
+                     "dead-letter JSONL (default: OUTPUT.dlq.jsonl, stderr for -)");
+  replay->add_option("--config", config_path, "YAML config file");
+
+  std::string page_path, page_url;
+  auto* extract = app.add_subcommand("extract", "Extract one HTML page and print its article JSON");
+  extract->add_option("page", page_path, "HTML file (raw bytes; charset detected)")->required();
+  extract->add_option("--url", page_url, "the page's URL")->capture_default_str();
+  extract->add_option("--config", config_path, "YAML config file");
+
+  std::string check_path;
+  auto* check = app.add_subcommand("check-config", "Validate a config file; exit 1 on problems");
+  check->add_option("file", check_path, "YAML config file")->required();
+
+  daemon::DevBrokerOptions broker_opts;
+  auto* broker = app.add_subcommand(
+      "dev-broker",
+      "Host an in-process Kafka mock cluster until SIGTERM, for development with kcat and "
+      "restarts of `newsflow run`.\nThe mock cluster keeps only about 5 MiB per partition and "
+      "drops older messages, so topics get many partitions (64 by default: a few thousand pages).");
+  broker->add_option("--brokers", broker_opts.brokers, "number of brokers")->capture_default_str();
+  broker->add_option("--partitions", broker_opts.partitions, "partitions per topic")->capture_default_str();
+  broker->add_option("--topics", broker_opts.topics, "topics to create (default: the configured ones)")
+      ->delimiter(',');
+  broker->add_option("--bootstrap-file", broker_opts.bootstrap_file,
+                     "write the bootstrap address to this file once ready");
+  broker->add_option("--config", config_path, "YAML config file (for topic names)");
+
+  CLI11_PARSE(app, argc, argv);
+
+  if (*check) {
+    auto c = load(check_path);
+    if (!c) return 1;
+    const auto problems = daemon::check_kafka_config(*c);
+    for (const auto& p : problems) {
+      std::fprintf(stderr, "config error: %s: %s\n", p.path.c_str(), p.message.c_str());
+    }
+    if (!problems.empty()) return 1;
+    std::printf("%s: ok\n", check_path.c_str());
+    return 0;
+  }
+
+  auto c = load(config_path);
+  if (!c) return 2;
+  setup_logging(*c, log_format);
+
+  if (*run) return daemon::run_service(*c);
+  if (*demo) {
+    // The demo must not collide with a daemon already serving the default port.
+    if (c->http.listen == "127.0.0.1:9464" && !std::getenv("NEWSFLOW_HTTP__LISTEN")) {
+      c->http.listen = "127.0.0.1:0";
+    }
+    return daemon::run_demo(*c, demo_opts);
+  }
+  if (*broker) return daemon::run_dev_broker(*c, broker_opts);
+  if (*replay) {
+    auto stats = daemon::run_replay(*c, paths, nullptr);
+    if (!stats) {
+      std::fprintf(stderr, "replay: %s\n", stats.error().c_str());
+      return 1;
+    }
+    std::string kinds;
+    for (const auto& [k, n] : stats->by_dup_kind) kinds += " " + k + "=" + std::to_string(n);
+    std::string reasons;
+    for (const auto& [r, n] : stats->by_dlq_reason) reasons += " " + r + "=" + std::to_string(n);
+    std::fprintf(stderr, "replay: %zu lines -> %zu articles (%s ) + %zu dead letters (%s ), %zu stories\n",
+                 stats->lines, stats->articles, kinds.c_str(), stats->dead_letters,
+                 reasons.c_str(), stats->stories);
+    return 0;
+  }
+  if (*extract) {
+    std::ifstream in(page_path, std::ios::binary);
+    if (!in) {
+      std::fprintf(stderr, "extract: cannot read %s\n", page_path.c_str());
+      return 1;
+    }
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    daemon::Pipeline pipeline(*c, nullptr);
+    daemon::Input input;
+    input.url = page_url.empty() ? "file://" + page_path : page_url;
+    input.kind = daemon::BodyKind::kHtmlBytes;
+    input.body = bytes.str();
+    auto out = pipeline.process(input);
+    if (!out) {
+      std::fprintf(stderr, "extract: %s: %s\n", out.error().reason.c_str(),
+                   out.error().detail.c_str());
+      return 1;
+    }
+    for (const auto& o : *out) std::printf("%s\n", daemon::article_json(o).c_str());
+    return 0;
+  }
+  return 0;
+}

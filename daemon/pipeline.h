@@ -1,0 +1,79 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "dedup/stories.h"
+#include "dedup/window.h"
+#include "extractors/article.h"
+#include "tl/expected.hpp"
+
+namespace newsflow::daemon {
+
+class Metrics;
+
+/// What the body of an input document is.
+enum class BodyKind {
+  kHtmlText,   ///< HTML already decoded to UTF-8 (replay `html`)
+  kHtmlBytes,  ///< raw HTML bytes in an unknown charset (Kafka values, replay `html_b64`)
+  kText,       ///< already extracted text (replay `text`, with optional `title`)
+};
+
+/// One input document, from a replay line or a Kafka message.
+struct Input {
+  std::string id;  ///< may be empty: derived from the canonical URL
+  std::string url;
+  std::string content_type;
+  std::optional<extractors::UnixSeconds> fetched_at;
+  std::optional<extractors::UnixSeconds> published_at;
+  BodyKind kind = BodyKind::kHtmlText;
+  std::string body;
+  std::string title;  ///< for kText
+};
+
+/// One article out of the pipeline with its dedup verdict and story.
+struct Output {
+  extractors::Article article;
+  std::string content_hash;  ///< hex of the 128-bit fingerprint
+  dedup::Verdict verdict;
+  std::string story_id;
+  dedup::Story story;  ///< the story's state after this article joined it
+};
+
+/// Why an input produced no article; `reason` is a metric label and the DLQ reason.
+struct Failure {
+  std::string reason;
+  std::string detail;
+};
+
+/// Serializes an output article as the article JSON of DESIGN.md section 3 (one line).
+std::string article_json(const Output& out);
+
+/// Serializes a story as the story JSON of DESIGN.md section 3 (one line).
+std::string story_json(const dedup::Story& story);
+
+/// The processing pipeline shared by `replay` and the daemon: decode, extract, fingerprint,
+/// judge against the window, assign a story. Owns the window and the story book; not
+/// thread-safe. Never throws for bad input: every document ends as outputs or a Failure.
+class Pipeline {
+ public:
+  /// `metrics` may be null (batch mode without metrics).
+  Pipeline(const config::Config& config, Metrics* metrics);
+
+  tl::expected<std::vector<Output>, Failure> process(const Input& input);
+
+  const dedup::DedupWindow& window() const { return window_; }
+  const dedup::StoryBook& stories() const { return stories_; }
+
+ private:
+  tl::expected<extractors::Article, Failure> extract(const Input& input);
+
+  config::Config config_;
+  Metrics* metrics_;
+  dedup::DedupWindow window_;
+  dedup::StoryBook stories_;
+};
+
+}  // namespace newsflow::daemon

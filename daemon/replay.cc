@@ -1,0 +1,160 @@
+#include "daemon/replay.h"
+
+#include <zlib.h>
+
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "daemon/input.h"
+#include "daemon/log.h"
+#include "daemon/metrics.h"
+#include "daemon/pipeline.h"
+#include "extractors/text.h"
+
+namespace newsflow::daemon {
+namespace {
+
+// Reads lines from a plain or gzip file (zlib reads both). Lines longer than `max_line` are
+// reported as truncated rather than held in memory whole.
+class LineReader {
+ public:
+  LineReader(gzFile file, std::size_t max_line) : file_(file), max_line_(max_line) {}
+
+  // Returns false at end of input. `too_long` is set when the line was cut at max_line.
+  bool next(std::string& line, bool& too_long) {
+    line.clear();
+    too_long = false;
+    while (true) {
+      if (pos_ == len_) {
+        const int n = gzread(file_, buf_, sizeof buf_);
+        if (n <= 0) return !line.empty() || too_long;
+        pos_ = 0;
+        len_ = static_cast<std::size_t>(n);
+      }
+      const char* start = buf_ + pos_;
+      const void* nl = std::memchr(start, '\n', len_ - pos_);
+      const std::size_t take = nl ? static_cast<const char*>(nl) - start : len_ - pos_;
+      if (!too_long) {
+        if (line.size() + take > max_line_) {
+          too_long = true;
+          line.append(start, std::min(take, max_line_ - line.size()));
+        } else {
+          line.append(start, take);
+        }
+      }
+      pos_ += take;
+      if (nl) {
+        ++pos_;
+        return true;
+      }
+    }
+  }
+
+  bool failed() {
+    int err = 0;
+    gzerror(file_, &err);
+    return err != Z_OK && err != Z_STREAM_END;
+  }
+
+ private:
+  gzFile file_;
+  std::size_t max_line_;
+  char buf_[1 << 16];
+  std::size_t pos_ = 0, len_ = 0;
+};
+
+struct FileCloser {
+  void operator()(std::FILE* f) const {
+    if (f && f != stdout && f != stderr) std::fclose(f);
+  }
+};
+using File = std::unique_ptr<std::FILE, FileCloser>;
+
+File open_output(const std::string& path) {
+  if (path == "-") return File(stdout);
+  return File(std::fopen(path.c_str(), "wb"));
+}
+
+bool write_line(std::FILE* f, const std::string& line) {
+  return std::fwrite(line.data(), 1, line.size(), f) == line.size() && std::fputc('\n', f) != EOF;
+}
+
+}  // namespace
+
+tl::expected<ReplayStats, std::string> run_replay(const config::Config& config,
+                                                  const ReplayPaths& paths, Metrics* metrics) {
+  gzFile in = paths.input == "-" ? gzdopen(dup(0), "rb") : gzopen(paths.input.c_str(), "rb");
+  if (!in) return tl::unexpected("cannot open input " + paths.input);
+  std::unique_ptr<gzFile_s, int (*)(gzFile)> in_guard(in, gzclose);
+  gzbuffer(in, 1 << 17);
+
+  File out = open_output(paths.output);
+  if (!out) return tl::unexpected("cannot open output " + paths.output);
+  std::string dlq_path = paths.dlq;
+  if (dlq_path.empty()) dlq_path = paths.output == "-" ? "" : paths.output + ".dlq.jsonl";
+  File dlq = dlq_path.empty() ? File(stderr) : open_output(dlq_path);
+  if (!dlq) return tl::unexpected("cannot open dead-letter file " + dlq_path);
+
+  Pipeline pipeline(config, metrics);
+  ReplayStats stats;
+  // A line holds the document plus JSON escaping; allow generous room over the HTML limit.
+  LineReader reader(in, config.extract.max_html_bytes * 2 + (1 << 20));
+  std::string line;
+  bool too_long = false;
+  auto dead_letter = [&](const Input& input, const Failure& failure) {
+    nlohmann::ordered_json j;
+    j["input_line"] = stats.lines;
+    j["id"] = input.id.empty() ? nlohmann::json(nullptr) : nlohmann::json(input.id);
+    j["url"] = input.url.empty() ? nlohmann::json(nullptr) : nlohmann::json(input.url);
+    j["reason"] = failure.reason;
+    j["detail"] = failure.detail;
+    ++stats.dead_letters;
+    ++stats.by_dlq_reason[failure.reason];
+    if (metrics) metrics->dead_letter(failure.reason);
+    return write_line(dlq.get(), j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  };
+  while (reader.next(line, too_long)) {
+    ++stats.lines;
+    if (metrics) metrics->consumed("replay");
+    bool ok = true;
+    if (too_long) {
+      ok = dead_letter({}, {"too_large", "line is longer than " +
+                                             std::to_string(config.extract.max_html_bytes * 2 +
+                                                            (1 << 20)) +
+                                             " bytes"});
+    } else if (extractors::collapse_whitespace(line).empty()) {
+      ok = dead_letter({}, {"empty_line", "line is blank"});
+    } else {
+      ParsedInput parsed = parse_replay_line(line);
+      if (parsed.failure) {
+        ok = dead_letter(parsed.input, *parsed.failure);
+      } else {
+        auto result = pipeline.process(parsed.input);
+        if (!result) {
+          ok = dead_letter(parsed.input, result.error());
+        } else {
+          for (const Output& o : *result) {
+            ok = ok && write_line(out.get(), article_json(o));
+            ++stats.articles;
+            const std::string kind(dedup::dup_kind_name(o.verdict.kind));
+            ++stats.by_dup_kind[kind];
+            if (metrics) metrics->article(kind);
+          }
+        }
+      }
+    }
+    if (!ok) return tl::unexpected("cannot write output: " + std::string(std::strerror(errno)));
+  }
+  if (reader.failed()) {
+    return tl::unexpected("input " + paths.input + " is corrupt (gzip error) after line " +
+                          std::to_string(stats.lines));
+  }
+  if (std::fflush(out.get()) != 0 || std::fflush(dlq.get()) != 0) {
+    return tl::unexpected(std::string("cannot flush output"));
+  }
+  stats.stories = pipeline.stories().size();
+  return stats;
+}
+
+}  // namespace newsflow::daemon

@@ -1,0 +1,252 @@
+#include "daemon/service.h"
+
+#include <librdkafka/rdkafka.h>
+#include <prometheus/text_serializer.h>
+#include <signal.h>
+#include <zlib.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "daemon/daemon.h"
+#include "daemon/http_server.h"
+#include "daemon/input.h"
+#include "daemon/kafka.h"
+#include "daemon/log.h"
+#include "daemon/metrics.h"
+
+namespace newsflow::daemon {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Takes SIGINT/SIGTERM (blocked everywhere by block_stop_signals) on its own thread and calls
+// `on_stop` once.
+class StopSignalWatcher {
+ public:
+  template <typename F>
+  explicit StopSignalWatcher(F on_stop)
+      : thread_([this, on_stop] {
+          sigset_t set;
+          sigemptyset(&set);
+          sigaddset(&set, SIGINT);
+          sigaddset(&set, SIGTERM);
+          const timespec tick{0, 200'000'000};
+          while (!done_.load()) {
+            const int sig = sigtimedwait(&set, nullptr, &tick);
+            if (sig == SIGINT || sig == SIGTERM) {
+              log::info("signal_received", {{"signal", sig == SIGINT ? "SIGINT" : "SIGTERM"}});
+              on_stop();
+              return;
+            }
+          }
+        }) {}
+  ~StopSignalWatcher() {
+    done_ = true;
+    thread_.join();
+  }
+
+ private:
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+// The parts every service mode shares: the embedded cluster when no brokers are configured,
+// metrics, the HTTP endpoint and the daemon.
+struct Service {
+  std::unique_ptr<EmbeddedCluster> cluster;
+  std::string bootstrap;
+  Metrics metrics;
+  std::unique_ptr<Daemon> daemon;
+  std::unique_ptr<HttpServer> http;
+
+  // Returns an exit code on failure.
+  std::optional<int> start(const config::Config& config) {
+    bootstrap = config.kafka.brokers;
+    if (bootstrap.empty()) {
+      auto c = EmbeddedCluster::start(config.kafka.embedded_brokers, daemon_topics(config));
+      if (!c) {
+        log::error("startup_failed", {{"error", c.error()}});
+        return 2;
+      }
+      cluster = std::move(*c);
+      bootstrap = cluster->bootstrap();
+      log::info("kafka_embedded_started",
+                {{"bootstrap", bootstrap},
+                 {"brokers", std::to_string(config.kafka.embedded_brokers)},
+                 {"partitions", std::to_string(config.kafka.embedded_partitions)},
+                 {"hint", "kcat -b " + bootstrap + " -C -t " + config.topics.articles}});
+    }
+    daemon = std::make_unique<Daemon>(config, metrics);
+    if (auto started = daemon->start(bootstrap); !started) {
+      for (const auto& p : started.error()) {
+        log::error("config_error", {{"key", p.path}, {"error", p.message}});
+      }
+      return 2;
+    }
+    if (!config.http.listen.empty()) {
+      auto registry = metrics.registry();
+      Daemon* d = daemon.get();
+      auto server = HttpServer::start(
+          config.http.listen,
+          {{"/metrics",
+            [registry] {
+              return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8",
+                                  prometheus::TextSerializer().Serialize(registry->Collect())};
+            }},
+           {"/healthz", [] { return HttpResponse{200, "text/plain; charset=utf-8", "ok\n"}; }},
+           {"/readyz", [d] {
+              return d->ready() ? HttpResponse{200, "text/plain; charset=utf-8", "ready\n"}
+                                : HttpResponse{503, "text/plain; charset=utf-8", "not ready\n"};
+            }}});
+      if (!server) {
+        log::error("startup_failed", {{"key", "http.listen"}, {"error", server.error()}});
+        return 2;
+      }
+      http = std::move(*server);
+      log::info("http_listening",
+                {{"metrics", "http://" + config.http.listen.substr(0, config.http.listen.rfind(':')) +
+                                 ":" + std::to_string(http->port()) + "/metrics"}});
+    }
+    return std::nullopt;
+  }
+
+  std::string metrics_url(const config::Config& config) const {
+    if (!http) return "(http disabled)";
+    return "http://" + config.http.listen.substr(0, config.http.listen.rfind(':')) + ":" +
+           std::to_string(http->port()) + "/metrics";
+  }
+};
+
+// Produces the sample file's pages to the pages topic as a crawler would: raw HTML values with
+// url and fetched_at headers. Returns the number of messages produced.
+std::size_t produce_samples(const std::string& bootstrap, const config::Config& config,
+                            const std::string& path) {
+  char err[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof err);
+  rd_kafka_conf_set(conf, "message.max.bytes", "10000000", err, sizeof err);
+  KafkaHandle producer(rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err));
+  if (!producer) return 0;
+  std::size_t produced = 0;
+  auto send = [&](const std::string& key, const std::string& value, const Headers& headers) {
+    rd_kafka_headers_t* hdrs = rd_kafka_headers_new(headers.size());
+    for (const auto& [n, v] : headers) rd_kafka_header_add(hdrs, n.data(), -1, v.data(), static_cast<ssize_t>(v.size()));
+    if (rd_kafka_producev(producer.get(), RD_KAFKA_V_TOPIC(config.topics.pages.c_str()),
+                          RD_KAFKA_V_KEY(key.data(), key.size()),
+                          RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+                          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(hdrs),
+                          RD_KAFKA_V_END) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      ++produced;
+    } else {
+      rd_kafka_headers_destroy(hdrs);
+    }
+  };
+  gzFile in = gzopen(path.c_str(), "rb");
+  if (!in) {
+    log::error("samples_missing", {{"path", path}});
+    return 0;
+  }
+  std::string line;
+  char buf[1 << 16];
+  while (gzgets(in, buf, sizeof buf)) {
+    line += buf;
+    if (line.empty() || line.back() != '\n') continue;
+    ParsedInput p = parse_replay_line(line);
+    line.clear();
+    if (p.failure) continue;
+    Headers headers{{"url", p.input.url}, {"id", p.input.id}};
+    if (p.input.fetched_at) headers.emplace_back("fetched_at", extractors::format_rfc3339(*p.input.fetched_at));
+    headers.emplace_back("content_type", "text/html; charset=utf-8");
+    send(p.input.url, p.input.body, headers);
+  }
+  gzclose(in);
+  // Poison a real crawler produces too: each must end in the DLQ with its reason.
+  send("junk", std::string("\x00\x01\x02\xff\xfe binary", 13), {{"url", "https://junk.example/bin"}});
+  send("empty", "", {{"url", "https://junk.example/empty"}});
+  send("nourl", "<html><body><p>no url header</p></body></html>", {});
+  rd_kafka_flush(producer.get(), 30000);
+  return produced;
+}
+
+}  // namespace
+
+void block_stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+int run_service(const config::Config& config) {
+  Service service;
+  if (auto code = service.start(config)) return *code;
+  StopSignalWatcher watcher([&] { service.daemon->stop(); });
+  return service.daemon->run();
+}
+
+int run_demo(const config::Config& config, const DemoOptions& options) {
+  Service service;
+  if (auto code = service.start(config)) return *code;
+  const std::size_t produced = produce_samples(service.bootstrap, config, options.samples);
+  if (produced == 0) return 2;
+  log::info("demo_samples_produced", {{"messages", std::to_string(produced)},
+                                      {"topic", config.topics.pages}});
+  std::atomic<bool> interrupted{false};
+  int code = 0;
+  {
+    StopSignalWatcher watcher([&] {
+      interrupted = true;
+      service.daemon->stop();
+    });
+    std::thread runner([&] { code = service.daemon->run(); });
+    const auto deadline = std::chrono::steady_clock::now() + 120s;
+    while (!interrupted && service.daemon->progress().committed.load() < produced &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(100ms);
+    }
+    service.daemon->stop();
+    runner.join();
+  }
+  const Progress& p = service.daemon->progress();
+  std::printf("\nnewsflow demo: %zu pages in (%zu of them poison), through Kafka at %s\n", produced,
+              std::size_t{3}, service.bootstrap.c_str());
+  std::printf("  articles extracted : %llu\n", static_cast<unsigned long long>(p.articles.load()));
+  std::printf("  duplicates found   : %llu\n", static_cast<unsigned long long>(p.duplicates.load()));
+  std::printf("  dead letters       : %llu\n", static_cast<unsigned long long>(p.dead_letters.load()));
+  std::printf("  stories            : %llu\n", static_cast<unsigned long long>(p.stories.load()));
+  std::printf("  offsets committed  : %llu of %zu inputs\n",
+              static_cast<unsigned long long>(p.committed.load()), produced);
+  std::printf("  metrics            : %s\n\n", service.metrics_url(config).c_str());
+  std::printf("Largest stories:\n");
+  for (const auto& s : service.daemon->pipeline().stories().largest(5)) {
+    std::printf("  %3zu articles, %2zu sources  %s\n", s.article_count, s.sources,
+                s.title.substr(0, 90).c_str());
+  }
+  std::printf("\nSelected metrics:\n");
+  std::istringstream text(prometheus::TextSerializer().Serialize(service.metrics.registry()->Collect()));
+  for (std::string line; std::getline(text, line);) {
+    if (line.starts_with("newsflow_articles_total") || line.starts_with("newsflow_dlq_total") ||
+        line.starts_with("newsflow_messages_")) {
+      std::printf("  %s\n", line.c_str());
+    }
+  }
+  std::fflush(stdout);
+  if (options.linger_seconds > 0 && !interrupted) {
+    std::printf("\nServing %s for %.0f s (Ctrl-C to stop)\n", service.metrics_url(config).c_str(),
+                options.linger_seconds);
+    std::fflush(stdout);
+    std::atomic<bool> stop{false};
+    StopSignalWatcher watcher([&] { stop = true; });
+    const auto until = std::chrono::steady_clock::now() +
+                       std::chrono::duration<double>(options.linger_seconds);
+    while (!stop && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(100ms);
+  }
+  return p.committed.load() == produced ? code : 1;
+}
+
+}  // namespace newsflow::daemon

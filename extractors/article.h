@@ -1,0 +1,23 @@
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "extractors/timestamp.h"
+
+namespace newsflow::extractors {
+
+/// One extracted article: what every later stage sees. Plain data; copyable.
+struct Article {
+  std::string id;             ///< stable id (input id, else derived from the canonical URL)
+  std::string url;            ///< the URL the document was fetched from
+  std::string canonical_url;  ///< `<link rel=canonical>` / og:url resolved, else `url`
+  std::string source;         ///< host of the canonical URL without a leading "www."
+  std::string title;          ///< headline
+  std::string text;           ///< main text, paragraphs separated by "\n\n"
+  std::string lang;           ///< ISO 639-1 code when known, else empty
+  std::optional<UnixSeconds> published_at;
+  std::optional<UnixSeconds> fetched_at;
+};
+
+}  // namespace newsflow::extractors

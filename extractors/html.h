@@ -1,0 +1,36 @@
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+#include "extractors/article.h"
+#include "extractors/error.h"
+#include "tl/expected.hpp"
+
+namespace newsflow::extractors {
+
+/// How the main text is chosen from the page's token stream.
+enum class ExtractMethod {
+  kFinn,  ///< Finn et al.'s body text extraction: +1 per word, -1 per tag, maximum-sum run
+};
+
+/// Options of HTML extraction; filled by `config/`.
+struct ExtractOptions {
+  ExtractMethod method = ExtractMethod::kFinn;
+  std::size_t max_html_bytes = 8 * 1024 * 1024;  ///< larger documents fail with kTooLarge
+  std::size_t min_text_chars = 1;  ///< shorter main text fails with kNoText
+};
+
+/// Extracts the main article and its metadata from a UTF-8 HTML document fetched from `url`.
+/// The returned article has `id` and the timestamps other than `published_at` unset. Never
+/// throws; thread-safe (no shared state).
+///
+///   auto a = extract_html("<html><body><p>Hello world</p></body></html>", "https://x.test/a", {});
+///   // a->text == "Hello world", a->source == "x.test"
+tl::expected<Article, ExtractError> extract_html(std::string_view html, std::string_view url,
+                                                 const ExtractOptions& options);
+
+/// Parses a method name ("finn"); returns false for an unknown name.
+bool parse_extract_method(std::string_view name, ExtractMethod& out);
+
+}  // namespace newsflow::extractors

@@ -1,0 +1,124 @@
+#include "extractors/text.h"
+
+#include <algorithm>
+
+namespace newsflow::extractors {
+namespace {
+
+// Length of the well-formed UTF-8 sequence at s[i], or 0 when it is ill-formed.
+std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
+  const auto b0 = static_cast<unsigned char>(s[i]);
+  if (b0 < 0x80) return 1;
+  std::size_t len;
+  unsigned char lo = 0x80, hi = 0xBF;
+  if (b0 >= 0xC2 && b0 <= 0xDF) {
+    len = 2;
+  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+    len = 3;
+    if (b0 == 0xE0) lo = 0xA0;
+    if (b0 == 0xED) hi = 0x9F;  // no UTF-16 surrogates
+  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+    len = 4;
+    if (b0 == 0xF0) lo = 0x90;
+    if (b0 == 0xF4) hi = 0x8F;  // nothing above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + len > s.size()) return 0;
+  const auto b1 = static_cast<unsigned char>(s[i + 1]);
+  if (b1 < lo || b1 > hi) return 0;
+  for (std::size_t k = 2; k < len; ++k) {
+    const auto b = static_cast<unsigned char>(s[i + k]);
+    if (b < 0x80 || b > 0xBF) return 0;
+  }
+  return len;
+}
+
+}  // namespace
+
+bool is_valid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    // Fast path over ASCII.
+    if (static_cast<unsigned char>(s[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    const std::size_t n = utf8_sequence_length(s, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string sanitize_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const std::size_t n = utf8_sequence_length(s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+bool looks_binary(std::string_view s) {
+  const std::string_view head = s.substr(0, 64 * 1024);
+  std::size_t controls = 0;
+  for (const char c : head) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b == 0) return true;
+    if (b < 0x20 && b != '\t' && b != '\n' && b != '\r' && b != '\f') ++controls;
+  }
+  return !head.empty() && controls * 10 > head.size();
+}
+
+std::size_t whitespace_prefix(std::string_view s) {
+  if (s.empty()) return 0;
+  const auto b0 = static_cast<unsigned char>(s[0]);
+  if (b0 == ' ' || b0 == '\t' || b0 == '\n' || b0 == '\r' || b0 == '\f' || b0 == '\v') return 1;
+  if (b0 == 0xC2 && s.size() >= 2 && static_cast<unsigned char>(s[1]) == 0xA0) return 2;
+  if (s.size() >= 3) {
+    const auto b1 = static_cast<unsigned char>(s[1]);
+    const auto b2 = static_cast<unsigned char>(s[2]);
+    if (b0 == 0xE2 && b1 == 0x80 && (b2 <= 0x8B || b2 == 0xAF)) return 3;  // U+2000-200B, 202F
+    if (b0 == 0xE2 && b1 == 0x81 && b2 == 0x9F) return 3;                   // U+205F
+    if (b0 == 0xE3 && b1 == 0x80 && b2 == 0x80) return 3;                   // U+3000
+    if (b0 == 0xEF && b1 == 0xBB && b2 == 0xBF) return 3;                   // U+FEFF
+  }
+  return 0;
+}
+
+std::string collapse_whitespace(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  bool pending_space = false;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    if (const std::size_t w = whitespace_prefix(s.substr(i)); w > 0) {
+      pending_space = !out.empty();
+      i += w;
+      continue;
+    }
+    if (pending_space) out += ' ';
+    pending_space = false;
+    out += s[i++];
+  }
+  return out;
+}
+
+std::string ascii_lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) {
+    return static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+  });
+  return out;
+}
+
+}  // namespace newsflow::extractors

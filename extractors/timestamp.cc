@@ -1,0 +1,118 @@
+#include "extractors/timestamp.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace newsflow::extractors {
+namespace {
+
+// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const auto yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+}
+
+bool read_digits(std::string_view s, std::size_t& pos, std::size_t n, int& out) {
+  if (pos + n > s.size()) return false;
+  int v = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const char c = s[pos + i];
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  out = v;
+  pos += n;
+  return true;
+}
+
+bool is_leap(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+int days_in_month(int y, int m) {
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  return m == 2 && is_leap(y) ? 29 : kDays[m - 1];
+}
+
+}  // namespace
+
+std::optional<UnixSeconds> parse_iso8601(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  std::size_t pos = 0;
+  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
+  if (!read_digits(s, pos, 4, year)) return std::nullopt;
+  if (pos >= s.size() || s[pos++] != '-') return std::nullopt;
+  if (!read_digits(s, pos, 2, month)) return std::nullopt;
+  if (pos >= s.size() || s[pos++] != '-') return std::nullopt;
+  if (!read_digits(s, pos, 2, day)) return std::nullopt;
+  if (month < 1 || month > 12 || day < 1 || day > days_in_month(year, month)) return std::nullopt;
+  int offset_seconds = 0;
+  if (pos < s.size()) {
+    if (s[pos] != 'T' && s[pos] != 't' && s[pos] != ' ') return std::nullopt;
+    ++pos;
+    if (!read_digits(s, pos, 2, hour)) return std::nullopt;
+    if (pos >= s.size() || s[pos++] != ':') return std::nullopt;
+    if (!read_digits(s, pos, 2, minute)) return std::nullopt;
+    if (pos < s.size() && s[pos] == ':') {
+      ++pos;
+      if (!read_digits(s, pos, 2, second)) return std::nullopt;
+      if (pos < s.size() && (s[pos] == '.' || s[pos] == ',')) {
+        ++pos;
+        const std::size_t start = pos;
+        while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') ++pos;
+        if (pos == start) return std::nullopt;
+      }
+    }
+    if (hour > 24 || minute > 59 || second > 60) return std::nullopt;
+    if (pos < s.size()) {
+      const char z = s[pos];
+      if (z == 'Z' || z == 'z') {
+        ++pos;
+      } else if (z == '+' || z == '-') {
+        ++pos;
+        int oh = 0, om = 0;
+        if (!read_digits(s, pos, 2, oh)) return std::nullopt;
+        if (pos < s.size() && s[pos] == ':') ++pos;
+        if (pos < s.size() && !read_digits(s, pos, 2, om)) return std::nullopt;
+        if (oh > 23 || om > 59) return std::nullopt;
+        offset_seconds = (oh * 3600 + om * 60) * (z == '-' ? -1 : 1);
+      } else {
+        return std::nullopt;
+      }
+    }
+    if (pos != s.size()) return std::nullopt;
+  }
+  const std::int64_t days = days_from_civil(year, static_cast<unsigned>(month),
+                                            static_cast<unsigned>(day));
+  return days * 86400 + hour * 3600 + minute * 60 + std::min(second, 59) - offset_seconds;
+}
+
+std::string format_rfc3339(UnixSeconds t) {
+  std::int64_t days = t / 86400;
+  std::int64_t rem = t % 86400;
+  if (rem < 0) {
+    rem += 86400;
+    --days;
+  }
+  // civil_from_days (Howard Hinnant).
+  days += 719468;
+  const std::int64_t era = (days >= 0 ? days : days - 146096) / 146097;
+  const auto doe = static_cast<unsigned>(days - era * 146097);
+  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  std::int64_t y = static_cast<std::int64_t>(yoe) + era * 400;
+  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const unsigned mp = (5 * doy + 2) / 153;
+  const unsigned d = doy - (153 * mp + 2) / 5 + 1;
+  const unsigned m = mp < 10 ? mp + 3 : mp - 9;
+  y += m <= 2;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02lld:%02lld:%02lldZ",
+                static_cast<long long>(y), m, d, static_cast<long long>(rem / 3600),
+                static_cast<long long>(rem / 60 % 60), static_cast<long long>(rem % 60));
+  return buf;
+}
+
+}  // namespace newsflow::extractors

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace newsflow::extractors {
+
+/// Seconds since the Unix epoch, UTC.
+using UnixSeconds = std::int64_t;
+
+/// Parses RFC 3339 and the common ISO 8601 forms: `2026-11-21T10:00:00Z`,
+/// `2026-11-21 10:00:00+02:00`, `2026-11-21T10:00:00.123-0500`, `2026-11-21T10:00` and a bare
+/// date `2026-11-21` (midnight UTC). A missing offset means UTC. Returns nothing for anything
+/// else, including out-of-range fields.
+std::optional<UnixSeconds> parse_iso8601(std::string_view s);
+
+/// Formats as RFC 3339 in UTC with a `Z` suffix, e.g. `2026-11-21T10:00:00Z`.
+std::string format_rfc3339(UnixSeconds t);
+
+}  // namespace newsflow::extractors
