@@ -19,6 +19,9 @@ Verdict DedupWindow::observe(std::string_view id, const ContentHash& hash,
   const std::string key(id);
   if (auto it = by_id_.find(key); it != by_id_.end()) return it->second.verdict;
 
+  // Expire first, so an original that just left the window is not matched.
+  watermark_ = std::max(watermark_, event_time);
+  expire();
   Verdict verdict;
   auto& ids = by_hash_[hash];
   if (!ids.empty()) {
@@ -29,8 +32,6 @@ Verdict DedupWindow::observe(std::string_view id, const ContentHash& hash,
   ids.push_back(key);
   by_id_.emplace(key, Entry{hash, event_time, verdict});
   by_time_.emplace(event_time, key);
-  watermark_ = std::max(watermark_, event_time);
-  expire();
   return verdict;
 }
 

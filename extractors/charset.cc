@@ -105,23 +105,21 @@ namespace {
 
 tl::expected<Decoded, ExtractError> decode(std::string_view bytes, std::string_view content_type,
                                            bool trust_declarations) {
-  auto u8 = [](std::string_view s) {
-    return std::string_view(reinterpret_cast<const char*>(s.data()), s.size());
-  };
+  using namespace std::string_view_literals;
   // Byte order marks win over every declaration.
-  if (bytes.starts_with(u8("\xEF\xBB\xBF"))) {
+  if (bytes.starts_with("\xEF\xBB\xBF"sv)) {
     return Decoded{sanitize_utf8(bytes.substr(3)), "utf-8", "bom"};
   }
   std::string charset;
   std::string source;
   std::size_t skip = 0;
-  if (bytes.starts_with(u8("\xFF\xFE\x00\x00"))) {
+  if (bytes.starts_with("\xFF\xFE\x00\x00"sv)) {
     charset = "utf-32le", source = "bom", skip = 4;
-  } else if (bytes.starts_with(u8(std::string_view("\x00\x00\xFE\xFF", 4)))) {
+  } else if (bytes.starts_with("\x00\x00\xFE\xFF"sv)) {
     charset = "utf-32be", source = "bom", skip = 4;
-  } else if (bytes.starts_with(u8("\xFF\xFE"))) {
+  } else if (bytes.starts_with("\xFF\xFE"sv)) {
     charset = "utf-16le", source = "bom", skip = 2;
-  } else if (bytes.starts_with(u8("\xFE\xFF"))) {
+  } else if (bytes.starts_with("\xFE\xFF"sv)) {
     charset = "utf-16be", source = "bom", skip = 2;
   }
   if (charset.empty() && trust_declarations) {

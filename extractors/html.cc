@@ -2,6 +2,7 @@
 
 #include <gumbo.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -216,6 +217,36 @@ void walk(const GumboNode* root, std::vector<Word>& words, std::vector<Token>& t
   }
 }
 
+// An upper bound of the element nesting depth, from tags alone: Gumbo's tree building is
+// quadratic in depth, so hostile pages nested tens of thousands deep are refused before parsing.
+// Void elements and elements whose end tag may be omitted do not count.
+std::size_t nesting_bound(std::string_view html) {
+  static constexpr std::string_view kNotNesting[] = {
+      "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param",
+      "source", "track", "wbr", "p", "li", "dt", "dd", "option", "tr", "td", "th", "!"};
+  std::size_t depth = 0, max_depth = 0;
+  for (std::size_t i = html.find('<'); i != std::string_view::npos; i = html.find('<', i + 1)) {
+    const bool closing = i + 1 < html.size() && html[i + 1] == '/';
+    std::size_t start = i + 1 + (closing ? 1 : 0), end = start;
+    while (end < html.size() && end - start < 10 &&
+           ((html[end] >= 'a' && html[end] <= 'z') || (html[end] >= 'A' && html[end] <= 'Z') ||
+            (html[end] >= '0' && html[end] <= '9'))) {
+      ++end;
+    }
+    if (end == start) continue;
+    const std::string name = ascii_lower(html.substr(start, end - start));
+    if (std::find(std::begin(kNotNesting), std::end(kNotNesting), name) != std::end(kNotNesting)) {
+      continue;
+    }
+    if (closing) {
+      depth = depth > 0 ? depth - 1 : 0;
+    } else {
+      max_depth = std::max(max_depth, ++depth);
+    }
+  }
+  return max_depth;
+}
+
 // Kadane's maximum-sum contiguous run; returns [begin, end) of the best run.
 std::pair<std::size_t, std::size_t> max_subarray(const std::vector<double>& scores) {
   double best = 0, current = 0;
@@ -284,6 +315,11 @@ tl::expected<Article, ExtractError> extract_html(std::string_view html, std::str
   }
   if (!is_valid_utf8(html)) {
     return tl::unexpected(ExtractError{ExtractReason::kInvalidUtf8, "document is not UTF-8"});
+  }
+  if (const std::size_t depth = nesting_bound(html); depth > options.max_nesting_depth) {
+    return tl::unexpected(ExtractError{
+        ExtractReason::kParse, "elements nested " + std::to_string(depth) + " deep, limit " +
+                                   std::to_string(options.max_nesting_depth)});
   }
   std::unique_ptr<GumboOutput, void (*)(GumboOutput*)> parsed(
       gumbo_parse_with_options(&kGumboDefaultOptions, html.data(), html.size()),

@@ -19,6 +19,8 @@ struct ExtractOptions {
   ExtractMethod method = ExtractMethod::kFinn;
   std::size_t max_html_bytes = 8 * 1024 * 1024;  ///< larger documents fail with kTooLarge
   std::size_t min_text_chars = 1;  ///< shorter main text fails with kNoText
+  /// Deeper tag nesting fails with kParse before parsing (tree building is quadratic in depth).
+  std::size_t max_nesting_depth = 5000;
 };
 
 /// Extracts the main article and its metadata from a UTF-8 HTML document fetched from `url`.

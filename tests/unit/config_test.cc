@@ -1,0 +1,94 @@
+#include <gtest/gtest.h>
+
+#include "config/config.h"
+#include "daemon/kafka.h"
+
+namespace newsflow::config {
+namespace {
+
+std::string problems_text(const std::vector<Problem>& ps) {
+  std::string s;
+  for (const auto& p : ps) s += p.path + ": " + p.message + "\n";
+  return s;
+}
+
+TEST(Config, EmptyTextGivesDefaults) {
+  auto c = parse_config("", {});
+  ASSERT_TRUE(c) << problems_text(c.error());
+  EXPECT_EQ(c->kafka.brokers, "");
+  EXPECT_EQ(c->kafka.group_id, "newsflow");
+  EXPECT_EQ(c->topics.pages, "newsflow.pages");
+  EXPECT_EQ(c->http.listen, "127.0.0.1:9464");
+  EXPECT_EQ(c->window.window_seconds, 72 * 3600);
+}
+
+TEST(Config, ReadsYamlAndPassesKafkaPropertiesThrough) {
+  auto c = parse_config(R"(
+kafka:
+  brokers: "k1:9092,k2:9092"
+  consumer: {fetch.max.bytes: 1048576, session.timeout.ms: "30000"}
+topics: {articles: out.articles}
+window: {hours: 24}
+extract: {method: finn, max_html_bytes: 2048}
+)",
+                        {});
+  ASSERT_TRUE(c) << problems_text(c.error());
+  EXPECT_EQ(c->kafka.brokers, "k1:9092,k2:9092");
+  EXPECT_EQ(c->kafka.consumer.at("fetch.max.bytes"), "1048576");
+  EXPECT_EQ(c->topics.articles, "out.articles");
+  EXPECT_EQ(c->window.window_seconds, 24 * 3600);
+  EXPECT_EQ(c->extract.max_html_bytes, 2048u);
+}
+
+TEST(Config, EnvironmentOverridesTheFile) {
+  auto c = parse_config("kafka: {brokers: a:1}\n",
+                        {{"NEWSFLOW_KAFKA__BROKERS", "b:2"},
+                         {"NEWSFLOW_WINDOW__HOURS", "12"},
+                         {"NEWSFLOW_KAFKA__PRODUCER__LINGER_MS", "20"},
+                         {"NEWSFLOW_UNRELATED", "x"},
+                         {"PATH", "/bin"}});
+  ASSERT_TRUE(c) << problems_text(c.error());
+  EXPECT_EQ(c->kafka.brokers, "b:2");
+  EXPECT_EQ(c->window.window_seconds, 12 * 3600);
+  EXPECT_EQ(c->kafka.producer.at("linger.ms"), "20");
+}
+
+TEST(Config, ReportsEveryProblemWithItsPath) {
+  auto c = parse_config(R"(
+kafka: {group_id: "", batch_max_ms: soon}
+topics: {pagez: x}
+http: {listen: "nohost"}
+log: {format: xml}
+window: {hours: -1}
+extract: {method: magic}
+)",
+                        {{"NEWSFLOW_STORIES__MAX_LISTED", "lots"}});
+  ASSERT_FALSE(c);
+  const std::string text = problems_text(c.error());
+  for (const char* expected :
+       {"kafka.group_id: must not be empty", "kafka.batch_max_ms: must be an integer",
+        "topics.pagez: unknown key", "http.listen: must be host:port",
+        "log.format: must be one of text, json", "window.hours: must be between 1",
+        "extract.method: must be one of finn", "stories.max_listed: must be an integer"}) {
+    EXPECT_NE(text.find(expected), std::string::npos) << "missing '" << expected << "' in\n"
+                                                      << text;
+  }
+}
+
+TEST(Config, InvalidYamlSaysWhere) {
+  auto c = parse_config("kafka: [unclosed\n", {});
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error()[0].message.find("invalid YAML at line"), std::string::npos);
+}
+
+TEST(Config, LibrdkafkaRejectsUnknownPropertiesAtTheirPath) {
+  auto c = parse_config("kafka: {consumer: {no.such.property: 1}, producer: {acks: maybe}}", {});
+  ASSERT_TRUE(c);
+  const auto problems = daemon::check_kafka_config(*c);
+  const std::string text = problems_text(problems);
+  EXPECT_NE(text.find("kafka.consumer.no.such.property:"), std::string::npos) << text;
+  EXPECT_NE(text.find("kafka.producer.acks:"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace newsflow::config

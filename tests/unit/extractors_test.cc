@@ -1,0 +1,151 @@
+#include <gtest/gtest.h>
+
+#include "extractors/charset.h"
+#include "extractors/html.h"
+#include "extractors/metadata.h"
+#include "extractors/text.h"
+#include "extractors/timestamp.h"
+
+namespace newsflow::extractors {
+namespace {
+
+TEST(Utf8, AcceptsWellFormedAndRejectsIllFormed) {
+  EXPECT_TRUE(is_valid_utf8("plain ascii"));
+  EXPECT_TRUE(is_valid_utf8("caf\xC3\xA9 \xE2\x80\x94 \xF0\x9F\x98\x80"));
+  EXPECT_FALSE(is_valid_utf8("\xC3"));              // truncated
+  EXPECT_FALSE(is_valid_utf8("\xC0\xAF"));          // overlong
+  EXPECT_FALSE(is_valid_utf8("\xED\xA0\x80"));      // surrogate
+  EXPECT_FALSE(is_valid_utf8("\xF4\x90\x80\x80"));  // above U+10FFFF
+  EXPECT_EQ(sanitize_utf8("a\xFF" "b"), "a\xEF\xBF\xBD" "b");
+}
+
+TEST(Binary, DetectsNulAndControlNoise) {
+  EXPECT_TRUE(looks_binary(std::string("ab\0cd", 5)));
+  EXPECT_TRUE(looks_binary("\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f"));
+  EXPECT_FALSE(looks_binary("<p>Hello\tworld\r\n</p>"));
+}
+
+TEST(Whitespace, CollapsesUnicodeSpaces) {
+  EXPECT_EQ(collapse_whitespace("  a \xC2\xA0\xE2\x80\x83 b\n\nc  "), "a b c");
+}
+
+TEST(Timestamp, ParsesRfc3339AndIsoForms) {
+  EXPECT_EQ(parse_iso8601("1970-01-01T00:00:00Z"), 0);
+  EXPECT_EQ(parse_iso8601("2026-11-21T10:00:00Z"), 1795255200);
+  EXPECT_EQ(parse_iso8601("2026-11-21T12:00:00+02:00"), 1795255200);
+  EXPECT_EQ(parse_iso8601("2026-11-21T05:00:00.123-0500"), 1795255200);
+  EXPECT_EQ(parse_iso8601("2026-11-21"), 1795219200);
+  EXPECT_FALSE(parse_iso8601("2026-02-30T00:00:00Z"));
+  EXPECT_FALSE(parse_iso8601("yesterday"));
+  EXPECT_FALSE(parse_iso8601("2026-11-21T10:00:00Zjunk"));
+  EXPECT_EQ(format_rfc3339(1795255200), "2026-11-21T10:00:00Z");
+  EXPECT_EQ(format_rfc3339(-1), "1969-12-31T23:59:59Z");
+}
+
+TEST(Charset, BomWinsThenHeaderThenMeta) {
+  auto bom = decode_to_utf8("\xEF\xBB\xBF<p>x</p>", "text/html; charset=iso-8859-1");
+  ASSERT_TRUE(bom);
+  EXPECT_EQ(bom->source, "bom");
+  EXPECT_EQ(bom->text, "<p>x</p>");
+
+  auto header = decode_to_utf8("<p>caf\xE9</p>", "text/html; charset=ISO-8859-1");
+  ASSERT_TRUE(header);
+  EXPECT_EQ(header->charset, "windows-1252");
+  EXPECT_EQ(header->text, "<p>caf\xC3\xA9</p>");
+
+  auto meta = decode_to_utf8("<meta charset=\"koi8-r\"><p>\xF0\xD2\xC9\xD7\xC5\xD4</p>", "");
+  ASSERT_TRUE(meta);
+  EXPECT_EQ(meta->source, "meta");
+  EXPECT_EQ(meta->text, "<meta charset=\"koi8-r\"><p>\xD0\x9F\xD1\x80\xD0\xB8\xD0\xB2\xD0\xB5\xD1\x82</p>");
+
+  auto utf16 = decode_to_utf8(std::string("\xFF\xFE<\0p\0>\0", 8), "");
+  ASSERT_TRUE(utf16);
+  EXPECT_EQ(utf16->text, "<p>");
+}
+
+TEST(Charset, UnknownDeclaredCharsetFallsBackToDetection) {
+  auto d = decode_to_utf8("<p>plain</p>", "text/html; charset=no-such-charset");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->text, "<p>plain</p>");
+}
+
+TEST(Metadata, ResolvesUrlsAndSource) {
+  EXPECT_EQ(resolve_url("https://a.test/x/y.html?q=1", "/canon"), "https://a.test/canon");
+  EXPECT_EQ(resolve_url("https://a.test/x/y.html", "z.html"), "https://a.test/x/z.html");
+  EXPECT_EQ(resolve_url("https://a.test/x/y.html", "//cdn.test/p"), "https://cdn.test/p");
+  EXPECT_EQ(url_source("https://WWW.Example.com:8080/a"), "example.com");
+  EXPECT_EQ(url_source("not a url"), "");
+}
+
+TEST(Html, FinnKeepsTheTextBodyAndDropsNavigation) {
+  const std::string html =
+      "<html lang='en-GB'><head><title>Site | Page</title>"
+      "<meta property='og:title' content='The headline'>"
+      "<link rel='canonical' href='/story/1'>"
+      "<meta property='article:published_time' content='2026-11-20T08:00:00Z'>"
+      "<script>var tracking = 'not text';</script></head><body>"
+      "<nav><ul><li><a href='/'>Home</a></li><li><a href='/a'>World</a></li>"
+      "<li><a href='/b'>Sport</a></li></ul></nav>"
+      "<div><p>The first paragraph of the story has quite a few words in it, enough to win.</p>"
+      "<p>The second paragraph <b>continues</b> the story with more plain words here.</p></div>"
+      "<footer><a href='/c'>Contact</a> <a href='/d'>Privacy</a></footer></body></html>";
+  auto a = extract_html(html, "https://www.news.test/s?id=1", {});
+  ASSERT_TRUE(a) << a.error().detail;
+  EXPECT_EQ(a->text,
+            "The first paragraph of the story has quite a few words in it, enough to win.\n\n"
+            "The second paragraph continues the story with more plain words here.");
+  EXPECT_EQ(a->title, "The headline");
+  EXPECT_EQ(a->canonical_url, "https://www.news.test/story/1");
+  EXPECT_EQ(a->source, "news.test");
+  EXPECT_EQ(a->lang, "en");
+  EXPECT_EQ(a->published_at, parse_iso8601("2026-11-20T08:00:00Z"));
+}
+
+TEST(Html, InlineMarkupDoesNotSplitWords) {
+  auto a = extract_html("<p>one two three four five six <b>bold</b>ness seven eight</p>",
+                        "https://x.test/", {});
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->text, "one two three four five six boldness seven eight");
+}
+
+TEST(Html, HiddenAndScriptContentIsNotText) {
+  auto a = extract_html(
+      "<body><p>visible words here</p><div style='display: none'>secret secret secret secret"
+      "</div><script>alert('x x x x x x x')</script></body>",
+      "https://x.test/", {});
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->text, "visible words here");
+}
+
+TEST(Html, BadInputGetsAReason) {
+  ExtractOptions small;
+  small.max_html_bytes = 10;
+  EXPECT_EQ(extract_html("<p>far too long</p>", "u", small).error().reason,
+            ExtractReason::kTooLarge);
+  EXPECT_EQ(extract_html("   \n ", "u", {}).error().reason, ExtractReason::kEmpty);
+  EXPECT_EQ(extract_html(std::string("<p>a\0b</p>", 10), "u", {}).error().reason,
+            ExtractReason::kBinary);
+  EXPECT_EQ(extract_html("<p>caf\xE9</p>", "u", {}).error().reason, ExtractReason::kInvalidUtf8);
+  EXPECT_EQ(extract_html("<html><body><img src=x></body></html>", "u", {}).error().reason,
+            ExtractReason::kNoText);
+}
+
+TEST(Html, DeepNestingIsWalkedWithoutRecursionAndHostileDepthIsRefused) {
+  std::string html;
+  for (int i = 0; i < 4000; ++i) html += "<div>";
+  html += "deep words";
+  auto a = extract_html(html, "https://x.test/", {});
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->text, "deep words");
+  for (int i = 0; i < 96000; ++i) html.insert(0, "<span>");
+  auto refused = extract_html(html, "https://x.test/", {});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().reason, ExtractReason::kParse);
+  // Unclosed paragraphs and list items are common and do not count as nesting.
+  std::string flat;
+  for (int i = 0; i < 20000; ++i) flat += "<p>para <li>item ";
+  EXPECT_TRUE(extract_html(flat, "https://x.test/", {}));
+}
+
+}  // namespace
+}  // namespace newsflow::extractors

@@ -1,0 +1,132 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/input.h"
+#include "daemon/pipeline.h"
+
+namespace newsflow::daemon {
+namespace {
+
+TEST(Base64, DecodesStandardAndUrlSafe) {
+  EXPECT_EQ(base64_decode("aGVsbG8="), "hello");
+  EXPECT_EQ(base64_decode("aGVs\nbG8"), "hello");
+  EXPECT_EQ(base64_decode("-_8"), "\xFB\xFF");
+  EXPECT_FALSE(base64_decode("a"));
+  EXPECT_FALSE(base64_decode("a*b="));
+}
+
+TEST(ReplayLine, ReadsFieldsAndBody) {
+  auto p = parse_replay_line(
+      R"({"id":"x1","url":"https://a.test/1","fetched_at":"2026-11-21T10:00:00Z","html":"<p>hi</p>"})");
+  ASSERT_FALSE(p.failure);
+  EXPECT_EQ(p.input.id, "x1");
+  EXPECT_EQ(p.input.kind, BodyKind::kHtmlText);
+  EXPECT_EQ(p.input.body, "<p>hi</p>");
+  EXPECT_EQ(p.input.fetched_at, 1795255200);
+
+  auto b64 = parse_replay_line(R"({"url":"u","html_b64":"PHA+Y2Fm6TwvcD4="})");
+  ASSERT_FALSE(b64.failure);
+  EXPECT_EQ(b64.input.kind, BodyKind::kHtmlBytes);
+  EXPECT_EQ(b64.input.body, "<p>caf\xE9</p>");
+
+  auto text = parse_replay_line(R"({"url":"urn:x","text":"already","title":"T"})");
+  ASSERT_FALSE(text.failure);
+  EXPECT_EQ(text.input.kind, BodyKind::kText);
+  EXPECT_EQ(text.input.title, "T");
+}
+
+TEST(ReplayLine, EveryMalformedLineHasAReason) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"not json", "invalid_json"},
+      {"[1,2]", "invalid_json"},
+      {R"({"html":"<p>x</p>"})", "missing_url"},
+      {R"({"url":"u"})", "missing_body"},
+      {R"({"url":"u","html":"a","text":"b"})", "ambiguous_body"},
+      {R"({"url":"u","html":5})", "invalid_field"},
+      {R"({"url":"u","html_b64":"***"})", "invalid_base64"},
+      {R"({"url":"u","fetched_at":"soon","html":"x"})", "invalid_timestamp"},
+      {"{\"url\":\"u\",\"html\":\"caf\xE9\"}", "invalid_utf8"},
+      {R"({"url":"u","feed":"<rss/>"})", "feed_not_supported"},
+  };
+  for (const auto& [line, reason] : cases) {
+    auto p = parse_replay_line(line);
+    ASSERT_TRUE(p.failure) << line;
+    EXPECT_EQ(p.failure->reason, reason) << line;
+  }
+  // The id and url are kept for the dead-letter record even when the line is not UTF-8.
+  auto p = parse_replay_line("{\"id\":\"k\",\"url\":\"https://a.test/\",\"html\":\"\xFF\"}");
+  EXPECT_EQ(p.input.id, "k");
+  EXPECT_EQ(p.input.url, "https://a.test/");
+}
+
+TEST(PageMessage, RawHtmlNeedsAUrlHeader) {
+  auto ok = parse_page_message("<p>x</p>", {{"url", "https://a.test/"}, {"content_type", "text/html; charset=latin1"}}, 1795255200);
+  ASSERT_FALSE(ok.failure);
+  EXPECT_EQ(ok.input.kind, BodyKind::kHtmlBytes);
+  EXPECT_EQ(ok.input.fetched_at, 1795255200);
+  EXPECT_EQ(ok.input.content_type, "text/html; charset=latin1");
+
+  auto with_time = parse_page_message("<p>x</p>", {{"url", "u"}, {"fetched_at", "2026-11-21T00:00:00Z"}}, 5);
+  EXPECT_EQ(with_time.input.fetched_at, 1795219200);
+
+  EXPECT_EQ(parse_page_message("<p>x</p>", {}, 0).failure->reason, "missing_url");
+  EXPECT_EQ(parse_page_message("", {{"url", "u"}}, 0).failure->reason, "empty_document");
+}
+
+TEST(PageMessage, JsonEnvelopeIsReadWhenDeclared) {
+  auto p = parse_page_message(R"({"url":"https://a.test/e","html":"<p>x</p>","id":"e1"})",
+                              {{"content_type", "application/json"}}, 0);
+  ASSERT_FALSE(p.failure);
+  EXPECT_EQ(p.input.id, "e1");
+  EXPECT_EQ(p.input.kind, BodyKind::kHtmlText);
+  // The url header fills in for an envelope without one.
+  auto h = parse_page_message(R"({"html":"<p>x</p>"})",
+                              {{"content_type", "application/json"}, {"url", "https://h.test/"}}, 0);
+  ASSERT_FALSE(h.failure);
+  EXPECT_EQ(h.input.url, "https://h.test/");
+  EXPECT_EQ(parse_page_message("{oops", {{"content_type", "application/json"}}, 0).failure->reason,
+            "invalid_json");
+}
+
+TEST(Pipeline, ArticleJsonFollowsTheContract) {
+  config::Config c;
+  Pipeline pipeline(c, nullptr);
+  Input in;
+  in.url = "https://www.a.test/story";
+  in.fetched_at = 1795255200;
+  in.body = "<html><head><title>T</title></head><body><p>Some words of the story.</p></body></html>";
+  auto out = pipeline.process(in);
+  ASSERT_TRUE(out);
+  ASSERT_EQ(out->size(), 1u);
+  const auto j = nlohmann::json::parse(article_json((*out)[0]));
+  for (const char* key : {"id", "url", "canonical_url", "source", "title", "text", "lang",
+                          "published_at", "fetched_at", "content_hash", "dup", "story_id"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["text"], "Some words of the story.");
+  EXPECT_EQ(j["source"], "a.test");
+  EXPECT_EQ(j["fetched_at"], "2026-11-21T10:00:00Z");
+  EXPECT_EQ(j["dup"]["kind"], "unique");
+  EXPECT_TRUE(j["dup"]["of"].is_null());
+  EXPECT_EQ(j["story_id"], j["id"]);
+  // The derived id is stable: the same page again is the same article.
+  auto again = pipeline.process(in);
+  EXPECT_EQ((*again)[0].article.id, (*out)[0].article.id);
+
+  // A copy under another URL is an exact duplicate in the same story.
+  in.url = "https://b.test/copy";
+  in.body = "<html><body><p>Some   words of the STORY!</p></body></html>";
+  auto copy = pipeline.process(in);
+  ASSERT_TRUE(copy);
+  const auto k = nlohmann::json::parse(article_json((*copy)[0]));
+  EXPECT_EQ(k["dup"]["kind"], "exact");
+  EXPECT_EQ(k["dup"]["of"], j["id"]);
+  EXPECT_EQ(k["story_id"], j["id"]);
+  const auto s = nlohmann::json::parse(story_json((*copy)[0].story));
+  EXPECT_EQ(s["articles"].size(), 2u);
+  EXPECT_EQ(s["sources"], 2);
+}
+
+}  // namespace
+}  // namespace newsflow::daemon
