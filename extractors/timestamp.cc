@@ -108,7 +108,7 @@ std::string format_rfc3339(UnixSeconds t) {
   const unsigned d = doy - (153 * mp + 2) / 5 + 1;
   const unsigned m = mp < 10 ? mp + 3 : mp - 9;
   y += m <= 2;
-  char buf[32];
+  char buf[64];
   std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02lld:%02lld:%02lldZ",
                 static_cast<long long>(y), m, d, static_cast<long long>(rem / 3600),
                 static_cast<long long>(rem / 60 % 60), static_cast<long long>(rem % 60));

@@ -138,10 +138,11 @@ class DaemonOnMockCluster : public ::testing::Test {
     // The same first page again, as a crawler re-sends it: an exact duplicate.
     const auto first = sample_pages(1)[0];
     produce(producer_.get(), config_.topics.pages, "again", first.input.body,
-            {{"url", first.input.url + "?again"}});
+            {{"url", first.input.url + "?again"}, {"fetched_at", "2023-05-01T01:00:00Z"}});
     // A JSON envelope.
     produce(producer_.get(), config_.topics.pages, "env",
-            R"({"url":"https://env.test/a","html":"<p>Envelope words make an article.</p>"})",
+            R"({"url":"https://env.test/a","fetched_at":"2023-05-01T02:00:00Z",)"
+            R"("html":"<p>Envelope words make an article.</p>"})",
             {{"content_type", "application/json"}});
     n += 2;
     // Poison: each must come out of the DLQ with its reason.
