@@ -96,6 +96,20 @@ class Section {
     }
   }
 
+  void number(const std::string& key, double& out, double min, double max) {
+    if (const auto v = get(key)) {
+      double value = 0;
+      if (!v->IsScalar() || !YAML::convert<double>::decode(*v, value)) {
+        return problem(key, "must be a number, got '" + (v->IsScalar() ? v->Scalar() : "") + "'");
+      }
+      if (value < min || value > max) {
+        return problem(key, "must be between " + std::to_string(min) + " and " +
+                                std::to_string(max) + ", got " + v->Scalar());
+      }
+      out = value;
+    }
+  }
+
   void properties(const std::string& key, std::map<std::string, std::string>& out) {
     const auto v = get(key);
     if (!v) return;
@@ -246,11 +260,13 @@ tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_te
     }
     {
       Section e = top.section("extract");
-      std::string method = "finn";
+      std::string method = "mss";
       e.string("method", method);
       if (!extractors::parse_extract_method(method, c.extract.method)) {
-        e.problem("method", "must be one of finn, got '" + method + "'");
+        e.problem("method", "must be one of mss, finn, got '" + method + "'");
       }
+      e.number("drop_below", c.extract.segment.drop_below, 0.0, 1.0);
+      e.number("secondary_share", c.extract.segment.secondary_share, 0.0, 10.0);
       e.integer("max_html_bytes", c.extract.max_html_bytes, 1024, 1LL << 30);
       e.integer("max_nesting_depth", c.extract.max_nesting_depth, 16, 1000000);
       e.integer("min_text_chars", c.extract.min_text_chars, 0, 1 << 20);

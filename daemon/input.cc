@@ -1,5 +1,8 @@
 #include "daemon/input.h"
 
+#include <unistd.h>
+#include <zlib.h>
+
 #include <nlohmann/json.hpp>
 
 #include "extractors/text.h"
@@ -106,6 +109,31 @@ std::optional<std::string> base64_decode(std::string_view in) {
   }
   if (bits >= 6) return std::nullopt;  // a lone trailing character
   return out;
+}
+
+bool read_lines(const std::string& path, const std::function<void(std::string_view)>& fn) {
+  gzFile in = path == "-" ? gzdopen(dup(0), "rb") : gzopen(path.c_str(), "rb");
+  if (!in) return false;
+  gzbuffer(in, 1 << 17);
+  std::string line;
+  char buf[1 << 16];
+  int n;
+  while ((n = gzread(in, buf, sizeof buf)) > 0) {
+    std::string_view chunk(buf, static_cast<std::size_t>(n));
+    while (!chunk.empty()) {
+      const auto nl = chunk.find('\n');
+      line.append(chunk.substr(0, nl));
+      if (nl == std::string_view::npos) break;
+      fn(line);
+      line.clear();
+      chunk.remove_prefix(nl + 1);
+    }
+  }
+  if (!line.empty()) fn(line);
+  int err = 0;
+  gzerror(in, &err);
+  gzclose(in);
+  return n == 0 && (err == Z_OK || err == Z_STREAM_END);
 }
 
 ParsedInput parse_replay_line(std::string_view line) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -29,6 +30,10 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 /// seconds (0 if none), the default for `fetched_at`.
 ParsedInput parse_page_message(std::string_view value, const Headers& headers,
                                std::int64_t timestamp);
+
+/// Calls `fn` with every line (without its newline) of a plain or gzip file ("-": stdin).
+/// Returns false when the file cannot be opened or is corrupt.
+bool read_lines(const std::string& path, const std::function<void(std::string_view)>& fn);
 
 /// Decodes standard or URL-safe base64 (padding optional, whitespace ignored).
 std::optional<std::string> base64_decode(std::string_view in);

@@ -145,25 +145,20 @@ std::size_t produce_samples(const std::string& bootstrap, const config::Config& 
       rd_kafka_headers_destroy(hdrs);
     }
   };
-  gzFile in = gzopen(path.c_str(), "rb");
-  if (!in) {
+  const bool read = read_lines(path, [&](std::string_view line) {
+    ParsedInput p = parse_replay_line(line);
+    if (p.failure) return;
+    Headers headers{{"url", p.input.url}, {"id", p.input.id}};
+    if (p.input.fetched_at) {
+      headers.emplace_back("fetched_at", extractors::format_rfc3339(*p.input.fetched_at));
+    }
+    headers.emplace_back("content_type", "text/html; charset=utf-8");
+    send(p.input.url, p.input.body, headers);
+  });
+  if (!read) {
     log::error("samples_missing", {{"path", path}});
     return 0;
   }
-  std::string line;
-  char buf[1 << 16];
-  while (gzgets(in, buf, sizeof buf)) {
-    line += buf;
-    if (line.empty() || line.back() != '\n') continue;
-    ParsedInput p = parse_replay_line(line);
-    line.clear();
-    if (p.failure) continue;
-    Headers headers{{"url", p.input.url}, {"id", p.input.id}};
-    if (p.input.fetched_at) headers.emplace_back("fetched_at", extractors::format_rfc3339(*p.input.fetched_at));
-    headers.emplace_back("content_type", "text/html; charset=utf-8");
-    send(p.input.url, p.input.body, headers);
-  }
-  gzclose(in);
   // Poison a real crawler produces too: each must end in the DLQ with its reason.
   send("junk", std::string("\x00\x01\x02\xff\xfe binary", 13), {{"url", "https://junk.example/bin"}});
   send("empty", "", {{"url", "https://junk.example/empty"}});

@@ -5,6 +5,7 @@
 
 #include "extractors/article.h"
 #include "extractors/error.h"
+#include "extractors/mss.h"
 #include "tl/expected.hpp"
 
 namespace newsflow::extractors {
@@ -12,11 +13,14 @@ namespace newsflow::extractors {
 /// How the main text is chosen from the page's token stream.
 enum class ExtractMethod {
   kFinn,  ///< Finn et al.'s body text extraction: +1 per word, -1 per tag, maximum-sum run
+  kMss,   ///< maximum subsequence segmentation over blocks scored by the trained model
 };
 
 /// Options of HTML extraction; filled by `config/`.
 struct ExtractOptions {
-  ExtractMethod method = ExtractMethod::kFinn;
+  ExtractMethod method = ExtractMethod::kMss;
+  const MssModel* model = nullptr;  ///< null: the built-in model; not owned
+  SegmentOptions segment;
   std::size_t max_html_bytes = 8 * 1024 * 1024;  ///< larger documents fail with kTooLarge
   std::size_t min_text_chars = 1;  ///< shorter main text fails with kNoText
   /// Deeper tag nesting fails with kParse before parsing (tree building is quadratic in depth).
@@ -32,7 +36,7 @@ struct ExtractOptions {
 tl::expected<Article, ExtractError> extract_html(std::string_view html, std::string_view url,
                                                  const ExtractOptions& options);
 
-/// Parses a method name ("finn"); returns false for an unknown name.
+/// Parses a method name ("mss", "finn"); returns false for an unknown name.
 bool parse_extract_method(std::string_view name, ExtractMethod& out);
 
 }  // namespace newsflow::extractors

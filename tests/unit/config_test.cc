@@ -69,7 +69,7 @@ extract: {method: magic}
        {"kafka.group_id: must not be empty", "kafka.batch_max_ms: must be an integer",
         "topics.pagez: unknown key", "http.listen: must be host:port",
         "log.format: must be one of text, json", "window.hours: must be between 1",
-        "extract.method: must be one of finn", "stories.max_listed: must be an integer"}) {
+        "extract.method: must be one of mss, finn", "stories.max_listed: must be an integer"}) {
     EXPECT_NE(text.find(expected), std::string::npos) << "missing '" << expected << "' in\n"
                                                       << text;
   }

@@ -1,0 +1,236 @@
+#include "daemon/train.h"
+
+#include <utf8proc.h>
+#include <zlib.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <unordered_set>
+
+#include "daemon/input.h"
+#include "extractors/mss.h"
+#include "extractors/page.h"
+
+namespace newsflow::daemon {
+namespace {
+
+bool is_word_codepoint(utf8proc_int32_t cp) {
+  if (cp == '_') return true;
+  switch (utf8proc_category(cp)) {
+    case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT:
+    case UTF8PROC_CATEGORY_LM: case UTF8PROC_CATEGORY_LO: case UTF8PROC_CATEGORY_ND:
+    case UTF8PROC_CATEGORY_NL: case UTF8PROC_CATEGORY_NO:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string join(const std::vector<std::string>& tokens, std::size_t from, std::size_t n) {
+  std::string s;
+  for (std::size_t i = from; i < from + n && i < tokens.size(); ++i) {
+    if (i > from) s += '\x1f';
+    s += tokens[i];
+  }
+  return s;
+}
+
+std::map<std::string, int> shingles(const std::vector<std::string>& tokens) {
+  std::map<std::string, int> out;
+  if (tokens.empty()) return out;
+  const std::size_t n = 4;
+  const std::size_t count = tokens.size() >= n ? tokens.size() - n + 1 : 1;
+  for (std::size_t i = 0; i < count; ++i) ++out[join(tokens, i, n)];
+  return out;
+}
+
+struct Scores {
+  double precision = 0, recall = 0, f1 = 0;
+};
+
+Scores aeb_scores(const std::vector<ShingleCounts>& pages) {
+  double p_sum = 0, r_sum = 0;
+  std::size_t p_n = 0, r_n = 0;
+  for (const auto& c : pages) {
+    const bool perfect = c.fp == 0 && c.fn == 0;
+    if (c.tp + c.fp > 0) {
+      p_sum += perfect ? 1.0 : c.tp / (c.tp + c.fp);
+      ++p_n;
+    }
+    if (c.tp + c.fn > 0) {
+      r_sum += perfect ? 1.0 : c.tp / (c.tp + c.fn);
+      ++r_n;
+    }
+  }
+  Scores s;
+  s.precision = p_n ? p_sum / p_n : 0;
+  s.recall = r_n ? r_sum / r_n : 0;
+  s.f1 = s.precision + s.recall > 0 ? 2 * s.precision * s.recall / (s.precision + s.recall) : 0;
+  return s;
+}
+
+// A labelled page: its parse, the truth, and one label per block.
+struct LabelledPage {
+  std::string id;
+  std::string truth;
+  extractors::ParsedPage page;
+  std::vector<extractors::TrainingBlock> blocks;
+};
+
+// A block is article text when at least half of its tokens lie in 3-grams (or, for blocks of
+// one or two tokens, the whole block) that also occur in the truth.
+std::vector<extractors::TrainingBlock> label_blocks(const extractors::ParsedPage& page,
+                                                    const std::string& truth) {
+  const auto truth_tokens = word_tokens(truth);
+  std::unordered_set<std::string> grams[4];
+  for (std::size_t n = 1; n <= 3; ++n) {
+    for (std::size_t i = 0; i + n <= truth_tokens.size(); ++i) grams[n].insert(join(truth_tokens, i, n));
+  }
+  std::vector<extractors::TrainingBlock> out;
+  for (std::size_t b = 0; b < page.blocks.size(); ++b) {
+    const auto& block = page.blocks[b];
+    if (block.word_count() == 0) continue;
+    const auto tokens = word_tokens(extractors::render_words(page, block.first_word, block.end_word));
+    bool article = false;
+    if (tokens.empty()) {
+      continue;
+    } else if (tokens.size() < 3) {
+      article = grams[tokens.size()].count(join(tokens, 0, tokens.size())) > 0;
+    } else {
+      std::vector<bool> covered(tokens.size(), false);
+      for (std::size_t i = 0; i + 3 <= tokens.size(); ++i) {
+        if (grams[3].count(join(tokens, i, 3))) covered[i] = covered[i + 1] = covered[i + 2] = true;
+      }
+      const auto hits = std::count(covered.begin(), covered.end(), true);
+      article = hits * 2 >= static_cast<std::ptrdiff_t>(tokens.size());
+    }
+    out.push_back({block.features, article,
+                   static_cast<float>(std::sqrt(static_cast<double>(block.word_count())))});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> word_tokens(const std::string& text) {
+  std::vector<std::string> out;
+  const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(text.data());
+  utf8proc_ssize_t left = static_cast<utf8proc_ssize_t>(text.size());
+  std::string cur;
+  while (left > 0) {
+    utf8proc_int32_t cp;
+    utf8proc_ssize_t len = utf8proc_iterate(p, left, &cp);
+    if (len <= 0) {
+      len = 1;
+      cp = -1;
+    }
+    if (cp >= 0 && is_word_codepoint(cp)) {
+      cur.append(reinterpret_cast<const char*>(p), static_cast<std::size_t>(len));
+    } else if (!cur.empty()) {
+      out.push_back(std::move(cur));
+      cur.clear();
+    }
+    p += len;
+    left -= len;
+  }
+  if (!cur.empty()) out.push_back(std::move(cur));
+  return out;
+}
+
+ShingleCounts aeb_page_counts(const std::string& truth, const std::string& predicted) {
+  const auto a = shingles(word_tokens(truth));
+  const auto b = shingles(word_tokens(predicted));
+  ShingleCounts c;
+  for (const auto& [k, n] : a) {
+    const auto it = b.find(k);
+    const int m = it == b.end() ? 0 : it->second;
+    c.tp += std::min(n, m);
+    c.fn += std::max(0, n - m);
+  }
+  for (const auto& [k, m] : b) {
+    const auto it = a.find(k);
+    c.fp += std::max(0, m - (it == a.end() ? 0 : it->second));
+  }
+  const double s = c.tp + c.fp + c.fn;
+  if (s > 0) c.tp /= s, c.fp /= s, c.fn /= s;
+  return c;
+}
+
+int run_train_extractor(const config::Config& config, const TrainCommand& command) {
+  std::map<std::string, std::string> truth;
+  const bool truth_ok = read_lines(command.truth, [&](std::string_view line) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_object() && j.contains("id") && j.contains("articleBody") && j["articleBody"].is_string()) {
+      truth[j["id"].get<std::string>()] = j["articleBody"].get<std::string>();
+    }
+  });
+  if (!truth_ok || truth.empty()) {
+    std::fprintf(stderr, "train-extractor: no truth read from %s\n", command.truth.c_str());
+    return 1;
+  }
+  std::vector<LabelledPage> pages;
+  const bool pages_ok = read_lines(command.pages, [&](std::string_view line) {
+    ParsedInput in = parse_replay_line(line);
+    if (in.failure || !truth.count(in.input.id)) return;
+    auto page = extractors::parse_page(in.input.body, {config.extract.max_html_bytes,
+                                                       config.extract.max_nesting_depth});
+    if (!page) return;
+    LabelledPage lp{in.input.id, truth[in.input.id], std::move(*page), {}};
+    lp.blocks = label_blocks(lp.page, lp.truth);
+    pages.push_back(std::move(lp));
+  });
+  if (!pages_ok || pages.empty()) {
+    std::fprintf(stderr, "train-extractor: no labelled pages read from %s\n", command.pages.c_str());
+    return 1;
+  }
+  std::sort(pages.begin(), pages.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  std::size_t positives = 0, total = 0;
+  for (const auto& p : pages) {
+    for (const auto& b : p.blocks) positives += b.article, ++total;
+  }
+  std::fprintf(stderr, "train-extractor: %zu pages, %zu blocks (%zu article)\n", pages.size(), total,
+               positives);
+
+  extractors::TrainOptions train_options;
+  if (command.folds >= 2) {
+    std::vector<ShingleCounts> mss_counts;
+    std::ofstream cv_out;
+    if (!command.cv_output.empty()) cv_out.open(command.cv_output);
+    for (int fold = 0; fold < command.folds; ++fold) {
+      std::vector<extractors::TrainingBlock> train_blocks;
+      for (std::size_t i = 0; i < pages.size(); ++i) {
+        if (static_cast<int>(i % command.folds) == fold) continue;
+        train_blocks.insert(train_blocks.end(), pages[i].blocks.begin(), pages[i].blocks.end());
+      }
+      const extractors::MssModel model = extractors::train_mss(train_blocks, train_options);
+      for (std::size_t i = fold; i < pages.size(); i += command.folds) {
+        const std::string text = extractors::render_blocks(
+            pages[i].page, extractors::segment_mss(pages[i].page, model, config.extract.segment));
+        mss_counts.push_back(aeb_page_counts(pages[i].truth, text));
+        if (cv_out) cv_out << nlohmann::json{{"id", pages[i].id}, {"text", text}}.dump() << "\n";
+      }
+    }
+    const Scores s = aeb_scores(mss_counts);
+    std::printf("%d-fold cross-validated MSS on %zu pages: P %.4f  R %.4f  F1 %.4f\n",
+                command.folds, pages.size(), s.precision, s.recall, s.f1);
+  }
+  if (!command.out.empty()) {
+    std::vector<extractors::TrainingBlock> all;
+    for (const auto& p : pages) all.insert(all.end(), p.blocks.begin(), p.blocks.end());
+    const extractors::MssModel model = extractors::train_mss(all, train_options);
+    std::ofstream out(command.out, std::ios::binary);
+    out << model.serialize();
+    if (!out) {
+      std::fprintf(stderr, "train-extractor: cannot write %s\n", command.out.c_str());
+      return 1;
+    }
+    std::printf("model trained on all %zu pages written to %s\n", pages.size(), command.out.c_str());
+  }
+  return 0;
+}
+
+}  // namespace newsflow::daemon

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <string>
+
+#include "config/config.h"
+
+namespace newsflow::daemon {
+
+/// Options of `newsflow train-extractor`.
+struct TrainCommand {
+  std::string pages;      ///< replay JSONL(.gz) with id, url, html
+  std::string truth;      ///< JSONL(.gz) with id, articleBody
+  std::string out;        ///< model file to write (empty: do not train the final model)
+  std::string cv_output;  ///< optional: the cross-validated predictions as replay output JSONL
+  int folds = 5;          ///< k of k-fold cross-validation (0 or 1: none)
+};
+
+/// Trains the MSS block classifier on labelled pages, reports k-fold cross-validated token
+/// 4-gram precision/recall/F1 (the AEB metric, as ../shared/tools/eval_extraction.py computes
+/// it) and writes the model trained on all pages. Returns the exit code.
+int run_train_extractor(const config::Config& config, const TrainCommand& command);
+
+/// The AEB metric of one page: tp, fp, fn of 4-gram shingles of \w+ tokens (Unicode letters,
+/// digits and underscore), normalised by their sum.
+struct ShingleCounts {
+  double tp = 0, fp = 0, fn = 0;
+};
+ShingleCounts aeb_page_counts(const std::string& truth, const std::string& predicted);
+
+/// Unicode-aware `\w+` tokens of `text` (Python's re semantics: letters, digits, underscore).
+std::vector<std::string> word_tokens(const std::string& text);
+
+}  // namespace newsflow::daemon

@@ -1,0 +1,483 @@
+#include "extractors/page.h"
+
+#include <gumbo.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "extractors/internal/stopwords.h"
+#include "extractors/text.h"
+
+namespace newsflow::extractors {
+
+struct ParsedPage::Tree {
+  GumboOutput* output = nullptr;
+  ~Tree() {
+    if (output) gumbo_destroy_output(&kGumboDefaultOptions, output);
+  }
+};
+
+ParsedPage::ParsedPage() = default;
+ParsedPage::ParsedPage(ParsedPage&&) noexcept = default;
+ParsedPage& ParsedPage::operator=(ParsedPage&&) noexcept = default;
+ParsedPage::~ParsedPage() = default;
+
+namespace {
+
+bool is_skipped(GumboTag tag) {
+  switch (tag) {
+    case GUMBO_TAG_SCRIPT: case GUMBO_TAG_STYLE: case GUMBO_TAG_NOSCRIPT:
+    case GUMBO_TAG_TEMPLATE: case GUMBO_TAG_HEAD: case GUMBO_TAG_SVG: case GUMBO_TAG_MATH:
+    case GUMBO_TAG_IFRAME: case GUMBO_TAG_OBJECT: case GUMBO_TAG_EMBED: case GUMBO_TAG_CANVAS:
+    case GUMBO_TAG_SELECT: case GUMBO_TAG_OPTION: case GUMBO_TAG_TEXTAREA:
+    case GUMBO_TAG_BUTTON: case GUMBO_TAG_INPUT:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_block(GumboTag tag) {
+  switch (tag) {
+    case GUMBO_TAG_P: case GUMBO_TAG_DIV: case GUMBO_TAG_BR: case GUMBO_TAG_LI:
+    case GUMBO_TAG_UL: case GUMBO_TAG_OL: case GUMBO_TAG_DL: case GUMBO_TAG_DT:
+    case GUMBO_TAG_DD: case GUMBO_TAG_H1: case GUMBO_TAG_H2: case GUMBO_TAG_H3:
+    case GUMBO_TAG_H4: case GUMBO_TAG_H5: case GUMBO_TAG_H6: case GUMBO_TAG_TABLE:
+    case GUMBO_TAG_TR: case GUMBO_TAG_TD: case GUMBO_TAG_TH: case GUMBO_TAG_SECTION:
+    case GUMBO_TAG_ARTICLE: case GUMBO_TAG_ASIDE: case GUMBO_TAG_HEADER:
+    case GUMBO_TAG_FOOTER: case GUMBO_TAG_NAV: case GUMBO_TAG_MAIN: case GUMBO_TAG_FIGURE:
+    case GUMBO_TAG_FIGCAPTION: case GUMBO_TAG_BLOCKQUOTE: case GUMBO_TAG_PRE:
+    case GUMBO_TAG_HR: case GUMBO_TAG_FORM: case GUMBO_TAG_ADDRESS: case GUMBO_TAG_BODY:
+    case GUMBO_TAG_CAPTION: case GUMBO_TAG_FIELDSET: case GUMBO_TAG_DETAILS:
+    case GUMBO_TAG_SUMMARY:
+      return true;
+    default:
+      return false;
+  }
+}
+
+const char* attr(const GumboElement& el, const char* name) {
+  const GumboAttribute* a = gumbo_get_attribute(&el.attributes, name);
+  return a ? a->value : nullptr;
+}
+
+bool is_hidden(const GumboElement& el) {
+  if (attr(el, "hidden") != nullptr) return true;
+  if (const char* aria = attr(el, "aria-hidden"); aria && std::string_view(aria) == "true") {
+    return true;
+  }
+  if (const char* style = attr(el, "style")) {
+    std::string s = ascii_lower(style);
+    std::erase(s, ' ');
+    if (s.find("display:none") != std::string::npos ||
+        s.find("visibility:hidden") != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string subtree_text(const GumboNode* node) {
+  std::string out;
+  std::vector<const GumboNode*> stack{node};
+  while (!stack.empty()) {
+    const GumboNode* n = stack.back();
+    stack.pop_back();
+    if (n->type == GUMBO_NODE_TEXT || n->type == GUMBO_NODE_WHITESPACE ||
+        n->type == GUMBO_NODE_CDATA) {
+      out += n->v.text.text;
+    } else if (n->type == GUMBO_NODE_ELEMENT || n->type == GUMBO_NODE_TEMPLATE) {
+      const GumboVector& children = n->v.element.children;
+      for (unsigned i = children.length; i-- > 0;) {
+        stack.push_back(static_cast<const GumboNode*>(children.data[i]));
+      }
+    }
+  }
+  return out;
+}
+
+void collect_head_metadata(const GumboElement& el, RawMetadata& raw) {
+  if (el.tag == GUMBO_TAG_META) {
+    const char* key = attr(el, "property");
+    if (!key) key = attr(el, "name");
+    if (!key) key = attr(el, "itemprop");
+    if (!key) key = attr(el, "http-equiv");
+    const char* content = attr(el, "content");
+    if (key && content) raw.metas.emplace_back(ascii_lower(key), collapse_whitespace(content));
+  } else if (el.tag == GUMBO_TAG_LINK) {
+    const char* rel = attr(el, "rel");
+    const char* href = attr(el, "href");
+    if (rel && href && raw.canonical_href.empty() && ascii_lower(rel) == "canonical") {
+      raw.canonical_href = href;
+    }
+  }
+}
+
+std::size_t nesting_bound(std::string_view html) {
+  static constexpr std::string_view kNotNesting[] = {
+      "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param",
+      "source", "track", "wbr", "p", "li", "dt", "dd", "option", "tr", "td", "th"};
+  std::size_t depth = 0, max_depth = 0;
+  for (std::size_t i = html.find('<'); i != std::string_view::npos; i = html.find('<', i + 1)) {
+    const bool closing = i + 1 < html.size() && html[i + 1] == '/';
+    const std::size_t start = i + 1 + (closing ? 1 : 0);
+    std::size_t end = start;
+    while (end < html.size() && end - start < 10 &&
+           ((html[end] >= 'a' && html[end] <= 'z') || (html[end] >= 'A' && html[end] <= 'Z') ||
+            (html[end] >= '0' && html[end] <= '9'))) {
+      ++end;
+    }
+    if (end == start) continue;
+    const std::string name = ascii_lower(html.substr(start, end - start));
+    if (std::find(std::begin(kNotNesting), std::end(kNotNesting), name) != std::end(kNotNesting)) {
+      continue;
+    }
+    if (closing) {
+      depth = depth > 0 ? depth - 1 : 0;
+    } else {
+      max_depth = std::max(max_depth, ++depth);
+    }
+  }
+  return max_depth;
+}
+
+std::uint64_t fnv1a(std::string_view s) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (const char c : s) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+// What the walk knows about a block when its first word arrives, plus running counts.
+struct BlockInfo {
+  std::string tags[3];                 // innermost element tags, innermost first
+  std::vector<std::string> classes[3];  // class/id words of those elements
+  std::vector<std::string> flags;      // containers it sits in: article, nav, footer, ...
+  std::uint32_t chars = 0, punct = 0, stop = 0, digits = 0, caps = 0;
+  bool ends_sentence = false;
+};
+
+void class_words(const GumboElement& el, std::vector<std::string>& out) {
+  for (const char* name : {"class", "id"}) {
+    const char* v = attr(el, name);
+    if (!v) continue;
+    std::string cur;
+    for (const char* p = v;; ++p) {
+      const char c = *p;
+      if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
+        cur += static_cast<char>(c | 0x20);
+      } else {
+        if (cur.size() >= 3 && out.size() < 8) out.push_back(cur);
+        cur.clear();
+        if (!c) break;
+      }
+    }
+  }
+}
+
+// Containers whose presence above a block is a strong signal either way.
+const char* container_flag(const GumboElement& el) {
+  switch (el.tag) {
+    case GUMBO_TAG_ARTICLE: return "article";
+    case GUMBO_TAG_MAIN: return "main";
+    case GUMBO_TAG_NAV: return "nav";
+    case GUMBO_TAG_FOOTER: return "footer";
+    case GUMBO_TAG_HEADER: return "header";
+    case GUMBO_TAG_ASIDE: return "aside";
+    case GUMBO_TAG_FORM: return "form";
+    case GUMBO_TAG_LI: return "li";
+    case GUMBO_TAG_A: return "a";
+    case GUMBO_TAG_BLOCKQUOTE: return "blockquote";
+    case GUMBO_TAG_FIGURE: return "figure";
+    case GUMBO_TAG_TABLE: return "table";
+    case GUMBO_TAG_H1: case GUMBO_TAG_H2: case GUMBO_TAG_H3: case GUMBO_TAG_H4:
+    case GUMBO_TAG_H5: case GUMBO_TAG_H6:
+      return "heading";
+    default:
+      break;
+  }
+  if (const char* prop = attr(el, "itemprop")) {
+    if (std::string_view(prop).find("articleBody") != std::string_view::npos) return "articlebody";
+  }
+  return nullptr;
+}
+
+int bucket_log2(std::uint32_t n) {
+  int b = 0;
+  while (n > 1 && b < 10) {
+    n >>= 1;
+    ++b;
+  }
+  return b;
+}
+
+int bucket_ratio(double r, int steps) {
+  return std::clamp(static_cast<int>(r * steps), 0, steps);
+}
+
+void compute_features(ParsedPage& page, const std::vector<BlockInfo>& infos,
+                      std::size_t first_h1_word) {
+  const std::size_t total_words = std::max<std::size_t>(1, page.words.size());
+  std::vector<std::string> f;
+  auto wc_bucket = [&](std::size_t i) { return bucket_log2(page.blocks[i].word_count()); };
+  auto ld_bucket = [&](std::size_t i) {
+    const Block& b = page.blocks[i];
+    return bucket_ratio(b.word_count() ? double(b.link_words) / b.word_count() : 0, 4);
+  };
+  for (std::size_t i = 0; i < page.blocks.size(); ++i) {
+    Block& b = page.blocks[i];
+    const BlockInfo& info = infos[i];
+    const double words = std::max<std::uint32_t>(1, b.word_count());
+    const std::string wc = std::to_string(wc_bucket(i));
+    const std::string ld = std::to_string(ld_bucket(i));
+    f.clear();
+    f.push_back("bias");
+    f.push_back("wc=" + wc);
+    f.push_back("ld=" + ld);
+    f.push_back("ld&wc=" + ld + "&" + wc);
+    f.push_back("pu=" + std::to_string(bucket_ratio(info.punct / words, 5)));
+    f.push_back("sw=" + std::to_string(bucket_ratio(info.stop / words, 5)));
+    f.push_back("sw&wc=" + std::to_string(bucket_ratio(info.stop / words, 5)) + "&" + wc);
+    f.push_back("dg=" + std::to_string(bucket_ratio(info.digits / std::max(1.0, double(info.chars)), 5)));
+    f.push_back("cap=" + std::to_string(bucket_ratio(info.caps / words, 4)));
+    f.push_back(std::string("end=") + (info.ends_sentence ? "1" : "0"));
+    f.push_back("pos=" + std::to_string(bucket_ratio(double(b.first_word) / total_words, 9)));
+    f.push_back(std::string("h1=") + (first_h1_word == SIZE_MAX ? "none"
+                                      : b.first_word < first_h1_word ? "before" : "after"));
+    f.push_back("t0=" + info.tags[0]);
+    f.push_back("t1=" + info.tags[1]);
+    f.push_back("t01=" + info.tags[0] + "/" + info.tags[1]);
+    f.push_back("t012=" + info.tags[0] + "/" + info.tags[1] + "/" + info.tags[2]);
+    f.push_back("t0&wc=" + info.tags[0] + "&" + wc);
+    for (int level = 0; level < 3; ++level) {
+      for (const auto& c : info.classes[level]) {
+        f.push_back("c" + std::to_string(level) + "=" + c);
+        f.push_back("c=" + c);
+      }
+    }
+    for (const auto& flag : info.flags) f.push_back("in=" + flag);
+    for (int d : {-2, -1, 1, 2}) {
+      const std::ptrdiff_t j = static_cast<std::ptrdiff_t>(i) + d;
+      const std::string side = std::to_string(d);
+      if (j < 0 || j >= static_cast<std::ptrdiff_t>(page.blocks.size())) {
+        f.push_back("nb" + side + "=none");
+        continue;
+      }
+      const auto k = static_cast<std::size_t>(j);
+      f.push_back("nb" + side + "wc=" + std::to_string(wc_bucket(k)));
+      f.push_back("nb" + side + "ld=" + std::to_string(ld_bucket(k)));
+      f.push_back("nb" + side + "t0=" + infos[k].tags[0]);
+    }
+    b.features.clear();
+    b.features.reserve(f.size());
+    for (const auto& s : f) b.features.push_back(fnv1a(s));
+  }
+}
+
+}  // namespace
+
+tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html, const ParseLimits& limits) {
+  if (html.size() > limits.max_html_bytes) {
+    return tl::unexpected(ExtractError{ExtractReason::kTooLarge,
+                                       "document has " + std::to_string(html.size()) +
+                                           " bytes, limit " + std::to_string(limits.max_html_bytes)});
+  }
+  if (collapse_whitespace(html.substr(0, 4096)).empty() && collapse_whitespace(html).empty()) {
+    return tl::unexpected(ExtractError{ExtractReason::kEmpty, "document is empty"});
+  }
+  if (looks_binary(html)) {
+    return tl::unexpected(
+        ExtractError{ExtractReason::kBinary, "document holds NUL bytes or control characters"});
+  }
+  if (!is_valid_utf8(html)) {
+    return tl::unexpected(ExtractError{ExtractReason::kInvalidUtf8, "document is not UTF-8"});
+  }
+  if (const std::size_t depth = nesting_bound(html); depth > limits.max_nesting_depth) {
+    return tl::unexpected(ExtractError{
+        ExtractReason::kParse, "elements nested " + std::to_string(depth) + " deep, limit " +
+                                   std::to_string(limits.max_nesting_depth)});
+  }
+  ParsedPage page;
+  page.tree = std::make_unique<ParsedPage::Tree>();
+  page.tree->output = gumbo_parse_with_options(&kGumboDefaultOptions, html.data(), html.size());
+  if (!page.tree->output || !page.tree->output->root) {
+    return tl::unexpected(ExtractError{ExtractReason::kParse, "HTML parser returned no tree"});
+  }
+
+  struct Frame {
+    const GumboNode* node;
+    unsigned next_child;
+    bool emit;
+  };
+  std::vector<Frame> stack{{page.tree->output->root, 0, true}};
+  std::vector<BlockInfo> infos;
+  RawMetadata& raw = page.metadata;
+  std::uint32_t box = 0;            // block-level box counter (changes at every boundary)
+  std::uint32_t current_box = UINT32_MAX;
+  bool pending_space = true;
+  int link_depth = 0;
+  std::size_t first_h1_word = SIZE_MAX;
+  int h1_depth = 0;
+
+  auto open_block = [&]() {
+    Block b;
+    b.first_word = b.end_word = static_cast<std::uint32_t>(page.words.size());
+    page.blocks.push_back(b);
+    BlockInfo info;
+    int level = 0;
+    for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
+      const GumboElement& el = it->node->v.element;
+      if (level < 3) {
+        info.tags[level] = gumbo_normalized_tagname(el.tag);
+        class_words(el, info.classes[level]);
+        ++level;
+      }
+      if (const char* flag = container_flag(el);
+          flag && std::find(info.flags.begin(), info.flags.end(), flag) == info.flags.end()) {
+        info.flags.emplace_back(flag);
+      }
+      std::vector<std::string> words;
+      class_words(el, words);
+      for (const auto& w : words) {
+        for (const char* hint : {"comment", "related", "share", "social", "promo", "advert",
+                                 "sidebar", "footer", "menu", "newsletter", "cookie", "caption",
+                                 "byline", "author", "content", "article", "story", "body"}) {
+          if (w.find(hint) != std::string::npos &&
+              std::find(info.flags.begin(), info.flags.end(), hint) == info.flags.end()) {
+            info.flags.emplace_back(hint);
+          }
+        }
+      }
+    }
+    infos.push_back(std::move(info));
+  };
+
+  while (!stack.empty()) {
+    Frame& f = stack.back();
+    const GumboNode* node = f.node;
+    if (node->type != GUMBO_NODE_ELEMENT && node->type != GUMBO_NODE_TEMPLATE) {
+      stack.pop_back();
+      continue;
+    }
+    const GumboElement& el = node->v.element;
+    if (f.next_child == 0) {
+      collect_head_metadata(el, raw);
+      if (el.tag == GUMBO_TAG_HTML) {
+        if (const char* lang = attr(el, "lang")) raw.html_lang = lang;
+      } else if (el.tag == GUMBO_TAG_TITLE && raw.title_tag.empty()) {
+        raw.title_tag = collapse_whitespace(subtree_text(node));
+      } else if (el.tag == GUMBO_TAG_H1 && raw.first_h1.empty()) {
+        raw.first_h1 = collapse_whitespace(subtree_text(node));
+      } else if (el.tag == GUMBO_TAG_TIME && raw.first_time.empty()) {
+        if (const char* dt = attr(el, "datetime")) raw.first_time = dt;
+      } else if (el.tag == GUMBO_TAG_SCRIPT) {
+        if (const char* type = attr(el, "type");
+            type && ascii_lower(type) == "application/ld+json") {
+          raw.json_ld.push_back(subtree_text(node));
+        }
+      }
+      if (f.emit && (is_skipped(el.tag) || is_hidden(el))) f.emit = false;
+      if (f.emit) {
+        page.tokens.push_back(-1);
+        if (is_block(el.tag)) {
+          ++box;
+          pending_space = true;
+        }
+        if (el.tag == GUMBO_TAG_A && attr(el, "href")) ++link_depth;
+        if (el.tag == GUMBO_TAG_H1) ++h1_depth;
+      }
+    }
+    if (f.next_child < el.children.length) {
+      const auto* child = static_cast<const GumboNode*>(el.children.data[f.next_child++]);
+      const bool emit = f.emit;
+      if (child->type == GUMBO_NODE_ELEMENT || child->type == GUMBO_NODE_TEMPLATE) {
+        stack.push_back({child, 0, emit});
+      } else if (emit && (child->type == GUMBO_NODE_TEXT || child->type == GUMBO_NODE_CDATA ||
+                          child->type == GUMBO_NODE_WHITESPACE)) {
+        const std::string_view text = child->v.text.text;
+        std::size_t i = 0;
+        while (i < text.size()) {
+          if (const std::size_t w = whitespace_prefix(text.substr(i)); w > 0) {
+            pending_space = true;
+            i += w;
+            continue;
+          }
+          std::size_t j = i;
+          while (j < text.size() && whitespace_prefix(text.substr(j)) == 0) ++j;
+          if (current_box != box) {
+            current_box = box;
+            open_block();
+          }
+          const std::string_view word = text.substr(i, j - i);
+          if (h1_depth > 0 && first_h1_word == SIZE_MAX) first_h1_word = page.words.size();
+          Block& b = page.blocks.back();
+          BlockInfo& info = infos.back();
+          const auto index = static_cast<std::uint32_t>(page.blocks.size() - 1);
+          page.tokens.push_back(static_cast<std::int32_t>(page.words.size()));
+          page.words.push_back({word, index, pending_space, link_depth > 0});
+          ++b.end_word;
+          if (link_depth > 0) ++b.link_words;
+          info.chars += static_cast<std::uint32_t>(word.size());
+          for (const char c : word) {
+            if (c == '.' || c == ',' || c == ';' || c == ':' || c == '!' || c == '?') ++info.punct;
+            if (c >= '0' && c <= '9') ++info.digits;
+          }
+          if (word[0] >= 'A' && word[0] <= 'Z') ++info.caps;
+          std::string lower = ascii_lower(word);
+          while (!lower.empty() && (lower.back() == '.' || lower.back() == ',')) lower.pop_back();
+          if (internal::is_stopword(lower)) ++info.stop;
+          const char last = word.back();
+          info.ends_sentence = last == '.' || last == '!' || last == '?' || last == '"' ||
+                               word.ends_with("\xE3\x80\x82") || word.ends_with("\xE2\x80\x9D");
+          pending_space = false;
+          i = j;
+        }
+      }
+      continue;
+    }
+    if (f.emit) {
+      page.tokens.push_back(-1);
+      if (is_block(el.tag)) {
+        ++box;
+        pending_space = true;
+      }
+      if (el.tag == GUMBO_TAG_A && attr(el, "href")) --link_depth;
+      if (el.tag == GUMBO_TAG_H1) --h1_depth;
+    }
+    stack.pop_back();
+  }
+  compute_features(page, infos, first_h1_word);
+  return page;
+}
+
+std::string render_words(const ParsedPage& page, std::size_t first, std::size_t last) {
+  std::string out;
+  std::uint32_t block = 0;
+  for (std::size_t i = first; i < last && i < page.words.size(); ++i) {
+    const Word& w = page.words[i];
+    if (i != first) {
+      if (w.block != block) {
+        out += "\n\n";
+      } else if (w.space_before) {
+        out += ' ';
+      }
+    }
+    out.append(w.text);
+    block = w.block;
+  }
+  return out;
+}
+
+std::string render_blocks(const ParsedPage& page, const std::vector<std::uint32_t>& blocks) {
+  std::string out;
+  for (const std::uint32_t b : blocks) {
+    if (!out.empty()) out += "\n\n";
+    const Block& block = page.blocks[b];
+    out += render_words(page, block.first_word, block.end_word);
+  }
+  return out;
+}
+
+}  // namespace newsflow::extractors

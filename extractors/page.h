@@ -1,0 +1,70 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "extractors/error.h"
+#include "extractors/metadata.h"
+#include "tl/expected.hpp"
+
+struct GumboInternalOutput;
+
+namespace newsflow::extractors {
+
+/// A word of visible text. `text` points into the `ParsedPage` that holds it.
+struct Word {
+  std::string_view text;
+  std::uint32_t block;  ///< index into ParsedPage::blocks
+  bool space_before;    ///< whitespace separated it from the previous word
+  bool in_link;         ///< inside an <a href>
+};
+
+/// A block-level box of visible text (a paragraph, list item, table cell, heading, ...): the
+/// unit MSS scores. Its words are `words[first_word, end_word)`.
+struct Block {
+  std::uint32_t first_word = 0;
+  std::uint32_t end_word = 0;
+  std::uint32_t link_words = 0;
+  std::uint32_t word_count() const { return end_word - first_word; }
+  std::vector<std::uint64_t> features;  ///< hashed features, filled by `compute_features`
+};
+
+/// A parsed page: its words in document order grouped into blocks, the flat tag/word token
+/// sequence (for Finn's method) and the raw metadata. Owns the parse tree the words point into.
+struct ParsedPage {
+  ParsedPage();
+  ParsedPage(ParsedPage&&) noexcept;
+  ParsedPage& operator=(ParsedPage&&) noexcept;
+  ~ParsedPage();
+
+  std::vector<Word> words;
+  std::vector<Block> blocks;
+  std::vector<std::int32_t> tokens;  ///< word index, or -1 for a tag
+  RawMetadata metadata;
+
+  struct Tree;
+  std::unique_ptr<Tree> tree;
+};
+
+/// Limits of `parse_page`.
+struct ParseLimits {
+  std::size_t max_html_bytes = 8 * 1024 * 1024;
+  std::size_t max_nesting_depth = 5000;
+};
+
+/// Parses UTF-8 HTML with Gumbo and walks it once (iteratively) into words, blocks, tokens and
+/// metadata, computing each block's hashed features. Script, style, noscript, template, hidden
+/// elements and comments contribute no words. Fails for empty, binary, non-UTF-8, oversized or
+/// hostilely nested input.
+tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html, const ParseLimits& limits);
+
+/// The text of words [first, last) with paragraphs (blocks) separated by "\n\n".
+std::string render_words(const ParsedPage& page, std::size_t first, std::size_t last);
+
+/// The text of the given blocks (ascending indices), separated by "\n\n".
+std::string render_blocks(const ParsedPage& page, const std::vector<std::uint32_t>& blocks);
+
+}  // namespace newsflow::extractors
