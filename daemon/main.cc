@@ -15,6 +15,8 @@
 #include "daemon/version.h"
 #include "extractors/charset.h"
 #include "extractors/html.h"
+#include "extractors/mss.h"
+#include "extractors/page.h"
 
 namespace {
 
@@ -93,6 +95,9 @@ int main(int argc, char** argv) {
   extract->add_option("page", page_path, "HTML file (raw bytes; charset detected)")->required();
   extract->add_option("--url", page_url, "the page's URL")->capture_default_str();
   extract->add_option("--config", config_path, "YAML config file");
+  bool explain = false;
+  extract->add_flag("--explain", explain,
+                    "print every block with its P(article) and whether MSS kept it, as TSV");
 
   std::string check_path;
   auto* check = app.add_subcommand("check-config", "Validate a config file; exit 1 on problems");
@@ -177,6 +182,28 @@ int main(int argc, char** argv) {
     }
     std::ostringstream bytes;
     bytes << in.rdbuf();
+    if (explain) {
+      auto decoded = extractors::decode_to_utf8(bytes.str(), "");
+      if (!decoded) return 1;
+      auto page = extractors::parse_page(decoded->text, {c->extract.max_html_bytes,
+                                                         c->extract.max_nesting_depth});
+      if (!page) {
+        std::fprintf(stderr, "extract: %s\n", page.error().detail.c_str());
+        return 1;
+      }
+      const auto& model = extractors::MssModel::builtin();
+      const auto kept = extractors::segment_mss(*page, model, c->extract.segment);
+      std::printf("block\twords\tlink_words\tp_article\tkept\ttext\n");
+      for (std::size_t i = 0; i < page->blocks.size(); ++i) {
+        const auto& b = page->blocks[i];
+        std::string text = extractors::render_words(*page, b.first_word, b.end_word);
+        if (text.size() > 80) text = text.substr(0, 80) + "...";
+        std::printf("%zu\t%u\t%u\t%.3f\t%d\t%s\n", i, b.word_count(), b.link_words,
+                    model.probability(b.features),
+                    std::find(kept.begin(), kept.end(), i) != kept.end() ? 1 : 0, text.c_str());
+      }
+      return 0;
+    }
     daemon::Pipeline pipeline(*c, nullptr);
     daemon::Input input;
     input.url = page_url.empty() ? "file://" + page_path : page_url;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "extractors/internal/stopwords.h"
 #include "extractors/text.h"
@@ -251,12 +252,6 @@ void compute_features(ParsedPage& page, const std::vector<BlockInfo>& infos,
     f.push_back("t01=" + info.tags[0] + "/" + info.tags[1]);
     f.push_back("t012=" + info.tags[0] + "/" + info.tags[1] + "/" + info.tags[2]);
     f.push_back("t0&wc=" + info.tags[0] + "&" + wc);
-    for (int level = 0; level < 3; ++level) {
-      for (const auto& c : info.classes[level]) {
-        f.push_back("c" + std::to_string(level) + "=" + c);
-        f.push_back("c=" + c);
-      }
-    }
     for (const auto& flag : info.flags) f.push_back("in=" + flag);
     for (int d : {-2, -1, 1, 2}) {
       const std::ptrdiff_t j = static_cast<std::ptrdiff_t>(i) + d;
@@ -341,9 +336,14 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html, const P
       std::vector<std::string> words;
       class_words(el, words);
       for (const auto& w : words) {
-        for (const char* hint : {"comment", "related", "share", "social", "promo", "advert",
-                                 "sidebar", "footer", "menu", "newsletter", "cookie", "caption",
-                                 "byline", "author", "content", "article", "story", "body"}) {
+        for (const char* hint :
+             {"comment", "related", "share", "social", "promo", "advert", "sidebar", "footer",
+              "menu", "newsletter", "cookie", "caption", "byline", "author", "content", "article",
+              "story", "body", "nav", "breadcrumb", "tag", "meta", "date", "headline", "title",
+              "teaser", "recommend", "more", "widget", "banner", "sponsor", "subscribe", "signup",
+              "login", "copyright", "credit", "photo", "image", "gallery", "video", "text",
+              "entry", "post", "main", "lead", "summary", "intro", "header", "popular", "trending",
+              "card", "list", "hidden", "modal", "disclaimer", "bio", "rich", "prose"}) {
           if (w.find(hint) != std::string::npos &&
               std::find(info.flags.begin(), info.flags.end(), hint) == info.flags.end()) {
             info.flags.emplace_back(hint);
