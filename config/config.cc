@@ -265,6 +265,7 @@ tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_te
       if (!extractors::parse_extract_method(method, c.extract.method)) {
         e.problem("method", "must be one of mss, finn, got '" + method + "'");
       }
+      e.string("model_file", c.extract_model_file);
       e.number("drop_below", c.extract.segment.drop_below, 0.0, 1.0);
       e.number("secondary_share", c.extract.segment.secondary_share, 0.0, 10.0);
       e.integer("max_html_bytes", c.extract.max_html_bytes, 1024, 1LL << 30);

@@ -53,6 +53,7 @@ struct Config {
   HttpConfig http;
   LogConfig log;
   extractors::ExtractOptions extract;
+  std::string extract_model_file;  ///< `extract.model_file`: an MSS model to use instead of the built-in one
   dedup::WindowOptions window;
   dedup::StoryOptions stories;
 };

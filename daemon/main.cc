@@ -129,6 +129,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   train->add_option("--cv-output", train_cmd.cv_output,
                     "write the cross-validated predictions as replay output JSONL");
+  train->add_option("--epochs", train_cmd.epochs, "SGD epochs")->capture_default_str();
+  train->add_option("--learning-rate", train_cmd.learning_rate, "SGD step")->capture_default_str();
+  train->add_option("--l2", train_cmd.l2, "L2 regularization")->capture_default_str();
   train->add_option("--config", config_path, "YAML config file (segmentation options)");
 
   CLI11_PARSE(app, argc, argv);
@@ -147,6 +150,20 @@ int main(int argc, char** argv) {
 
   auto c = load(config_path);
   if (!c) return 2;
+  static std::optional<extractors::MssModel> custom_model;
+  if (!c->extract_model_file.empty()) {
+    std::ifstream in(c->extract_model_file, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    auto m = extractors::MssModel::parse(text.str());
+    if (!in || !m) {
+      std::fprintf(stderr, "config error: extract.model_file: cannot load %s: %s\n",
+                   c->extract_model_file.c_str(), in ? m.error().c_str() : "cannot read");
+      return 2;
+    }
+    custom_model = std::move(*m);
+    c->extract.model = &*custom_model;
+  }
   setup_logging(*c, log_format);
 
   if (*run) return daemon::run_service(*c);
@@ -191,7 +208,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "extract: %s\n", page.error().detail.c_str());
         return 1;
       }
-      const auto& model = extractors::MssModel::builtin();
+      const auto& model = c->extract.model ? *c->extract.model : extractors::MssModel::builtin();
       const auto kept = extractors::segment_mss(*page, model, c->extract.segment);
       std::printf("block\twords\tlink_words\tp_article\tkept\ttext\n");
       for (std::size_t i = 0; i < page->blocks.size(); ++i) {

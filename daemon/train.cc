@@ -196,6 +196,9 @@ int run_train_extractor(const config::Config& config, const TrainCommand& comman
                positives);
 
   extractors::TrainOptions train_options;
+  train_options.epochs = command.epochs;
+  train_options.learning_rate = command.learning_rate;
+  train_options.l2 = command.l2;
   if (command.folds >= 2) {
     std::vector<ShingleCounts> mss_counts;
     std::ofstream cv_out;

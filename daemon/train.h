@@ -13,6 +13,9 @@ struct TrainCommand {
   std::string out;        ///< model file to write (empty: do not train the final model)
   std::string cv_output;  ///< optional: the cross-validated predictions as replay output JSONL
   int folds = 5;          ///< k of k-fold cross-validation (0 or 1: none)
+  int epochs = 12;
+  double learning_rate = 0.05;
+  double l2 = 1e-6;
 };
 
 /// Trains the MSS block classifier on labelled pages, reports k-fold cross-validated token

@@ -107,10 +107,15 @@ std::vector<std::uint32_t> segment_mss(const ParsedPage& page, const MssModel& m
                                        const SegmentOptions& options) {
   const std::size_t n = page.blocks.size();
   std::vector<double> prob(n), score(n);
+  double max_prob = 0;
   for (std::size_t i = 0; i < n; ++i) {
     prob[i] = model.probability(page.blocks[i].features);
-    score[i] = (prob[i] - 0.5) * page.blocks[i].word_count();
+    if (page.blocks[i].word_count() > 0) max_prob = std::max(max_prob, prob[i]);
   }
+  // A page where no block looks like an article still has a most article-like region: centre
+  // the scores on half the best probability instead of returning nothing.
+  const double centre = max_prob > 0.5 ? 0.5 : max_prob / 2;
+  for (std::size_t i = 0; i < n; ++i) score[i] = (prob[i] - centre) * page.blocks[i].word_count();
   // All maximal-scoring disjoint runs (Ruzzo & Tompa 1999), linear time.
   struct Run {
     std::size_t begin, end;  // [begin, end)
@@ -147,7 +152,7 @@ std::vector<std::uint32_t> segment_mss(const ParsedPage& page, const MssModel& m
     if (s < best && s < best * options.secondary_share) continue;
     for (std::size_t i = r.begin; i < r.end; ++i) {
       if (page.blocks[i].word_count() == 0) continue;
-      if (prob[i] < options.drop_below) continue;
+      if (prob[i] < options.drop_below * centre * 2) continue;
       out.push_back(static_cast<std::uint32_t>(i));
     }
   }

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 
 #include "extractors/internal/stopwords.h"
 #include "extractors/text.h"
@@ -154,7 +153,6 @@ std::uint64_t fnv1a(std::string_view s) {
 // What the walk knows about a block when its first word arrives, plus running counts.
 struct BlockInfo {
   std::string tags[3];                 // innermost element tags, innermost first
-  std::vector<std::string> classes[3];  // class/id words of those elements
   std::vector<std::string> flags;      // containers it sits in: article, nav, footer, ...
   std::uint32_t chars = 0, punct = 0, stop = 0, digits = 0, caps = 0;
   bool ends_sentence = false;
@@ -221,6 +219,12 @@ int bucket_ratio(double r, int steps) {
 void compute_features(ParsedPage& page, const std::vector<BlockInfo>& infos,
                       std::size_t first_h1_word) {
   const std::size_t total_words = std::max<std::size_t>(1, page.words.size());
+  // Rank of each block by length: the article's paragraphs are usually the page's longest.
+  std::vector<std::uint32_t> lengths;
+  for (const auto& b : page.blocks) lengths.push_back(b.word_count());
+  std::sort(lengths.begin(), lengths.end(), std::greater<>());
+  const std::uint32_t top3 = lengths.size() > 2 ? lengths[2] : (lengths.empty() ? 0 : lengths.back());
+  const std::uint32_t top10 = lengths.size() > 9 ? lengths[9] : (lengths.empty() ? 0 : lengths.back());
   std::vector<std::string> f;
   auto wc_bucket = [&](std::size_t i) { return bucket_log2(page.blocks[i].word_count()); };
   auto ld_bucket = [&](std::size_t i) {
@@ -245,6 +249,9 @@ void compute_features(ParsedPage& page, const std::vector<BlockInfo>& infos,
     f.push_back("cap=" + std::to_string(bucket_ratio(info.caps / words, 4)));
     f.push_back(std::string("end=") + (info.ends_sentence ? "1" : "0"));
     f.push_back("pos=" + std::to_string(bucket_ratio(double(b.first_word) / total_words, 9)));
+    f.push_back(std::string("rank=") + (b.word_count() >= top3    ? "top3"
+                                        : b.word_count() >= top10 ? "top10"
+                                                                  : "rest"));
     f.push_back(std::string("h1=") + (first_h1_word == SIZE_MAX ? "none"
                                       : b.first_word < first_h1_word ? "before" : "after"));
     f.push_back("t0=" + info.tags[0]);
@@ -326,7 +333,6 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html, const P
       const GumboElement& el = it->node->v.element;
       if (level < 3) {
         info.tags[level] = gumbo_normalized_tagname(el.tag);
-        class_words(el, info.classes[level]);
         ++level;
       }
       if (const char* flag = container_flag(el);

@@ -89,7 +89,9 @@ TEST(Html, FinnKeepsTheTextBodyAndDropsNavigation) {
       "<div><p>The first paragraph of the story has quite a few words in it, enough to win.</p>"
       "<p>The second paragraph <b>continues</b> the story with more plain words here.</p></div>"
       "<footer><a href='/c'>Contact</a> <a href='/d'>Privacy</a></footer></body></html>";
-  auto a = extract_html(html, "https://www.news.test/s?id=1", {});
+  ExtractOptions finn;
+  finn.method = ExtractMethod::kFinn;
+  auto a = extract_html(html, "https://www.news.test/s?id=1", finn);
   ASSERT_TRUE(a) << a.error().detail;
   EXPECT_EQ(a->text,
             "The first paragraph of the story has quite a few words in it, enough to win.\n\n"
@@ -102,8 +104,10 @@ TEST(Html, FinnKeepsTheTextBodyAndDropsNavigation) {
 }
 
 TEST(Html, InlineMarkupDoesNotSplitWords) {
+  ExtractOptions finn;
+  finn.method = ExtractMethod::kFinn;
   auto a = extract_html("<p>one two three four five six <b>bold</b>ness seven eight</p>",
-                        "https://x.test/", {});
+                        "https://x.test/", finn);
   ASSERT_TRUE(a);
   EXPECT_EQ(a->text, "one two three four five six boldness seven eight");
 }
