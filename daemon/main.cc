@@ -210,13 +210,14 @@ int main(int argc, char** argv) {
       }
       const auto& model = c->extract.model ? *c->extract.model : extractors::MssModel::builtin();
       const auto kept = extractors::segment_mss(*page, model, c->extract.segment);
+      const auto probabilities = model.probabilities(*page);
       std::printf("block\twords\tlink_words\tp_article\tkept\ttext\n");
       for (std::size_t i = 0; i < page->blocks.size(); ++i) {
         const auto& b = page->blocks[i];
         std::string text = extractors::render_words(*page, b.first_word, b.end_word);
         if (text.size() > 80) text = text.substr(0, 80) + "...";
         std::printf("%zu\t%u\t%u\t%.3f\t%d\t%s\n", i, b.word_count(), b.link_words,
-                    model.probability(b.features),
+                    probabilities[i],
                     std::find(kept.begin(), kept.end(), i) != kept.end() ? 1 : 0, text.c_str());
       }
       return 0;

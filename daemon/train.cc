@@ -93,10 +93,10 @@ std::vector<extractors::TrainingBlock> label_blocks(const extractors::ParsedPage
   std::vector<extractors::TrainingBlock> out;
   for (std::size_t b = 0; b < page.blocks.size(); ++b) {
     const auto& block = page.blocks[b];
-    if (block.word_count() == 0) continue;
     const auto tokens = word_tokens(extractors::render_words(page, block.first_word, block.end_word));
     bool article = false;
     if (tokens.empty()) {
+      out.push_back({block.features, false, 0.0f});  // context only
       continue;
     } else if (tokens.size() < 3) {
       article = grams[tokens.size()].count(join(tokens, 0, tokens.size())) > 0;
@@ -204,10 +204,10 @@ int run_train_extractor(const config::Config& config, const TrainCommand& comman
     std::ofstream cv_out;
     if (!command.cv_output.empty()) cv_out.open(command.cv_output);
     for (int fold = 0; fold < command.folds; ++fold) {
-      std::vector<extractors::TrainingBlock> train_blocks;
+      std::vector<std::vector<extractors::TrainingBlock>> train_blocks;
       for (std::size_t i = 0; i < pages.size(); ++i) {
         if (static_cast<int>(i % command.folds) == fold) continue;
-        train_blocks.insert(train_blocks.end(), pages[i].blocks.begin(), pages[i].blocks.end());
+        train_blocks.push_back(pages[i].blocks);
       }
       const extractors::MssModel model = extractors::train_mss(train_blocks, train_options);
       for (std::size_t i = fold; i < pages.size(); i += command.folds) {
@@ -222,8 +222,8 @@ int run_train_extractor(const config::Config& config, const TrainCommand& comman
                 command.folds, pages.size(), s.precision, s.recall, s.f1);
   }
   if (!command.out.empty()) {
-    std::vector<extractors::TrainingBlock> all;
-    for (const auto& p : pages) all.insert(all.end(), p.blocks.begin(), p.blocks.end());
+    std::vector<std::vector<extractors::TrainingBlock>> all;
+    for (const auto& p : pages) all.push_back(p.blocks);
     const extractors::MssModel model = extractors::train_mss(all, train_options);
     std::ofstream out(command.out, std::ios::binary);
     out << model.serialize();

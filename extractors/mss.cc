@@ -11,7 +11,79 @@ namespace newsflow::extractors {
 
 extern const char* const kBuiltinMssModel;
 
-MssModel::MssModel(int bits) : bits_(bits), weights_(std::size_t{1} << bits, 0.0f) {}
+MssModel::MssModel(int bits)
+    : bits_(bits),
+      stage1_(std::size_t{1} << bits, 0.0f),
+      stage2_(std::size_t{1} << bits, 0.0f) {}
+
+namespace {
+
+double logistic(const std::vector<float>& w, const std::vector<std::uint64_t>& features) {
+  const std::uint64_t mask = w.size() - 1;
+  double z = 0;
+  for (const std::uint64_t f : features) z += w[f & mask];
+  return 1.0 / (1.0 + std::exp(-z));
+}
+
+std::uint64_t fnv1a(std::string_view s) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (const char c : s) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+void sgd(std::vector<float>& w, const std::vector<const std::vector<std::uint64_t>*>& features,
+         const std::vector<const TrainingBlock*>& blocks, const TrainOptions& options) {
+  const std::uint64_t mask = w.size() - 1;
+  std::vector<std::size_t> order(blocks.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937_64 rng(options.seed);
+  for (int epoch = 0; epoch < options.epochs; ++epoch) {
+    std::shuffle(order.begin(), order.end(), rng);
+    const double lr = options.learning_rate / (1.0 + epoch * 0.5);
+    for (const std::size_t i : order) {
+      const TrainingBlock& b = *blocks[i];
+      if (b.weight <= 0) continue;
+      const auto& f = *features[i];
+      const double g = (logistic(w, f) - (b.article ? 1.0 : 0.0)) * b.weight;
+      for (const auto h : f) {
+        float& wf = w[h & mask];
+        wf -= static_cast<float>(lr * (g + options.l2 * wf));
+      }
+    }
+  }
+}
+
+int bucket10(double p) { return std::clamp(static_cast<int>(p * 10), 0, 9); }
+const char* level3(double p) { return p < 0.3 ? "lo" : p < 0.7 ? "mid" : "hi"; }
+
+}  // namespace
+
+void append_context_features(const std::vector<double>& stage1, std::size_t i,
+                             std::vector<std::uint64_t>& features) {
+  const auto at = [&](std::ptrdiff_t d) -> double {
+    const std::ptrdiff_t j = static_cast<std::ptrdiff_t>(i) + d;
+    return j < 0 || j >= static_cast<std::ptrdiff_t>(stage1.size()) ? -1.0
+                                                                      : stage1[static_cast<std::size_t>(j)];
+  };
+  const auto name = [](double p) { return p < 0 ? std::string("none") : std::to_string(bucket10(p)); };
+  features.push_back(fnv1a("s0=" + name(at(0))));
+  for (int d : {-2, -1, 1, 2}) features.push_back(fnv1a("s" + std::to_string(d) + "=" + name(at(d))));
+  double best_before = 0, best_after = 0;
+  for (int d = 1; d <= 3; ++d) {
+    best_before = std::max(best_before, at(-d));
+    best_after = std::max(best_after, at(d));
+  }
+  features.push_back(fnv1a("smaxb=" + name(best_before)));
+  features.push_back(fnv1a("smaxa=" + name(best_after)));
+  features.push_back(fnv1a(std::string("s3=") + level3(at(-1)) + "/" + level3(at(0)) + "/" +
+                           level3(at(1))));
+  features.push_back(fnv1a(std::string("sba=") + level3(best_before) + "/" + level3(at(0)) + "/" +
+                           level3(best_after)));
+  features.push_back(fnv1a("s2bias"));
+}
 
 tl::expected<MssModel, std::string> MssModel::parse(std::string_view text) {
   auto next_line = [&text]() {
@@ -21,8 +93,8 @@ tl::expected<MssModel, std::string> MssModel::parse(std::string_view text) {
     return line;
   };
   const std::string_view header = next_line();
-  constexpr std::string_view kMagic = "newsflow-mss-model 1 ";
-  if (!header.starts_with(kMagic)) return tl::unexpected(std::string("not an MSS model file"));
+  constexpr std::string_view kMagic = "newsflow-mss-model 2 ";
+  if (!header.starts_with(kMagic)) return tl::unexpected(std::string("not an MSS model file (v2)"));
   int bits = 0;
   const auto b = header.substr(kMagic.size());
   if (std::from_chars(b.data(), b.data() + b.size(), bits).ec != std::errc() || bits < 8 ||
@@ -35,39 +107,59 @@ tl::expected<MssModel, std::string> MssModel::parse(std::string_view text) {
     const std::string_view line = next_line();
     ++line_no;
     if (line.empty()) continue;
-    const auto space = line.find(' ');
+    int stage = 0;
     std::size_t index = 0;
-    if (space == std::string_view::npos ||
-        std::from_chars(line.data(), line.data() + space, index).ec != std::errc() ||
-        index >= model.weights_.size()) {
+    float w = 0;
+    const char* p = line.data();
+    const char* end = line.data() + line.size();
+    auto r1 = std::from_chars(p, end, stage);
+    if (r1.ec != std::errc() || (stage != 1 && stage != 2) || r1.ptr == end) {
       return tl::unexpected("bad model line " + std::to_string(line_no));
     }
-    // from_chars for float is in GCC 11+.
-    float w = 0;
-    if (std::from_chars(line.data() + space + 1, line.data() + line.size(), w).ec != std::errc()) {
+    auto r2 = std::from_chars(r1.ptr + 1, end, index);
+    if (r2.ec != std::errc() || index >= model.stage1_.size() || r2.ptr == end) {
+      return tl::unexpected("bad model line " + std::to_string(line_no));
+    }
+    if (std::from_chars(r2.ptr + 1, end, w).ec != std::errc()) {
       return tl::unexpected("bad weight on model line " + std::to_string(line_no));
     }
-    model.weights_[index] = w;
+    (stage == 1 ? model.stage1_ : model.stage2_)[index] = w;
+    if (stage == 2) model.has_stage2_ = true;
   }
   return model;
 }
 
 std::string MssModel::serialize() const {
-  std::string out = "newsflow-mss-model 1 " + std::to_string(bits_) + "\n";
+  std::string out = "newsflow-mss-model 2 " + std::to_string(bits_) + "\n";
   char buf[64];
-  for (std::size_t i = 0; i < weights_.size(); ++i) {
-    if (weights_[i] == 0.0f) continue;
-    std::snprintf(buf, sizeof buf, "%zu %.6g\n", i, static_cast<double>(weights_[i]));
-    out += buf;
+  for (int stage : {1, 2}) {
+    const auto& w = stage == 1 ? stage1_ : stage2_;
+    if (stage == 2 && !has_stage2_) break;
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      if (w[i] == 0.0f) continue;
+      std::snprintf(buf, sizeof buf, "%d %zu %.6g\n", stage, i, static_cast<double>(w[i]));
+      out += buf;
+    }
   }
   return out;
 }
 
-double MssModel::probability(const std::vector<std::uint64_t>& features) const {
-  const std::uint64_t mask = (std::uint64_t{1} << bits_) - 1;
-  double z = 0;
-  for (const std::uint64_t f : features) z += weights_[f & mask];
-  return 1.0 / (1.0 + std::exp(-z));
+double MssModel::stage1(const std::vector<std::uint64_t>& features) const {
+  return logistic(stage1_, features);
+}
+
+std::vector<double> MssModel::probabilities(const ParsedPage& page) const {
+  std::vector<double> p1(page.blocks.size());
+  for (std::size_t i = 0; i < p1.size(); ++i) p1[i] = stage1(page.blocks[i].features);
+  if (!has_stage2_) return p1;
+  std::vector<double> p2(p1.size());
+  std::vector<std::uint64_t> f;
+  for (std::size_t i = 0; i < p1.size(); ++i) {
+    f = page.blocks[i].features;
+    append_context_features(p1, i, f);
+    p2[i] = logistic(stage2_, f);
+  }
+  return p2;
 }
 
 const MssModel& MssModel::builtin() {
@@ -78,38 +170,63 @@ const MssModel& MssModel::builtin() {
   return model;
 }
 
-MssModel train_mss(const std::vector<TrainingBlock>& blocks, const TrainOptions& options) {
+MssModel train_mss(const std::vector<std::vector<TrainingBlock>>& pages,
+                   const TrainOptions& options) {
   MssModel model(options.bits);
-  auto& w = model.weights();
-  const std::uint64_t mask = (std::uint64_t{1} << options.bits) - 1;
-  std::vector<std::size_t> order(blocks.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::mt19937_64 rng(options.seed);
-  for (int epoch = 0; epoch < options.epochs; ++epoch) {
-    std::shuffle(order.begin(), order.end(), rng);
-    const double lr = options.learning_rate / (1.0 + epoch * 0.5);
-    for (const std::size_t i : order) {
-      const TrainingBlock& b = blocks[i];
-      double z = 0;
-      for (const auto f : b.features) z += w[f & mask];
-      const double p = 1.0 / (1.0 + std::exp(-z));
-      const double g = (p - (b.article ? 1.0 : 0.0)) * b.weight;
-      for (const auto f : b.features) {
-        float& wf = w[f & mask];
-        wf -= static_cast<float>(lr * (g + options.l2 * wf));
+  auto collect = [&](auto keep_page, std::vector<const std::vector<std::uint64_t>*>& features,
+                     std::vector<const TrainingBlock*>& blocks) {
+    for (std::size_t p = 0; p < pages.size(); ++p) {
+      if (!keep_page(p)) continue;
+      for (const auto& b : pages[p]) {
+        features.push_back(&b.features);
+        blocks.push_back(&b);
       }
     }
+  };
+  // Stage 1 on everything.
+  {
+    std::vector<const std::vector<std::uint64_t>*> f;
+    std::vector<const TrainingBlock*> b;
+    collect([](std::size_t) { return true; }, f, b);
+    sgd(model.weights(1), f, b, options);
   }
+  // Stage-1 probabilities cross-fitted over 3 folds of pages.
+  constexpr std::size_t kFolds = 3;
+  std::vector<std::vector<double>> crossfit(pages.size());
+  for (std::size_t fold = 0; fold < kFolds; ++fold) {
+    std::vector<const std::vector<std::uint64_t>*> f;
+    std::vector<const TrainingBlock*> b;
+    collect([&](std::size_t p) { return p % kFolds != fold; }, f, b);
+    std::vector<float> w(model.weights(1).size(), 0.0f);
+    sgd(w, f, b, options);
+    for (std::size_t p = fold; p < pages.size(); p += kFolds) {
+      for (const auto& block : pages[p]) crossfit[p].push_back(logistic(w, block.features));
+    }
+  }
+  // Stage 2 on block features plus the context of cross-fitted probabilities.
+  std::vector<std::vector<std::uint64_t>> stage2_features;
+  std::vector<const TrainingBlock*> blocks;
+  for (std::size_t p = 0; p < pages.size(); ++p) {
+    for (std::size_t i = 0; i < pages[p].size(); ++i) {
+      stage2_features.push_back(pages[p][i].features);
+      append_context_features(crossfit[p], i, stage2_features.back());
+      blocks.push_back(&pages[p][i]);
+    }
+  }
+  std::vector<const std::vector<std::uint64_t>*> f;
+  for (const auto& v : stage2_features) f.push_back(&v);
+  sgd(model.weights(2), f, blocks, options);
+  model.enable_stage2();
   return model;
 }
 
 std::vector<std::uint32_t> segment_mss(const ParsedPage& page, const MssModel& model,
                                        const SegmentOptions& options) {
   const std::size_t n = page.blocks.size();
-  std::vector<double> prob(n), score(n);
+  const std::vector<double> prob = model.probabilities(page);
+  std::vector<double> score(n);
   double max_prob = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    prob[i] = model.probability(page.blocks[i].features);
     if (page.blocks[i].word_count() > 0) max_prob = std::max(max_prob, prob[i]);
   }
   // A page where no block looks like an article still has a most article-like region: centre

@@ -10,32 +10,45 @@
 
 namespace newsflow::extractors {
 
-/// A logistic-regression model over hashed block features: P(article | features). Immutable
-/// after construction; thread-safe to share.
+/// A two-stage logistic-regression model over hashed block features. Stage 1 gives
+/// P(article | block features); stage 2 sees the block's features plus the stage-1
+/// probabilities of its neighbours (a stacked, contextual classifier), so a paragraph between
+/// confident paragraphs is lifted and a lone link box among them is pushed down. Immutable after
+/// construction; thread-safe to share.
 class MssModel {
  public:
-  /// An all-zero model (every block scores 0.5) with 2^bits weights.
+  /// An all-zero model (every block scores 0.5) with 2^bits weights per stage.
   explicit MssModel(int bits = 18);
 
   /// Parses the text format written by `serialize`: a header line
-  /// `newsflow-mss-model 1 <bits>` then one `<index> <weight>` line per non-zero weight.
+  /// `newsflow-mss-model 2 <bits>` then one `<stage> <index> <weight>` line per non-zero weight.
   static tl::expected<MssModel, std::string> parse(std::string_view text);
   std::string serialize() const;
 
-  /// P(article) of a block with these hashed features.
-  double probability(const std::vector<std::uint64_t>& features) const;
+  /// Stage-1 P(article) of a block with these hashed features.
+  double stage1(const std::vector<std::uint64_t>& features) const;
+
+  /// P(article) of every block of the page (both stages).
+  std::vector<double> probabilities(const ParsedPage& page) const;
 
   /// The model compiled into the binary (extractors/model/mss_model.txt).
   static const MssModel& builtin();
 
   int bits() const { return bits_; }
-  std::vector<float>& weights() { return weights_; }
-  const std::vector<float>& weights() const { return weights_; }
+  std::vector<float>& weights(int stage) { return stage == 1 ? stage1_ : stage2_; }
+  /// Marks stage 2 as trained (an untrained stage 2 is skipped).
+  void enable_stage2() { has_stage2_ = true; }
 
  private:
   int bits_;
-  std::vector<float> weights_;
+  std::vector<float> stage1_;
+  std::vector<float> stage2_;
+  bool has_stage2_ = false;
 };
+
+/// The stage-2 context features of block `i` given stage-1 probabilities of all blocks.
+void append_context_features(const std::vector<double>& stage1, std::size_t i,
+                             std::vector<std::uint64_t>& features);
 
 /// One labelled block for training.
 struct TrainingBlock {
@@ -53,8 +66,12 @@ struct TrainOptions {
   std::uint64_t seed = 1;
 };
 
-/// Fits the model with stochastic gradient descent (deterministic for a given seed).
-MssModel train_mss(const std::vector<TrainingBlock>& blocks, const TrainOptions& options);
+/// Fits both stages with stochastic gradient descent (deterministic for a given seed). `pages`
+/// holds every page's blocks in document order (weight 0 for unlabelled blocks, which still
+/// give context). Stage 2 is trained on stage-1 probabilities cross-fitted over 3 folds of
+/// pages, so it learns how much to trust stage 1 on unseen pages.
+MssModel train_mss(const std::vector<std::vector<TrainingBlock>>& pages,
+                   const TrainOptions& options);
 
 /// Options of segmentation.
 struct SegmentOptions {
