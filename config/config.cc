@@ -280,6 +280,23 @@ tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_te
       c.stories.window_seconds = hours * 3600;
     }
     {
+      Section d = top.section("dedup");
+      std::string scheme = "shingles";
+      d.string("signature", scheme);
+      if (!dedup::parse_signature_scheme(scheme, c.signature.scheme)) {
+        d.problem("signature", "must be one of shingles, spotsigs, got '" + scheme + "'");
+      }
+      d.integer("shingle_words", c.signature.shingle_words, 1, 16);
+      d.integer("spot_chain", c.signature.spot_chain, 1, 8);
+      d.number("near_threshold", c.window.near_threshold, 0.0, 1.0);
+      d.number("contained_threshold", c.window.contained_threshold, 0.0, 1.0);
+      d.number("contained_max_ratio", c.window.contained_max_ratio, 0.0, 1.0);
+      d.integer("bands", c.window.bands, 1, dedup::kSketchSlots);
+      if (dedup::kSketchSlots % c.window.bands != 0) {
+        d.problem("bands", "must divide " + std::to_string(dedup::kSketchSlots));
+      }
+    }
+    {
       Section s = top.section("stories");
       s.integer("max_listed", c.stories.max_listed, 1, 100000);
     }

@@ -55,6 +55,7 @@ struct Config {
   extractors::ExtractOptions extract;
   std::string extract_model_file;  ///< `extract.model_file`: an MSS model to use instead of the built-in one
   dedup::WindowOptions window;
+  dedup::SignatureOptions signature;
   dedup::StoryOptions stories;
 };
 

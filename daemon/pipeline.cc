@@ -149,8 +149,9 @@ tl::expected<std::vector<Output>, Failure> Pipeline::process(const Input& input)
   a.id = !input.id.empty() ? input.id : derived_id(a.canonical_url);
 
   t0 = Clock::now();
-  const dedup::ContentHash hash = dedup::content_hash(dedup::normalize_text(a.text));
-  out.content_hash = hash.hex();
+  const dedup::Fingerprint fp =
+      dedup::make_fingerprint(dedup::normalize_text(a.text), config_.signature);
+  out.content_hash = fp.exact.hex();
   // Event time: the input's own published/fetched time. A date printed on the page is not
   // trusted for windowing: templates carry stale dates and copies keep the original's.
   std::int64_t event_time = window_.watermark();
@@ -159,7 +160,7 @@ tl::expected<std::vector<Output>, Failure> Pipeline::process(const Input& input)
   } else if (input.fetched_at) {
     event_time = *input.fetched_at;
   }
-  out.verdict = window_.observe(a.id, hash, event_time);
+  out.verdict = window_.observe(a.id, fp, event_time);
   if (metrics_) metrics_->stage_seconds("dedup", seconds_since(t0));
 
   t0 = Clock::now();

@@ -14,40 +14,129 @@ std::string_view dup_kind_name(DupKind k) {
   return "unique";
 }
 
-Verdict DedupWindow::observe(std::string_view id, const ContentHash& hash,
-                             std::int64_t event_time) {
+Fingerprint make_fingerprint(std::string_view normalized_text, const SignatureOptions& options) {
+  Fingerprint fp;
+  fp.exact = content_hash(normalized_text);
+  const auto phrases = phrase_hashes(normalized_text, options);
+  fp.sketch = minhash_sketch(phrases);
+  fp.phrases = static_cast<std::uint32_t>(phrases.size());
+  return fp;
+}
+
+DedupWindow::DedupWindow(WindowOptions options)
+    : options_(options), rows_(kSketchSlots / std::clamp(options.bands, 1, kSketchSlots)) {}
+
+std::vector<std::uint64_t> DedupWindow::band_keys(const Sketch& sketch) const {
+  std::vector<std::uint64_t> keys;
+  const int bands = kSketchSlots / rows_;
+  keys.reserve(static_cast<std::size_t>(bands));
+  for (int b = 0; b < bands; ++b) {
+    std::uint64_t key = 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(b + 1);
+    for (int r = 0; r < rows_; ++r) {
+      key ^= sketch[static_cast<std::size_t>(b * rows_ + r)] + 0x9E3779B97F4A7C15ULL + (key << 6) +
+             (key >> 2);
+    }
+    keys.push_back(key);
+  }
+  return keys;
+}
+
+Verdict DedupWindow::judge(const Fingerprint& fp) const {
+  Verdict best;
+  if (auto it = by_hash_.find(fp.exact); it != by_hash_.end() && !it->second.empty()) {
+    best.kind = DupKind::kExact;
+    best.of = slots_[it->second.front()].id;
+    best.similarity = 1.0;
+    return best;
+  }
+  if (fp.phrases == 0) return best;
+  std::vector<std::uint32_t> candidates;
+  for (const std::uint64_t key : band_keys(fp.sketch)) {
+    if (auto it = buckets_.find(key); it != buckets_.end()) {
+      candidates.insert(candidates.end(), it->second.begin(), it->second.end());
+    }
+  }
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  double best_score = 0;
+  std::int64_t best_time = 0;
+  for (const std::uint32_t slot : candidates) {
+    const Entry& e = slots_[slot];
+    const double j = estimate_jaccard(fp.sketch, e.fp.sketch);
+    DupKind kind = DupKind::kUnique;
+    double score = 0;
+    if (fp.phrases <= options_.contained_max_ratio * e.fp.phrases) {
+      // The new article is the shorter one: is it inside the held one?
+      const double c = estimate_containment(j, fp.phrases, e.fp.phrases);
+      if (c >= options_.contained_threshold) kind = DupKind::kContained, score = c;
+    } else if (e.fp.phrases <= options_.contained_max_ratio * fp.phrases) {
+      // The held article is a shorter copy of the new one.
+      const double c = estimate_containment(j, e.fp.phrases, fp.phrases);
+      if (c >= options_.contained_threshold) kind = DupKind::kNear, score = c;
+    }
+    if (kind == DupKind::kUnique && j >= options_.near_threshold) kind = DupKind::kNear, score = j;
+    if (kind == DupKind::kUnique) continue;
+    if (score > best_score || (score == best_score && e.event_time < best_time)) {
+      best_score = score;
+      best_time = e.event_time;
+      best.kind = kind;
+      best.of = e.id;
+      best.similarity = score;
+    }
+  }
+  return best;
+}
+
+Verdict DedupWindow::observe(std::string_view id, const Fingerprint& fp, std::int64_t event_time) {
   const std::string key(id);
-  if (auto it = by_id_.find(key); it != by_id_.end()) return it->second.verdict;
+  if (auto it = by_id_.find(key); it != by_id_.end()) return slots_[it->second].verdict;
 
   // Expire first, so an original that just left the window is not matched.
   watermark_ = std::max(watermark_, event_time);
   expire();
-  Verdict verdict;
-  auto& ids = by_hash_[hash];
-  if (!ids.empty()) {
-    verdict.kind = DupKind::kExact;
-    verdict.of = ids.front();
-    verdict.similarity = 1.0;
+  const Verdict verdict = judge(fp);
+
+  std::uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    slot = static_cast<std::uint32_t>(slots_.size());
+    slots_.emplace_back();
   }
-  ids.push_back(key);
-  by_id_.emplace(key, Entry{hash, event_time, verdict});
-  by_time_.emplace(event_time, key);
+  slots_[slot] = Entry{key, fp, event_time, verdict};
+  by_id_.emplace(key, slot);
+  by_hash_[fp.exact].push_back(slot);
+  if (fp.phrases > 0) {
+    for (const std::uint64_t k : band_keys(fp.sketch)) buckets_[k].push_back(slot);
+  }
+  by_time_.emplace(event_time, slot);
   return verdict;
 }
 
 void DedupWindow::expire() {
   const std::int64_t horizon = watermark_ - options_.window_seconds;
   while (!by_time_.empty() && by_time_.begin()->first < horizon) {
-    const std::string id = std::move(by_time_.begin()->second);
+    const std::uint32_t slot = by_time_.begin()->second;
     by_time_.erase(by_time_.begin());
-    const auto entry = by_id_.find(id);
-    if (entry == by_id_.end()) continue;
-    if (auto ids = by_hash_.find(entry->second.hash); ids != by_hash_.end()) {
+    Entry& e = slots_[slot];
+    if (auto ids = by_hash_.find(e.fp.exact); ids != by_hash_.end()) {
       auto& q = ids->second;
-      q.erase(std::remove(q.begin(), q.end(), id), q.end());
+      q.erase(std::remove(q.begin(), q.end(), slot), q.end());
       if (q.empty()) by_hash_.erase(ids);
     }
-    by_id_.erase(entry);
+    if (e.fp.phrases > 0) {
+      for (const std::uint64_t k : band_keys(e.fp.sketch)) {
+        if (auto b = buckets_.find(k); b != buckets_.end()) {
+          auto& v = b->second;
+          v.erase(std::remove(v.begin(), v.end(), slot), v.end());
+          if (v.empty()) buckets_.erase(b);
+        }
+      }
+    }
+    by_id_.erase(e.id);
+    e = Entry{};
+    free_slots_.push_back(slot);
   }
 }
 

@@ -6,8 +6,10 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "dedup/fingerprint.h"
+#include "dedup/signature.h"
 
 namespace newsflow::dedup {
 
@@ -20,26 +22,44 @@ std::string_view dup_kind_name(DupKind k);
 /// The dedup decision for one article.
 struct Verdict {
   DupKind kind = DupKind::kUnique;
-  std::string of;           ///< id of the earliest article in the window it duplicates
-  double similarity = 0.0;  ///< 1.0 for exact duplicates, 0.0 for unique articles
+  std::string of;           ///< exact: the earliest identical article held; near/contained:
+                            ///< the held article it matches best
+  double similarity = 0.0;  ///< 1 for exact; estimated Jaccard (near) or containment (contained)
 };
+
+/// What the window keeps of an article's text.
+struct Fingerprint {
+  ContentHash exact;        ///< of the normalized text
+  Sketch sketch{};          ///< MinHash of its phrases
+  std::uint32_t phrases = 0;  ///< number of distinct phrases
+};
+
+/// Fingerprint of normalized text (see `normalize_text`).
+Fingerprint make_fingerprint(std::string_view normalized_text, const SignatureOptions& options);
 
 /// Options of the dedup window; filled by `config/`.
 struct WindowOptions {
   std::int64_t window_seconds = 72 * 3600;  ///< how far behind the watermark entries live
+  double near_threshold = 0.3;        ///< estimated Jaccard from which an article is `near`
+  double contained_threshold = 0.8;   ///< share of a shorter article inside a longer one
+  double contained_max_ratio = 0.9;   ///< `contained` only if the shorter has at most this
+                                      ///< share of the longer one's phrases
+  int bands = 32;                     ///< LSH bands over the sketch (rows = 64 / bands)
 };
 
-/// The sliding event-time window of recent articles. The watermark is the largest event time
-/// seen; entries older than the watermark minus the window length expire, so memory is bounded
-/// by the arrival rate times the window. Not thread-safe: one owner (the pipeline).
+/// The sliding event-time window of recent articles: exact duplicates by fingerprint, near
+/// duplicates and contained copies by LSH banding over MinHash sketches, each candidate
+/// verified on its stored sketch. The watermark is the largest event time seen; entries older
+/// than the watermark minus the window length expire, so memory is bounded by the arrival rate
+/// times the window. Not thread-safe: one owner (the pipeline).
 class DedupWindow {
  public:
-  explicit DedupWindow(WindowOptions options = {}) : options_(options) {}
+  explicit DedupWindow(WindowOptions options = {});
 
-  /// Judges the article `id` with content fingerprint `hash` and event time `event_time`
-  /// (seconds since the epoch), then remembers it. Judging an id that is still in the window
-  /// returns the verdict it got the first time, so replays after a crash repeat decisions.
-  Verdict observe(std::string_view id, const ContentHash& hash, std::int64_t event_time);
+  /// Judges the article `id` with fingerprint `fp` and event time `event_time` (seconds since
+  /// the epoch), then remembers it. Judging an id that is still in the window returns the
+  /// verdict it got the first time, so replays after a crash repeat decisions.
+  Verdict observe(std::string_view id, const Fingerprint& fp, std::int64_t event_time);
 
   /// Number of articles held.
   std::size_t size() const { return by_id_.size(); }
@@ -49,18 +69,25 @@ class DedupWindow {
 
  private:
   struct Entry {
-    ContentHash hash;
-    std::int64_t event_time;
+    std::string id;
+    Fingerprint fp;
+    std::int64_t event_time = 0;
     Verdict verdict;
   };
   void expire();
+  std::vector<std::uint64_t> band_keys(const Sketch& sketch) const;
+  Verdict judge(const Fingerprint& fp) const;
 
   WindowOptions options_;
+  int rows_;
   std::int64_t watermark_ = 0;
-  std::unordered_map<std::string, Entry> by_id_;
-  // Ids per fingerprint in arrival order; the front is the original.
-  std::unordered_map<ContentHash, std::deque<std::string>, ContentHashHasher> by_hash_;
-  std::multimap<std::int64_t, std::string> by_time_;
+  std::vector<Entry> slots_;
+  std::vector<std::uint32_t> free_slots_;
+  std::unordered_map<std::string, std::uint32_t> by_id_;
+  // Slots per exact fingerprint in arrival order; the front is the original.
+  std::unordered_map<ContentHash, std::deque<std::uint32_t>, ContentHashHasher> by_hash_;
+  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> buckets_;
+  std::multimap<std::int64_t, std::uint32_t> by_time_;
 };
 
 }  // namespace newsflow::dedup

@@ -23,21 +23,59 @@ TEST(Fingerprint, EqualNormalizedTextsHashEqual) {
   EXPECT_EQ(content_hash("").hex().size(), 32u);
 }
 
+Fingerprint fp(std::string_view text) { return make_fingerprint(normalize_text(text), {}); }
+
+// A text of `n` distinct sentences, deterministic.
+std::string article(int n, int seed = 0) {
+  static const char* kWords[] = {"river", "council", "bridge", "vote", "mayor", "spring",
+                                 "detour", "estate", "banks", "debate", "years", "plan"};
+  std::string out;
+  for (int i = 0; i < n; ++i) {
+    for (int w = 0; w < 9; ++w) {
+      out += kWords[(i * 7 + w * 5 + seed * 3 + (i * w) % 11) % 12];
+      out += std::to_string((i + seed * 100) % 1000);
+      out += ' ';
+    }
+    out += ". ";
+  }
+  return out;
+}
+
+TEST(Signature, ShinglesAndSpotSigs) {
+  SignatureOptions shingles;
+  EXPECT_EQ(phrase_hashes("a b c d e f", shingles).size(), 2u);  // two 5-word shingles
+  EXPECT_EQ(phrase_hashes("a b", shingles).size(), 1u);          // shorter than one phrase
+  EXPECT_TRUE(phrase_hashes("", shingles).empty());
+  SignatureOptions spot{SignatureScheme::kSpotSigs, 5, 2};
+  // "the" and "was" are antecedents; "of" is skipped as a stopword.
+  EXPECT_EQ(phrase_hashes("the mayor of town was happy today", spot).size(), 2u);
+}
+
+TEST(Signature, SketchEstimatesJaccard) {
+  std::vector<std::uint64_t> a, b;
+  for (std::uint64_t i = 0; i < 1000; ++i) a.push_back(i * 2654435761u);
+  for (std::uint64_t i = 500; i < 1500; ++i) b.push_back(i * 2654435761u);  // J = 500/1500
+  const double j = estimate_jaccard(minhash_sketch(a), minhash_sketch(b));
+  EXPECT_NEAR(j, 1.0 / 3, 0.15);
+  EXPECT_EQ(estimate_jaccard(minhash_sketch(a), minhash_sketch(a)), 1.0);
+  EXPECT_NEAR(estimate_containment(0.2, 100, 500), 1.0, 1e-9);  // 100 inside 500: J = 0.2
+}
+
 TEST(Window, ExactDuplicatePointsAtTheOriginal) {
   DedupWindow w;
-  const auto h = content_hash("same text");
+  const auto h = fp("same text");
   EXPECT_EQ(w.observe("a", h, 100).kind, DupKind::kUnique);
   const Verdict v = w.observe("b", h, 200);
   EXPECT_EQ(v.kind, DupKind::kExact);
   EXPECT_EQ(v.of, "a");
   EXPECT_DOUBLE_EQ(v.similarity, 1.0);
   EXPECT_EQ(w.observe("c", h, 300).of, "a");
-  EXPECT_EQ(w.observe("d", content_hash("other"), 300).kind, DupKind::kUnique);
+  EXPECT_EQ(w.observe("d", fp("other"), 300).kind, DupKind::kUnique);
 }
 
 TEST(Window, ReplayedIdRepeatsItsVerdict) {
   DedupWindow w;
-  const auto h = content_hash("same text");
+  const auto h = fp("same text");
   w.observe("a", h, 100);
   w.observe("b", h, 200);
   EXPECT_EQ(w.observe("a", h, 100).kind, DupKind::kUnique);
@@ -47,23 +85,43 @@ TEST(Window, ReplayedIdRepeatsItsVerdict) {
 
 TEST(Window, EntriesExpireBehindTheWatermark) {
   DedupWindow w({.window_seconds = 3600});
-  const auto h = content_hash("text");
+  const auto h = fp("text");
   w.observe("a", h, 0);
-  w.observe("x", content_hash("other"), 3600);  // a is exactly at the horizon: kept
+  w.observe("x", fp("other"), 3600);  // a is exactly at the horizon: kept
   EXPECT_EQ(w.observe("b", h, 3600).of, "a");
-  w.observe("y", content_hash("later"), 3601 + 3600);  // a, b and x fall out
+  w.observe("y", fp("later"), 3601 + 3600);  // a, b and x fall out
   EXPECT_EQ(w.size(), 1u);
   EXPECT_EQ(w.observe("c", h, 7300).kind, DupKind::kUnique);
 }
 
 TEST(Window, OriginalExpiringHandsOverToTheNextCopy) {
   DedupWindow w({.window_seconds = 100});
-  const auto h = content_hash("text");
+  const auto h = fp("text");
   w.observe("a", h, 0);
   w.observe("b", h, 90);
   const Verdict v = w.observe("c", h, 150);  // a expired (0 < 150-100), b is still there
   EXPECT_EQ(v.kind, DupKind::kExact);
   EXPECT_EQ(v.of, "b");
+}
+
+TEST(Window, EditedCopyIsNearAndTruncatedCopyIsContained) {
+  DedupWindow w;
+  const std::string original = article(30);
+  EXPECT_EQ(w.observe("orig", fp(original), 0).kind, DupKind::kUnique);
+  // A few words changed in two sentences.
+  std::string edited = original;
+  edited.replace(edited.find("river"), 5, "creek");
+  edited.replace(edited.rfind("mayor"), 5, "chief");
+  const Verdict near = w.observe("edited", fp(edited), 10);
+  EXPECT_EQ(near.kind, DupKind::kNear);
+  EXPECT_EQ(near.of, "orig");
+  EXPECT_GT(near.similarity, 0.6);
+  // The first half only.
+  const Verdict cut = w.observe("cut", fp(original.substr(0, original.size() / 2)), 20);
+  EXPECT_EQ(cut.kind, DupKind::kContained);
+  EXPECT_EQ(cut.of, "orig");
+  // A different article on the same words is not a duplicate.
+  EXPECT_EQ(w.observe("other", fp(article(30, 7)), 30).kind, DupKind::kUnique);
 }
 
 TEST(Stories, DuplicatesJoinTheirOriginalsStory) {

@@ -1,0 +1,155 @@
+#include "dedup/signature.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <string>
+#include <unordered_set>
+
+namespace newsflow::dedup {
+namespace {
+
+// SpotSigs antecedents: frequent function words that precede content in prose (Theobald et
+// al. used "the, a, is, said, was, there, it"); extended to the languages the extractor sees.
+bool is_antecedent(std::string_view w) {
+  static const std::unordered_set<std::string_view> kWords = {
+      "the", "a", "an", "is", "said", "was", "there", "it", "are", "were", "has", "had", "be",
+      "der", "die", "das", "ist", "ein", "eine", "le", "la", "les", "est", "un", "une", "el",
+      "los", "las", "es", "il", "lo", "gli", "è", "o", "os", "as", "é", "de", "het", "een"};
+  return kWords.count(w) > 0;
+}
+
+bool is_stopword(std::string_view w) {
+  static const std::unordered_set<std::string_view> kWords = {
+      "the", "a", "an", "is", "said", "was", "there", "it", "are", "were", "has", "had", "be",
+      "of", "to", "in", "and", "or", "for", "on", "at", "by", "with", "from", "that", "this",
+      "as", "but", "not", "he", "she", "they", "we", "his", "her", "their", "its", "which",
+      "der", "die", "das", "und", "ist", "ein", "eine", "zu", "den", "mit", "von", "le", "la",
+      "les", "et", "un", "une", "du", "des", "est", "el", "los", "las", "y", "en", "que", "es",
+      "il", "di", "che", "è", "e", "o", "os", "as", "é", "de", "het", "een", "van"};
+  return kWords.count(w) > 0;
+}
+
+std::vector<std::string_view> split_words(std::string_view text) {
+  std::vector<std::string_view> words;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const std::size_t j = std::min(text.find(' ', i), text.size());
+    if (j > i) words.push_back(text.substr(i, j - i));
+    i = j + 1;
+  }
+  return words;
+}
+
+std::uint64_t hash_words(const std::vector<std::string_view>& words, std::size_t from,
+                         std::size_t count) {
+  // The words are consecutive in the source text unless SpotSigs skipped stopwords.
+  const char* begin = words[from].data();
+  const char* end = words[from + count - 1].data() + words[from + count - 1].size();
+  bool contiguous = true;
+  for (std::size_t k = from + 1; k < from + count && contiguous; ++k) {
+    contiguous = words[k].data() == words[k - 1].data() + words[k - 1].size() + 1;
+  }
+  if (contiguous) return XXH3_64bits(begin, static_cast<std::size_t>(end - begin));
+  std::string joined;
+  for (std::size_t k = from; k < from + count; ++k) {
+    if (k > from) joined += ' ';
+    joined.append(words[k]);
+  }
+  return XXH3_64bits(joined.data(), joined.size());
+}
+
+std::uint64_t mix(std::uint64_t x) {  // splitmix64 finalizer
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  x ^= x >> 31;
+  return x;
+}
+
+}  // namespace
+
+bool parse_signature_scheme(std::string_view name, SignatureScheme& out) {
+  if (name == "shingles") {
+    out = SignatureScheme::kShingles;
+  } else if (name == "spotsigs") {
+    out = SignatureScheme::kSpotSigs;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+std::vector<std::uint64_t> phrase_hashes(std::string_view normalized_text,
+                                         const SignatureOptions& options) {
+  const auto words = split_words(normalized_text);
+  std::vector<std::uint64_t> out;
+  if (words.empty()) return out;
+  if (options.scheme == SignatureScheme::kShingles) {
+    const auto n = static_cast<std::size_t>(std::max(1, options.shingle_words));
+    if (words.size() <= n) {
+      out.push_back(hash_words(words, 0, words.size()));
+    } else {
+      out.reserve(words.size() - n + 1);
+      for (std::size_t i = 0; i + n <= words.size(); ++i) out.push_back(hash_words(words, i, n));
+    }
+  } else {
+    const auto chain = static_cast<std::size_t>(std::max(1, options.spot_chain));
+    std::vector<std::string_view> spot;
+    for (std::size_t i = 0; i < words.size(); ++i) {
+      if (!is_antecedent(words[i])) continue;
+      spot.assign(1, words[i]);
+      for (std::size_t j = i + 1; j < words.size() && spot.size() <= chain; ++j) {
+        if (!is_stopword(words[j])) spot.push_back(words[j]);
+      }
+      if (spot.size() == chain + 1) out.push_back(hash_words(spot, 0, spot.size()));
+    }
+    if (out.empty()) out.push_back(hash_words(words, 0, words.size()));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+Sketch minhash_sketch(const std::vector<std::uint64_t>& phrases) {
+  Sketch s;
+  s.fill(UINT32_MAX);
+  std::array<bool, kSketchSlots> filled{};
+  for (const std::uint64_t p : phrases) {
+    const std::uint64_t h = mix(p);
+    const auto bin = static_cast<std::size_t>(h >> 58);  // top 6 bits: 64 bins
+    const auto value = static_cast<std::uint32_t>(h);
+    if (value <= s[bin]) s[bin] = value;
+    filled[bin] = true;
+  }
+  if (phrases.empty()) return s;
+  // Optimal densification: an empty bin copies the first non-empty bin of its own hash chain.
+  const Sketch raw = s;
+  for (std::size_t i = 0; i < kSketchSlots; ++i) {
+    if (filled[i]) continue;
+    std::uint64_t attempt = 0;
+    while (true) {
+      const std::size_t j = mix((static_cast<std::uint64_t>(i) << 32) | attempt++) % kSketchSlots;
+      if (filled[j]) {
+        s[i] = raw[j];
+        break;
+      }
+    }
+  }
+  return s;
+}
+
+double estimate_jaccard(const Sketch& a, const Sketch& b) {
+  int same = 0;
+  for (int i = 0; i < kSketchSlots; ++i) same += a[static_cast<std::size_t>(i)] == b[static_cast<std::size_t>(i)];
+  return static_cast<double>(same) / kSketchSlots;
+}
+
+double estimate_containment(double jaccard, std::size_t size_a, std::size_t size_b) {
+  if (size_a == 0) return 0.0;
+  const double intersection = jaccard * static_cast<double>(size_a + size_b) / (1.0 + jaccard);
+  return std::min(1.0, intersection / static_cast<double>(size_a));
+}
+
+}  // namespace newsflow::dedup

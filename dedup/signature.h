@@ -1,0 +1,49 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace newsflow::dedup {
+
+/// Which phrases of an article its near-duplicate signature is made of.
+enum class SignatureScheme {
+  kShingles,  ///< every run of `shingle_words` consecutive words
+  kSpotSigs,  ///< SpotSigs: a stopword antecedent plus the next `spot_chain` non-stopwords
+};
+
+/// Options of signature computation; filled by `config/`.
+struct SignatureOptions {
+  SignatureScheme scheme = SignatureScheme::kShingles;
+  int shingle_words = 5;
+  int spot_chain = 2;
+};
+
+/// Parses "shingles" or "spotsigs"; false for anything else.
+bool parse_signature_scheme(std::string_view name, SignatureScheme& out);
+
+/// The distinct phrase hashes of normalized text (see `normalize_text`), sorted. A text shorter
+/// than one phrase yields one phrase of all its words.
+std::vector<std::uint64_t> phrase_hashes(std::string_view normalized_text,
+                                         const SignatureOptions& options);
+
+/// Slots of a MinHash sketch.
+inline constexpr int kSketchSlots = 64;
+
+/// A one-permutation MinHash sketch with optimal densification (Shrivastava 2017): slot i holds
+/// the minimum of the phrase hashes that fall into bin i (empty bins borrow from a pseudo-random
+/// non-empty bin), so two sketches agree in a slot with probability equal to the Jaccard
+/// similarity of the phrase sets. 256 bytes; computed in O(phrases + slots).
+using Sketch = std::array<std::uint32_t, kSketchSlots>;
+
+/// Sketch of a set of phrase hashes; all slots are 0xFFFFFFFF for an empty set.
+Sketch minhash_sketch(const std::vector<std::uint64_t>& phrases);
+
+/// The share of slots in which the two sketches agree: an unbiased estimate of Jaccard.
+double estimate_jaccard(const Sketch& a, const Sketch& b);
+
+/// Estimated |A ∩ B| / |A| from the Jaccard estimate and the two set sizes.
+double estimate_containment(double jaccard, std::size_t size_a, std::size_t size_b);
+
+}  // namespace newsflow::dedup
