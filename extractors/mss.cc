@@ -231,7 +231,7 @@ std::vector<std::uint32_t> segment_mss(const ParsedPage& page, const MssModel& m
   }
   // A page where no block looks like an article still has a most article-like region: centre
   // the scores on half the best probability instead of returning nothing.
-  const double centre = max_prob > 0.5 ? 0.5 : max_prob / 2;
+  const double centre = max_prob > 0.5 ? 0.5 : max_prob * 0.75;
   for (std::size_t i = 0; i < n; ++i) score[i] = (prob[i] - centre) * page.blocks[i].word_count();
   // All maximal-scoring disjoint runs (Ruzzo & Tompa 1999), linear time.
   struct Run {

@@ -3,6 +3,7 @@
 #include <gumbo.h>
 
 #include <algorithm>
+#include <bitset>
 #include <cmath>
 
 #include "extractors/internal/stopwords.h"
@@ -11,6 +12,7 @@
 namespace newsflow::extractors {
 
 struct ParsedPage::Tree {
+  std::string source;  // what Gumbo parsed; the tree points into it
   GumboOutput* output = nullptr;
   ~Tree() {
     if (output) gumbo_destroy_output(&kGumboDefaultOptions, output);
@@ -141,6 +143,22 @@ std::size_t nesting_bound(std::string_view html) {
   return max_depth;
 }
 
+// Case-insensitive search for an ASCII lowercase needle.
+std::size_t find_ci(std::string_view hay, std::string_view needle, std::size_t from) {
+  while (true) {
+    const std::size_t i = hay.find('<', from);
+    if (i == std::string_view::npos || i + needle.size() > hay.size()) return std::string_view::npos;
+    bool match = true;
+    for (std::size_t k = 1; k < needle.size() && match; ++k) {
+      char c = hay[i + k];
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
+      match = c == needle[k];
+    }
+    if (match) return i;
+    from = i + 1;
+  }
+}
+
 std::uint64_t fnv1a(std::string_view s) {
   std::uint64_t h = 1469598103934665603ULL;
   for (const char c : s) {
@@ -149,14 +167,6 @@ std::uint64_t fnv1a(std::string_view s) {
   }
   return h;
 }
-
-// What the walk knows about a block when its first word arrives, plus running counts.
-struct BlockInfo {
-  std::string tags[3];                 // innermost element tags, innermost first
-  std::vector<std::string> flags;      // containers it sits in: article, nav, footer, ...
-  std::uint32_t chars = 0, punct = 0, stop = 0, digits = 0, caps = 0;
-  bool ends_sentence = false;
-};
 
 void class_words(const GumboElement& el, std::vector<std::string>& out) {
   for (const char* name : {"class", "id"}) {
@@ -176,32 +186,75 @@ void class_words(const GumboElement& el, std::vector<std::string>& out) {
   }
 }
 
-// Containers whose presence above a block is a strong signal either way.
-const char* container_flag(const GumboElement& el) {
+// Containers and class/id words whose presence above a block is a strong signal either way.
+constexpr std::string_view kFlagNames[] = {
+    // elements (and itemprop=articleBody)
+    "article", "main", "nav", "footer", "header", "aside", "form", "li", "a", "blockquote",
+    "figure", "table", "heading", "articlebody",
+    // substrings of class and id words (the first five above count too)
+    "comment", "related", "share", "social", "promo", "advert", "sidebar", "menu", "newsletter",
+    "cookie", "caption", "byline", "author", "content", "story", "body", "breadcrumb", "tag",
+    "meta", "date", "headline", "title", "teaser", "recommend", "more", "widget", "banner",
+    "sponsor", "subscribe", "signup", "login", "copyright", "credit", "photo", "image", "gallery",
+    "video", "text", "entry", "post", "lead", "summary", "intro", "popular", "trending", "card",
+    "list", "hidden", "modal", "disclaimer", "bio", "rich", "prose"};
+constexpr std::size_t kFirstClassOnlyFlag = 14;
+using Flags = std::bitset<std::size(kFlagNames)>;
+
+// The flags an element itself contributes.
+Flags own_flags(const GumboElement& el) {
+  Flags f;
+  auto set = [&f](std::string_view name) {
+    for (std::size_t k = 0; k < std::size(kFlagNames); ++k) {
+      if (kFlagNames[k] == name) f.set(k);
+    }
+  };
   switch (el.tag) {
-    case GUMBO_TAG_ARTICLE: return "article";
-    case GUMBO_TAG_MAIN: return "main";
-    case GUMBO_TAG_NAV: return "nav";
-    case GUMBO_TAG_FOOTER: return "footer";
-    case GUMBO_TAG_HEADER: return "header";
-    case GUMBO_TAG_ASIDE: return "aside";
-    case GUMBO_TAG_FORM: return "form";
-    case GUMBO_TAG_LI: return "li";
-    case GUMBO_TAG_A: return "a";
-    case GUMBO_TAG_BLOCKQUOTE: return "blockquote";
-    case GUMBO_TAG_FIGURE: return "figure";
-    case GUMBO_TAG_TABLE: return "table";
+    case GUMBO_TAG_ARTICLE: set("article"); break;
+    case GUMBO_TAG_MAIN: set("main"); break;
+    case GUMBO_TAG_NAV: set("nav"); break;
+    case GUMBO_TAG_FOOTER: set("footer"); break;
+    case GUMBO_TAG_HEADER: set("header"); break;
+    case GUMBO_TAG_ASIDE: set("aside"); break;
+    case GUMBO_TAG_FORM: set("form"); break;
+    case GUMBO_TAG_LI: set("li"); break;
+    case GUMBO_TAG_A: set("a"); break;
+    case GUMBO_TAG_BLOCKQUOTE: set("blockquote"); break;
+    case GUMBO_TAG_FIGURE: set("figure"); break;
+    case GUMBO_TAG_TABLE: set("table"); break;
     case GUMBO_TAG_H1: case GUMBO_TAG_H2: case GUMBO_TAG_H3: case GUMBO_TAG_H4:
     case GUMBO_TAG_H5: case GUMBO_TAG_H6:
-      return "heading";
+      set("heading");
+      break;
     default:
       break;
   }
   if (const char* prop = attr(el, "itemprop")) {
-    if (std::string_view(prop).find("articleBody") != std::string_view::npos) return "articlebody";
+    if (std::string_view(prop).find("articleBody") != std::string_view::npos) set("articlebody");
   }
-  return nullptr;
+  if (!attr(el, "class") && !attr(el, "id")) return f;
+  std::vector<std::string> words;
+  class_words(el, words);
+  for (const auto& w : words) {
+    // Which letters occur in the word: a hint whose first letter is absent cannot match.
+    std::uint32_t letters = 0;
+    for (const char c : w) letters |= 1u << (c - 'a');
+    for (std::size_t k = 0; k < std::size(kFlagNames); ++k) {
+      if (k < kFirstClassOnlyFlag && k > 4) continue;  // element-only flags
+      if (!(letters & (1u << (kFlagNames[k][0] - 'a')))) continue;
+      if (w.find(kFlagNames[k]) != std::string::npos) f.set(k);
+    }
+  }
+  return f;
 }
+
+// What the walk knows about a block when its first word arrives, plus running counts.
+struct BlockInfo {
+  std::string tags[3];                 // innermost element tags, innermost first
+  Flags flags;                         // containers it sits in: article, nav, footer, ...
+  std::uint32_t chars = 0, punct = 0, stop = 0, digits = 0, caps = 0;
+  bool ends_sentence = false;
+};
 
 int bucket_log2(std::uint32_t n) {
   int b = 0;
@@ -259,7 +312,9 @@ void compute_features(ParsedPage& page, const std::vector<BlockInfo>& infos,
     f.push_back("t01=" + info.tags[0] + "/" + info.tags[1]);
     f.push_back("t012=" + info.tags[0] + "/" + info.tags[1] + "/" + info.tags[2]);
     f.push_back("t0&wc=" + info.tags[0] + "&" + wc);
-    for (const auto& flag : info.flags) f.push_back("in=" + flag);
+    for (std::size_t k = 0; k < std::size(kFlagNames); ++k) {
+      if (info.flags.test(k)) f.push_back("in=" + std::string(kFlagNames[k]));
+    }
     for (int d : {-2, -1, 1, 2}) {
       const std::ptrdiff_t j = static_cast<std::ptrdiff_t>(i) + d;
       const std::string side = std::to_string(d);
@@ -279,6 +334,49 @@ void compute_features(ParsedPage& page, const std::vector<BlockInfo>& infos,
 }
 
 }  // namespace
+
+std::string strip_invisible(std::string_view html) {
+  std::string out;
+  out.reserve(html.size());
+  std::size_t pos = 0;
+  while (pos < html.size()) {
+    const std::size_t lt = html.find('<', pos);
+    if (lt == std::string_view::npos) break;
+    out.append(html.substr(pos, lt - pos));
+    if (html.substr(lt, 4) == "<!--") {
+      const std::size_t end = html.find("-->", lt + 4);
+      pos = end == std::string_view::npos ? html.size() : end + 3;
+      continue;
+    }
+    std::string_view closer;
+    for (std::string_view tag : {"<script", "<style", "<svg", "<noscript"}) {
+      if (find_ci(html.substr(lt, tag.size() + 1), tag, 0) == 0 && lt + tag.size() < html.size()) {
+        const char next = html[lt + tag.size()];
+        if (next == ' ' || next == '>' || next == '\t' || next == '\n' || next == '\r' || next == '/') {
+          closer = tag;
+        }
+        break;
+      }
+    }
+    const std::size_t tag_end = html.find('>', lt);
+    if (closer.empty() || tag_end == std::string_view::npos) {
+      out += '<';
+      pos = lt + 1;
+      continue;
+    }
+    const std::string_view open_tag = html.substr(lt, tag_end + 1 - lt);
+    const std::string close = "</" + std::string(closer.substr(1));
+    const std::size_t end = find_ci(html, close, tag_end + 1);
+    const std::size_t content_end = end == std::string_view::npos ? html.size() : end;
+    out.append(open_tag);
+    const bool keep = closer == "<script" &&
+                      ascii_lower(open_tag).find("ld+json") != std::string::npos;
+    if (keep) out.append(html.substr(tag_end + 1, content_end - tag_end - 1));
+    pos = content_end;
+  }
+  if (pos < html.size()) out.append(html.substr(pos));
+  return out;
+}
 
 tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html, const ParseLimits& limits) {
   if (html.size() > limits.max_html_bytes) {
@@ -303,7 +401,9 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html, const P
   }
   ParsedPage page;
   page.tree = std::make_unique<ParsedPage::Tree>();
-  page.tree->output = gumbo_parse_with_options(&kGumboDefaultOptions, html.data(), html.size());
+  page.tree->source = strip_invisible(html);
+  const std::string& source = page.tree->source;
+  page.tree->output = gumbo_parse_with_options(&kGumboDefaultOptions, source.data(), source.size());
   if (!page.tree->output || !page.tree->output->root) {
     return tl::unexpected(ExtractError{ExtractReason::kParse, "HTML parser returned no tree"});
   }
@@ -312,8 +412,9 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html, const P
     const GumboNode* node;
     unsigned next_child;
     bool emit;
+    Flags flags;  // own flags OR'ed with the parent's
   };
-  std::vector<Frame> stack{{page.tree->output->root, 0, true}};
+  std::vector<Frame> stack{{page.tree->output->root, 0, true, {}}};
   std::vector<BlockInfo> infos;
   RawMetadata& raw = page.metadata;
   std::uint32_t box = 0;            // block-level box counter (changes at every boundary)
@@ -329,34 +430,10 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html, const P
     page.blocks.push_back(b);
     BlockInfo info;
     int level = 0;
-    for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
-      const GumboElement& el = it->node->v.element;
-      if (level < 3) {
-        info.tags[level] = gumbo_normalized_tagname(el.tag);
-        ++level;
-      }
-      if (const char* flag = container_flag(el);
-          flag && std::find(info.flags.begin(), info.flags.end(), flag) == info.flags.end()) {
-        info.flags.emplace_back(flag);
-      }
-      std::vector<std::string> words;
-      class_words(el, words);
-      for (const auto& w : words) {
-        for (const char* hint :
-             {"comment", "related", "share", "social", "promo", "advert", "sidebar", "footer",
-              "menu", "newsletter", "cookie", "caption", "byline", "author", "content", "article",
-              "story", "body", "nav", "breadcrumb", "tag", "meta", "date", "headline", "title",
-              "teaser", "recommend", "more", "widget", "banner", "sponsor", "subscribe", "signup",
-              "login", "copyright", "credit", "photo", "image", "gallery", "video", "text",
-              "entry", "post", "main", "lead", "summary", "intro", "header", "popular", "trending",
-              "card", "list", "hidden", "modal", "disclaimer", "bio", "rich", "prose"}) {
-          if (w.find(hint) != std::string::npos &&
-              std::find(info.flags.begin(), info.flags.end(), hint) == info.flags.end()) {
-            info.flags.emplace_back(hint);
-          }
-        }
-      }
+    for (auto it = stack.rbegin(); it != stack.rend() && level < 3; ++it, ++level) {
+      info.tags[level] = gumbo_normalized_tagname(it->node->v.element.tag);
     }
+    info.flags = stack.back().flags;
     infos.push_back(std::move(info));
   };
 
@@ -399,7 +476,8 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html, const P
       const auto* child = static_cast<const GumboNode*>(el.children.data[f.next_child++]);
       const bool emit = f.emit;
       if (child->type == GUMBO_NODE_ELEMENT || child->type == GUMBO_NODE_TEMPLATE) {
-        stack.push_back({child, 0, emit});
+        const Flags flags = emit ? f.flags | own_flags(child->v.element) : f.flags;
+        stack.push_back({child, 0, emit, flags});
       } else if (emit && (child->type == GUMBO_NODE_TEXT || child->type == GUMBO_NODE_CDATA ||
                           child->type == GUMBO_NODE_WHITESPACE)) {
         const std::string_view text = child->v.text.text;

@@ -61,6 +61,11 @@ struct ParseLimits {
 /// hostilely nested input.
 tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html, const ParseLimits& limits);
 
+/// Removes what never becomes visible text before the tree is built: comments and the contents
+/// of script (except JSON-LD, which carries metadata), style, svg and noscript elements. These
+/// are most of a typical news page's bytes, and Gumbo's time is proportional to its input.
+std::string strip_invisible(std::string_view html);
+
 /// The text of words [first, last) with paragraphs (blocks) separated by "\n\n".
 std::string render_words(const ParsedPage& page, std::size_t first, std::size_t last);
 

@@ -1,6 +1,8 @@
 #include "extractors/text.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 
 namespace newsflow::extractors {
 namespace {
@@ -39,7 +41,15 @@ std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
 bool is_valid_utf8(std::string_view s) {
   std::size_t i = 0;
   while (i < s.size()) {
-    // Fast path over ASCII.
+    // Fast path over ASCII, eight bytes at a time.
+    if (i + 8 <= s.size()) {
+      std::uint64_t chunk;
+      std::memcpy(&chunk, s.data() + i, 8);
+      if ((chunk & 0x8080808080808080ULL) == 0) {
+        i += 8;
+        continue;
+      }
+    }
     if (static_cast<unsigned char>(s[i]) < 0x80) {
       ++i;
       continue;

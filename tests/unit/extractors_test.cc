@@ -3,6 +3,8 @@
 #include "extractors/charset.h"
 #include "extractors/html.h"
 #include "extractors/metadata.h"
+#include "extractors/mss.h"
+#include "extractors/page.h"
 #include "extractors/text.h"
 #include "extractors/timestamp.h"
 
@@ -149,6 +151,67 @@ TEST(Html, DeepNestingIsWalkedWithoutRecursionAndHostileDepthIsRefused) {
   std::string flat;
   for (int i = 0; i < 20000; ++i) flat += "<p>para <li>item ";
   EXPECT_TRUE(extract_html(flat, "https://x.test/", {}));
+}
+
+}  // namespace
+}  // namespace newsflow::extractors
+
+namespace newsflow::extractors {
+namespace {
+
+TEST(StripInvisible, DropsScriptsStylesSvgAndCommentsButKeepsJsonLd) {
+  const std::string html =
+      "<p>a</p><!-- hidden <p>x</p> --><SCRIPT type='text/javascript'>var s = '<p>';</SCRIPT>"
+      "<style>p{}</style><svg viewBox='0 0 1 1'><text>icon</text></svg>"
+      "<script type=\"application/ld+json\">{\"headline\":\"H\"}</script><scripts>kept</scripts>"
+      "<noscript>enable js</noscript><p>b</p>";
+  EXPECT_EQ(strip_invisible(html),
+            "<p>a</p><SCRIPT type='text/javascript'></SCRIPT><style></style>"
+            "<svg viewBox='0 0 1 1'></svg><script type=\"application/ld+json\">"
+            "{\"headline\":\"H\"}</script><scripts>kept</scripts><noscript></noscript><p>b</p>");
+  EXPECT_EQ(strip_invisible("<p>unclosed <script>x"), "<p>unclosed <script>");
+  EXPECT_EQ(strip_invisible("a < b <!-- open"), "a < b ");
+}
+
+TEST(MssModel, SerializesAndParsesBothStages) {
+  MssModel m(10);
+  m.weights(1)[3] = 0.5f;
+  m.weights(2)[7] = -1.25f;
+  m.enable_stage2();
+  auto back = MssModel::parse(m.serialize());
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_EQ(back->serialize(), m.serialize());
+  EXPECT_FALSE(MssModel::parse("garbage"));
+  EXPECT_FALSE(MssModel::parse("newsflow-mss-model 2 10\n1 99999 0.5\n"));  // index out of range
+}
+
+TEST(Mss, RuzzoTompaKeepsASecondRunSplitByALinkBox) {
+  // Two long paragraphs separated by a block of links: with a model that scores by link
+  // density, both paragraphs are kept and the link box is not.
+  std::string html = "<body><div><p>";
+  for (int i = 0; i < 60; ++i) html += "word" + std::to_string(i) + " ";
+  html += "</p></div><ul>";
+  for (int i = 0; i < 40; ++i) html += "<li><a href='/x'>link" + std::to_string(i) + "</a></li>";
+  html += "</ul><div><p>";
+  for (int i = 0; i < 50; ++i) html += "more" + std::to_string(i) + " ";
+  html += "</p></div></body>";
+  auto page = parse_page(html, {});
+  ASSERT_TRUE(page);
+  MssModel model(18);
+  // Stage 1 only: P(article) > 0.5 unless the block is all links.
+  for (const auto& b : page->blocks) {
+    for (auto f : b.features) model.weights(1)[f & ((1u << 18) - 1)] = 0;
+  }
+  const std::uint64_t mask = (1u << 18) - 1;
+  for (const auto& b : page->blocks) {
+    const float w = b.link_words == b.word_count() ? -0.1f : 0.1f;
+    model.weights(1)[b.features[0] & mask] = 0;  // "bias"
+    for (auto f : b.features) model.weights(1)[f & mask] += w / b.features.size();
+  }
+  const auto kept = segment_mss(*page, model, {});
+  std::size_t kept_words = 0;
+  for (auto b : kept) kept_words += page->blocks[b].word_count();
+  EXPECT_EQ(kept_words, 110u);
 }
 
 }  // namespace

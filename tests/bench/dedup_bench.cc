@@ -1,0 +1,91 @@
+// Dedup speed and memory: signature computation, and insert+query into a window that already
+// holds N articles (default 1,000,000), with query latency percentiles and bytes per article.
+//   build/tests/bench_dedup [--benchmark_filter=...]
+#include <benchmark/benchmark.h>
+#include <malloc.h>
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+
+#include "dedup/normalize.h"
+#include "dedup/window.h"
+
+namespace {
+
+using namespace newsflow::dedup;
+
+// A synthetic normalized article of about 600 words from a 20,000-word vocabulary.
+std::string synthetic_article(std::mt19937_64& rng) {
+  static const std::vector<std::string> vocab = [] {
+    std::vector<std::string> v;
+    for (int i = 0; i < 20000; ++i) v.push_back("w" + std::to_string(i * 7919 % 100003));
+    return v;
+  }();
+  std::uniform_int_distribution<std::size_t> pick(0, vocab.size() - 1);
+  std::string out;
+  for (int i = 0; i < 600; ++i) {
+    if (i) out += ' ';
+    out += vocab[pick(rng)];
+  }
+  return out;
+}
+
+void BM_Signature(benchmark::State& state) {
+  std::mt19937_64 rng(1);
+  std::vector<std::string> texts;
+  for (int i = 0; i < 256; ++i) texts.push_back(synthetic_article(rng));
+  std::size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(make_fingerprint(texts[i++ % texts.size()], {}));
+  }
+  state.counters["articles/s"] = benchmark::Counter(static_cast<double>(state.iterations()),
+                                                    benchmark::Counter::kIsRate);
+}
+
+void BM_WindowInsertQuery(benchmark::State& state) {
+  const auto held = static_cast<std::size_t>(state.range(0));
+  std::mt19937_64 rng(2);
+  // Fingerprints are what the window stores; build them from random phrase sets (fast) rather
+  // than from texts.
+  auto random_fp = [&rng](std::size_t phrases) {
+    std::vector<std::uint64_t> p(phrases);
+    for (auto& x : p) x = rng();
+    std::sort(p.begin(), p.end());
+    Fingerprint fp;
+    fp.exact = {rng(), rng()};
+    fp.sketch = minhash_sketch(p);
+    fp.phrases = static_cast<std::uint32_t>(phrases);
+    return fp;
+  };
+  const std::size_t before = mallinfo2().uordblks;
+  WindowOptions options;
+  options.window_seconds = INT64_MAX / 4;
+  DedupWindow window(options);
+  for (std::size_t i = 0; i < held; ++i) window.observe("h" + std::to_string(i), random_fp(400), static_cast<std::int64_t>(i));
+  const std::size_t after = mallinfo2().uordblks;
+  std::vector<Fingerprint> queries;
+  for (int i = 0; i < 4096; ++i) queries.push_back(random_fp(400));
+  std::vector<double> latencies;
+  std::size_t i = 0;
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(window.observe("q" + std::to_string(i), queries[i % queries.size()],
+                                            static_cast<std::int64_t>(held + i)));
+    latencies.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    ++i;
+  }
+  std::sort(latencies.begin(), latencies.end());
+  state.counters["articles/s"] = benchmark::Counter(static_cast<double>(state.iterations()),
+                                                    benchmark::Counter::kIsRate);
+  state.counters["bytes/article"] = static_cast<double>(after - before) / static_cast<double>(std::max<std::size_t>(1, held));
+  state.counters["p50_us"] = latencies[latencies.size() / 2];
+  state.counters["p99_us"] = latencies[latencies.size() * 99 / 100];
+}
+
+BENCHMARK(BM_Signature);
+BENCHMARK(BM_WindowInsertQuery)->Arg(100000)->Arg(1000000)->Iterations(100000)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
