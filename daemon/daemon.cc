@@ -187,14 +187,13 @@ void Daemon::handle(rd_kafka_message_t* msg) {
   ++progress_.consumed;
   // One try/catch per message: no input can crash-loop the daemon.
   try {
-    if (topic == config_.topics.feeds) {
-      return dead_letter(msg, {"feed_not_supported",
-                               "feed documents are not parsed by this build; see issue 4"});
-    }
     rd_kafka_timestamp_type_t ts_type;
     const std::int64_t ts_ms = rd_kafka_message_timestamp(msg, &ts_type);
     ParsedInput parsed =
         parse_page_message(payload(msg), message_headers(msg), ts_ms > 0 ? ts_ms / 1000 : 0);
+    if (topic == config_.topics.feeds && parsed.input.kind == BodyKind::kHtmlBytes) {
+      parsed.input.kind = BodyKind::kFeedBytes;
+    }
     if (parsed.failure) return dead_letter(msg, *parsed.failure);
     auto result = pipeline_.process(parsed.input);
     if (!result) return dead_letter(msg, result.error());

@@ -69,9 +69,14 @@ void from_json_object(const json& j, ParsedInput& out) {
     in.kind = BodyKind::kText;
     in.body = std::move(*text);
     if (auto title = string_field(j, "title", type_error)) in.title = *title;
-  } else if (j.contains("feed") || j.contains("feed_b64")) {
-    return fail("feed_not_supported",
-                "feed documents are not parsed by this build; see issue 4 (RSS/Atom ingestion)");
+  } else if (auto feed = string_field(j, "feed", type_error)) {
+    in.kind = BodyKind::kFeedText;
+    in.body = std::move(*feed);
+  } else if (auto feed64 = string_field(j, "feed_b64", type_error)) {
+    auto bytes = base64_decode(*feed64);
+    if (!bytes) return fail("invalid_base64", "field 'feed_b64' is not base64");
+    in.kind = BodyKind::kFeedBytes;
+    in.body = std::move(*bytes);
   }
   if (!type_error.empty()) return fail("invalid_field", type_error);
 }

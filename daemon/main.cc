@@ -77,7 +77,8 @@ int main(int argc, char** argv) {
   auto* demo = app.add_subcommand(
       "demo", "Run the daemon on the embedded Kafka with the bundled sample pages, then report");
   demo->add_option("--config", config_path, "YAML config file");
-  demo->add_option("--samples", demo_opts.samples, "replay JSONL(.gz) to feed")->capture_default_str();
+  demo->add_option("--samples", demo_opts.samples, "replay JSONL(.gz) of pages")->capture_default_str();
+  demo->add_option("--feeds", demo_opts.feeds, "replay JSONL(.gz) of feeds (default: beside the pages)");
   demo->add_option("--linger", demo_opts.linger_seconds,
                    "seconds to keep serving /metrics after the run");
   demo->add_option("--log-format", log_format, "text or json")->check(CLI::IsMember({"text", "json"}));
@@ -171,6 +172,11 @@ int main(int argc, char** argv) {
     // The demo must not collide with a daemon already serving the default port.
     if (c->http.listen == "127.0.0.1:9464" && !std::getenv("NEWSFLOW_HTTP__LISTEN")) {
       c->http.listen = "127.0.0.1:0";
+    }
+    if (demo_opts.feeds.empty()) {
+      const auto slash = demo_opts.samples.rfind('/');
+      const std::string dir = slash == std::string::npos ? "" : demo_opts.samples.substr(0, slash + 1);
+      if (access((dir + "feeds.jsonl.gz").c_str(), R_OK) == 0) demo_opts.feeds = dir + "feeds.jsonl.gz";
     }
     return daemon::run_demo(*c, demo_opts);
   }

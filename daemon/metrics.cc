@@ -36,6 +36,11 @@ Metrics::Metrics()
                    .Help("Input offset commits after outputs were acknowledged")
                    .Register(*registry_)
                    .Add({})),
+      feed_warnings_(prometheus::BuildCounter()
+                         .Name("newsflow_feed_warnings_total")
+                         .Help("Feeds read only in part (ill-formed XML; recovered items kept)")
+                         .Register(*registry_)
+                         .Add({})),
       window_articles_(prometheus::BuildGauge()
                            .Name("newsflow_window_articles")
                            .Help("Articles held in the dedup window")

@@ -25,6 +25,7 @@ class Metrics {
   void article(const std::string& dup_kind) { articles_.Add({{"dup_kind", dup_kind}}).Increment(); }
   void dead_letter(const std::string& reason) { dlq_.Add({{"reason", reason}}).Increment(); }
   void delivery_failed() { delivery_failures_.Increment(); }
+  void feed_warning() { feed_warnings_.Increment(); }
   void committed() { commits_.Increment(); }
   void stage_seconds(const std::string& stage, double seconds);
   void window_size(double n) { window_articles_.Set(n); }
@@ -39,6 +40,7 @@ class Metrics {
   prometheus::Family<prometheus::Histogram>& stages_;
   prometheus::Counter& delivery_failures_;
   prometheus::Counter& commits_;
+  prometheus::Counter& feed_warnings_;
   prometheus::Gauge& window_articles_;
   prometheus::Gauge& stories_active_;
 };

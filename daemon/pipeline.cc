@@ -8,6 +8,7 @@
 #include "dedup/fingerprint.h"
 #include "dedup/normalize.h"
 #include "extractors/charset.h"
+#include "extractors/feed.h"
 #include "extractors/html.h"
 #include "extractors/metadata.h"
 #include "extractors/text.h"
@@ -31,6 +32,15 @@ nlohmann::json or_null(const std::string& s) {
 
 std::string dump(const nlohmann::ordered_json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// UTF-16 and UTF-32 text holds NUL bytes; it is not binary when a BOM or an ASCII '<' shows
+// which it is.
+bool wide_unicode(std::string_view b) {
+  if (b.size() < 4) return false;
+  const auto u = [&b](std::size_t i) { return static_cast<unsigned char>(b[i]); };
+  if ((u(0) == 0xFF && u(1) == 0xFE) || (u(0) == 0xFE && u(1) == 0xFF)) return true;
+  return (u(0) == '<' && u(1) == 0) || (u(0) == 0 && (u(1) == '<' || (u(1) == 0 && u(3) == '<')));
 }
 
 // Id of an input without one: 16 hex digits of the canonical URL's hash, so a page re-crawled
@@ -61,6 +71,10 @@ std::string article_json(const Output& out) {
               {"of", or_null(out.verdict.of)},
               {"similarity", out.verdict.similarity}};
   j["story_id"] = out.story_id;
+  if (!out.feed_url.empty()) {
+    j["feed_url"] = out.feed_url;
+    j["feed_id"] = or_null(out.feed_id);
+  }
   return dump(j);
 }
 
@@ -87,7 +101,70 @@ std::string story_json(const dedup::Story& s) {
 Pipeline::Pipeline(const config::Config& config, Metrics* metrics)
     : config_(config), metrics_(metrics), window_(config.window), stories_(config.stories) {}
 
-tl::expected<extractors::Article, Failure> Pipeline::extract(const Input& input) {
+tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract_feed(const Input& input) {
+  auto fail = [](const extractors::ExtractError& e) {
+    return tl::unexpected(Failure{std::string(extractors::reason_name(e.reason)), e.detail});
+  };
+  if (input.body.size() > config_.extract.max_html_bytes) {
+    return fail({extractors::ExtractReason::kTooLarge,
+                 "feed has " + std::to_string(input.body.size()) + " bytes, limit " +
+                     std::to_string(config_.extract.max_html_bytes)});
+  }
+  std::string decoded_text;
+  std::string_view xml = input.body;
+  if (input.kind == BodyKind::kFeedBytes) {
+    auto decoded = extractors::decode_to_utf8(input.body, input.content_type);
+    if (!decoded) return fail(decoded.error());
+    decoded_text = std::move(decoded->text);
+    xml = decoded_text;
+  }
+  auto feed = extractors::parse_feed(xml, input.url);
+  if (!feed) return fail(feed.error());
+  for (const auto& w : feed->warnings) {
+    if (metrics_) metrics_->feed_warning();
+    (void)w;
+  }
+  std::vector<Extracted> out;
+  std::size_t without_text = 0;
+  for (const auto& item : feed->items) {
+    Extracted e;
+    e.from_feed = true;
+    extractors::Article& a = e.article;
+    a.url = item.link.empty() ? input.url : item.link;
+    a.canonical_url = a.url;
+    a.source = extractors::url_source(a.url);
+    a.title = item.title;
+    a.text = extractors::html_fragment_text(item.content_html);
+    if (a.text.empty()) a.text = extractors::html_fragment_text(item.summary_html);
+    if (a.text.empty()) {
+      ++without_text;
+      continue;
+    }
+    a.lang = feed->language.substr(0, 2);
+    a.published_at = item.published ? item.published : item.updated;
+    const std::string& key = !item.id.empty() ? item.id : !item.link.empty() ? item.link : item.title;
+    a.id = derived_id("feed:" + input.url + "#" + key);
+    e.event_time = a.published_at;
+    out.push_back(std::move(e));
+  }
+  if (out.empty()) {
+    return tl::unexpected(Failure{
+        "feed_no_items", feed->items.empty() ? "the feed has no items"
+                                             : std::to_string(without_text) +
+                                                   " items, none with text (links are not fetched yet)"});
+  }
+  return out;
+}
+
+tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract(const Input& input) {
+  if (input.kind == BodyKind::kFeedText || input.kind == BodyKind::kFeedBytes) {
+    return extract_feed(input);
+  }
+  auto one = [](extractors::Article a) {
+    std::vector<Extracted> v(1);
+    v[0].article = std::move(a);
+    return v;
+  };
   using extractors::ExtractReason;
   auto fail = [](const extractors::ExtractError& e) {
     return tl::unexpected(Failure{std::string(extractors::reason_name(e.reason)), e.detail});
@@ -106,7 +183,7 @@ tl::expected<extractors::Article, Failure> Pipeline::extract(const Input& input)
       if (extractors::collapse_whitespace(a.text).size() < config_.extract.min_text_chars) {
         return tl::unexpected(Failure{"empty_document", "text is empty"});
       }
-      return a;
+      return one(std::move(a));
     }
     case BodyKind::kHtmlBytes: {
       if (input.body.size() > config_.extract.max_html_bytes) {
@@ -114,48 +191,64 @@ tl::expected<extractors::Article, Failure> Pipeline::extract(const Input& input)
                                                    " bytes, limit " +
                                                    std::to_string(config_.extract.max_html_bytes)});
       }
-      if (extractors::looks_binary(input.body) &&
-          !(input.body.size() >= 2 && (input.body[0] == '\xFF' || input.body[0] == '\xFE'))) {
+      if (extractors::looks_binary(input.body) && !wide_unicode(input.body)) {
         return fail({ExtractReason::kBinary, "document holds NUL bytes or control characters"});
       }
       auto decoded = extractors::decode_to_utf8(input.body, input.content_type);
       if (!decoded) return fail(decoded.error());
       auto a = extractors::extract_html(decoded->text, input.url, config_.extract);
       if (!a) return fail(a.error());
-      return std::move(*a);
+      return one(std::move(*a));
     }
     case BodyKind::kHtmlText: {
       auto a = extractors::extract_html(input.body, input.url, config_.extract);
       if (!a) return fail(a.error());
-      return std::move(*a);
+      return one(std::move(*a));
     }
+    case BodyKind::kFeedText:
+    case BodyKind::kFeedBytes:
+      break;
   }
   return tl::unexpected(Failure{"internal_error", "unknown body kind"});
 }
 
 tl::expected<std::vector<Output>, Failure> Pipeline::process(const Input& input) {
   if (input.url.empty()) return tl::unexpected(Failure{"missing_url", "input has no url"});
-  auto t0 = Clock::now();
+  const auto t0 = Clock::now();
   auto extracted = extract(input);
   if (metrics_) metrics_->stage_seconds("extract", seconds_since(t0));
   if (!extracted) return tl::unexpected(extracted.error());
+  std::vector<Output> outputs;
+  outputs.reserve(extracted->size());
+  for (auto& e : *extracted) outputs.push_back(finish(std::move(e), input));
+  return outputs;
+}
 
+Output Pipeline::finish(Extracted extracted, const Input& input) {
   Output out;
-  out.article = std::move(*extracted);
+  out.article = std::move(extracted.article);
   extractors::Article& a = out.article;
-  if (!input.title.empty() && a.title.empty()) a.title = input.title;
-  if (input.published_at) a.published_at = input.published_at;
+  if (extracted.from_feed) {
+    out.feed_url = input.url;
+    out.feed_id = input.id;
+  } else {
+    if (!input.title.empty() && a.title.empty()) a.title = input.title;
+    if (input.published_at) a.published_at = input.published_at;
+    a.id = !input.id.empty() ? input.id : derived_id(a.canonical_url);
+  }
   a.fetched_at = input.fetched_at;
-  a.id = !input.id.empty() ? input.id : derived_id(a.canonical_url);
 
-  t0 = Clock::now();
+  auto t0 = Clock::now();
   const dedup::Fingerprint fp =
       dedup::make_fingerprint(dedup::normalize_text(a.text), config_.signature);
   out.content_hash = fp.exact.hex();
-  // Event time: the input's own published/fetched time. A date printed on the page is not
-  // trusted for windowing: templates carry stale dates and copies keep the original's.
+  // Event time: the input's own published/fetched time (for feed items, the item's date). A
+  // date printed on a page is not trusted for windowing: templates carry stale dates and copies
+  // keep the original's.
   std::int64_t event_time = window_.watermark();
-  if (input.published_at) {
+  if (extracted.event_time) {
+    event_time = *extracted.event_time;
+  } else if (input.published_at) {
     event_time = *input.published_at;
   } else if (input.fetched_at) {
     event_time = *input.fetched_at;
@@ -172,9 +265,7 @@ tl::expected<std::vector<Output>, Failure> Pipeline::process(const Input& input)
     metrics_->window_size(static_cast<double>(window_.size()));
     metrics_->stories_active(static_cast<double>(stories_.size()));
   }
-  std::vector<Output> outputs;
-  outputs.push_back(std::move(out));
-  return outputs;
+  return out;
 }
 
 }  // namespace newsflow::daemon

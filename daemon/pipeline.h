@@ -19,6 +19,8 @@ enum class BodyKind {
   kHtmlText,   ///< HTML already decoded to UTF-8 (replay `html`)
   kHtmlBytes,  ///< raw HTML bytes in an unknown charset (Kafka values, replay `html_b64`)
   kText,       ///< already extracted text (replay `text`, with optional `title`)
+  kFeedText,   ///< RSS/Atom already decoded to UTF-8 (replay `feed`)
+  kFeedBytes,  ///< raw RSS/Atom bytes (Kafka feeds topic, replay `feed_b64`)
 };
 
 /// One input document, from a replay line or a Kafka message.
@@ -40,6 +42,8 @@ struct Output {
   dedup::Verdict verdict;
   std::string story_id;
   dedup::Story story;  ///< the story's state after this article joined it
+  std::string feed_url;  ///< for feed items: the feed's URL
+  std::string feed_id;   ///< for feed items: the feed input's id
 };
 
 /// Why an input produced no article; `reason` is a metric label and the DLQ reason.
@@ -68,7 +72,15 @@ class Pipeline {
   const dedup::StoryBook& stories() const { return stories_; }
 
  private:
-  tl::expected<extractors::Article, Failure> extract(const Input& input);
+  // An article out of extraction, before dedup.
+  struct Extracted {
+    extractors::Article article;
+    std::optional<std::int64_t> event_time;
+    bool from_feed = false;
+  };
+  tl::expected<std::vector<Extracted>, Failure> extract(const Input& input);
+  tl::expected<std::vector<Extracted>, Failure> extract_feed(const Input& input);
+  Output finish(Extracted extracted, const Input& input);
 
   config::Config config_;
   Metrics* metrics_;

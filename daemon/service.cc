@@ -124,7 +124,7 @@ struct Service {
 // Produces the sample file's pages to the pages topic as a crawler would: raw HTML values with
 // url and fetched_at headers. Returns the number of messages produced.
 std::size_t produce_samples(const std::string& bootstrap, const config::Config& config,
-                            const std::string& path) {
+                            const std::string& path, const std::string& feeds_path) {
   char err[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof err);
@@ -132,10 +132,11 @@ std::size_t produce_samples(const std::string& bootstrap, const config::Config& 
   KafkaHandle producer(rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err));
   if (!producer) return 0;
   std::size_t produced = 0;
-  auto send = [&](const std::string& key, const std::string& value, const Headers& headers) {
+  auto send_to = [&](const std::string& topic, const std::string& key, const std::string& value,
+                     const Headers& headers) {
     rd_kafka_headers_t* hdrs = rd_kafka_headers_new(headers.size());
     for (const auto& [n, v] : headers) rd_kafka_header_add(hdrs, n.data(), -1, v.data(), static_cast<ssize_t>(v.size()));
-    if (rd_kafka_producev(producer.get(), RD_KAFKA_V_TOPIC(config.topics.pages.c_str()),
+    if (rd_kafka_producev(producer.get(), RD_KAFKA_V_TOPIC(topic.c_str()),
                           RD_KAFKA_V_KEY(key.data(), key.size()),
                           RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
                           RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(hdrs),
@@ -144,6 +145,9 @@ std::size_t produce_samples(const std::string& bootstrap, const config::Config& 
     } else {
       rd_kafka_headers_destroy(hdrs);
     }
+  };
+  auto send = [&](const std::string& key, const std::string& value, const Headers& headers) {
+    send_to(config.topics.pages, key, value, headers);
   };
   const bool read = read_lines(path, [&](std::string_view line) {
     ParsedInput p = parse_replay_line(line);
@@ -158,6 +162,17 @@ std::size_t produce_samples(const std::string& bootstrap, const config::Config& 
   if (!read) {
     log::error("samples_missing", {{"path", path}});
     return 0;
+  }
+  if (!feeds_path.empty()) {
+    read_lines(feeds_path, [&](std::string_view line) {
+      ParsedInput p = parse_replay_line(line);
+      if (p.failure) return;
+      Headers headers{{"url", p.input.url}, {"id", p.input.id}};
+      if (p.input.fetched_at) {
+        headers.emplace_back("fetched_at", extractors::format_rfc3339(*p.input.fetched_at));
+      }
+      send_to(config.topics.feeds, p.input.url, p.input.body, headers);
+    });
   }
   // Poison a real crawler produces too: each must end in the DLQ with its reason.
   send("junk", std::string("\x00\x01\x02\xff\xfe binary", 13), {{"url", "https://junk.example/bin"}});
@@ -187,7 +202,8 @@ int run_service(const config::Config& config) {
 int run_demo(const config::Config& config, const DemoOptions& options) {
   Service service;
   if (auto code = service.start(config)) return *code;
-  const std::size_t produced = produce_samples(service.bootstrap, config, options.samples);
+  const std::size_t produced =
+      produce_samples(service.bootstrap, config, options.samples, options.feeds);
   if (produced == 0) return 2;
   log::info("demo_samples_produced", {{"messages", std::to_string(produced)},
                                       {"topic", config.topics.pages}});
@@ -208,8 +224,8 @@ int run_demo(const config::Config& config, const DemoOptions& options) {
     runner.join();
   }
   const Progress& p = service.daemon->progress();
-  std::printf("\nnewsflow demo: %zu pages in (%zu of them poison), through Kafka at %s\n", produced,
-              std::size_t{3}, service.bootstrap.c_str());
+  std::printf("\nnewsflow demo: %zu pages and feeds in (3 of them poison), through Kafka at %s\n",
+              produced, service.bootstrap.c_str());
   std::printf("  articles extracted : %llu\n", static_cast<unsigned long long>(p.articles.load()));
   std::printf("  duplicates found   : %llu\n", static_cast<unsigned long long>(p.duplicates.load()));
   std::printf("  dead letters       : %llu\n", static_cast<unsigned long long>(p.dead_letters.load()));

@@ -18,6 +18,7 @@ int run_service(const config::Config& config);
 /// Options of `newsflow demo`.
 struct DemoOptions {
   std::string samples;        ///< replay JSONL (plain or gzip) to feed to the pages topic
+  std::string feeds;          ///< replay JSONL of feeds for the feeds topic (may be empty)
   double linger_seconds = 0;  ///< keep serving /metrics this long after the run (0: exit)
 };
 

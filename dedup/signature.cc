@@ -113,7 +113,7 @@ std::vector<std::uint64_t> phrase_hashes(std::string_view normalized_text,
 }
 
 Sketch minhash_sketch(const std::vector<std::uint64_t>& phrases) {
-  Sketch s;
+  std::array<std::uint32_t, kSketchSlots> s;
   s.fill(UINT32_MAX);
   std::array<bool, kSketchSlots> filled{};
   for (const std::uint64_t p : phrases) {
@@ -123,9 +123,13 @@ Sketch minhash_sketch(const std::vector<std::uint64_t>& phrases) {
     if (value <= s[bin]) s[bin] = value;
     filled[bin] = true;
   }
-  if (phrases.empty()) return s;
+  Sketch out;
+  if (phrases.empty()) {
+    out.fill(UINT16_MAX);
+    return out;
+  }
   // Optimal densification: an empty bin copies the first non-empty bin of its own hash chain.
-  const Sketch raw = s;
+  const auto raw = s;
   for (std::size_t i = 0; i < kSketchSlots; ++i) {
     if (filled[i]) continue;
     std::uint64_t attempt = 0;
@@ -137,7 +141,8 @@ Sketch minhash_sketch(const std::vector<std::uint64_t>& phrases) {
       }
     }
   }
-  return s;
+  for (std::size_t i = 0; i < kSketchSlots; ++i) out[i] = static_cast<std::uint16_t>(s[i]);
+  return out;
 }
 
 double estimate_jaccard(const Sketch& a, const Sketch& b) {

@@ -32,12 +32,13 @@ std::vector<std::uint64_t> phrase_hashes(std::string_view normalized_text,
 inline constexpr int kSketchSlots = 64;
 
 /// A one-permutation MinHash sketch with optimal densification (Shrivastava 2017): slot i holds
-/// the minimum of the phrase hashes that fall into bin i (empty bins borrow from a pseudo-random
-/// non-empty bin), so two sketches agree in a slot with probability equal to the Jaccard
-/// similarity of the phrase sets. 256 bytes; computed in O(phrases + slots).
-using Sketch = std::array<std::uint32_t, kSketchSlots>;
+/// the low 16 bits of the minimum of the phrase hashes that fall into bin i (empty bins borrow
+/// from a pseudo-random non-empty bin), so two sketches agree in a slot with probability equal
+/// to the Jaccard similarity of the phrase sets plus 2^-16 (b-bit MinHash). 128 bytes;
+/// computed in O(phrases + slots).
+using Sketch = std::array<std::uint16_t, kSketchSlots>;
 
-/// Sketch of a set of phrase hashes; all slots are 0xFFFFFFFF for an empty set.
+/// Sketch of a set of phrase hashes; all slots are 0xFFFF for an empty set.
 Sketch minhash_sketch(const std::vector<std::uint64_t>& phrases);
 
 /// The share of slots in which the two sketches agree: an unbiased estimate of Jaccard.

@@ -26,8 +26,8 @@ Fingerprint make_fingerprint(std::string_view normalized_text, const SignatureOp
 DedupWindow::DedupWindow(WindowOptions options)
     : options_(options), rows_(kSketchSlots / std::clamp(options.bands, 1, kSketchSlots)) {}
 
-std::vector<std::uint64_t> DedupWindow::band_keys(const Sketch& sketch) const {
-  std::vector<std::uint64_t> keys;
+std::vector<std::uint32_t> DedupWindow::band_keys(const Sketch& sketch) const {
+  std::vector<std::uint32_t> keys;
   const int bands = kSketchSlots / rows_;
   keys.reserve(static_cast<std::size_t>(bands));
   for (int b = 0; b < bands; ++b) {
@@ -36,25 +36,23 @@ std::vector<std::uint64_t> DedupWindow::band_keys(const Sketch& sketch) const {
       key ^= sketch[static_cast<std::size_t>(b * rows_ + r)] + 0x9E3779B97F4A7C15ULL + (key << 6) +
              (key >> 2);
     }
-    keys.push_back(key);
+    keys.push_back(static_cast<std::uint32_t>(key ^ (key >> 32)));
   }
   return keys;
 }
 
 Verdict DedupWindow::judge(const Fingerprint& fp) const {
   Verdict best;
-  if (auto it = by_hash_.find(fp.exact); it != by_hash_.end() && !it->second.empty()) {
+  if (auto it = by_hash_.find(fp.exact); it != by_hash_.end()) {
     best.kind = DupKind::kExact;
-    best.of = slots_[it->second.front()].id;
+    best.of = slots_[it->second.first].id;
     best.similarity = 1.0;
     return best;
   }
   if (fp.phrases == 0) return best;
   std::vector<std::uint32_t> candidates;
-  for (const std::uint64_t key : band_keys(fp.sketch)) {
-    if (auto it = buckets_.find(key); it != buckets_.end()) {
-      candidates.insert(candidates.end(), it->second.begin(), it->second.end());
-    }
+  for (const std::uint32_t key : band_keys(fp.sketch)) {
+    buckets_.for_each(key, [&](std::uint32_t slot) { candidates.push_back(slot); });
   }
   std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
@@ -104,35 +102,38 @@ Verdict DedupWindow::observe(std::string_view id, const Fingerprint& fp, std::in
     slot = static_cast<std::uint32_t>(slots_.size());
     slots_.emplace_back();
   }
-  slots_[slot] = Entry{key, fp, event_time, verdict};
+  slots_[slot] = Entry{key, fp, event_time, verdict, kNone, kNone};
   by_id_.emplace(key, slot);
-  by_hash_[fp.exact].push_back(slot);
-  if (fp.phrases > 0) {
-    for (const std::uint64_t k : band_keys(fp.sketch)) buckets_[k].push_back(slot);
+  if (auto [it, inserted] = by_hash_.try_emplace(fp.exact, slot, slot); !inserted) {
+    slots_[it->second.second].next_same = slot;
+    slots_[slot].prev_same = it->second.second;
+    it->second.second = slot;
   }
-  by_time_.emplace(event_time, slot);
+  if (fp.phrases > 0) {
+    for (const std::uint32_t k : band_keys(fp.sketch)) buckets_.insert(k, slot);
+  }
+  by_time_.push_back({event_time, slot});
+  std::push_heap(by_time_.begin(), by_time_.end(), std::greater<>());
   return verdict;
 }
 
 void DedupWindow::expire() {
   const std::int64_t horizon = watermark_ - options_.window_seconds;
-  while (!by_time_.empty() && by_time_.begin()->first < horizon) {
-    const std::uint32_t slot = by_time_.begin()->second;
-    by_time_.erase(by_time_.begin());
+  while (!by_time_.empty() && by_time_.front().event_time < horizon) {
+    std::pop_heap(by_time_.begin(), by_time_.end(), std::greater<>());
+    const std::uint32_t slot = by_time_.back().slot;
+    by_time_.pop_back();
     Entry& e = slots_[slot];
-    if (auto ids = by_hash_.find(e.fp.exact); ids != by_hash_.end()) {
-      auto& q = ids->second;
-      q.erase(std::remove(q.begin(), q.end(), slot), q.end());
-      if (q.empty()) by_hash_.erase(ids);
+    // Unlink from the exact-fingerprint chain.
+    if (auto it = by_hash_.find(e.fp.exact); it != by_hash_.end()) {
+      if (e.prev_same != kNone) slots_[e.prev_same].next_same = e.next_same;
+      if (e.next_same != kNone) slots_[e.next_same].prev_same = e.prev_same;
+      if (it->second.first == slot) it->second.first = e.next_same;
+      if (it->second.second == slot) it->second.second = e.prev_same;
+      if (it->second.first == kNone) by_hash_.erase(it);
     }
     if (e.fp.phrases > 0) {
-      for (const std::uint64_t k : band_keys(e.fp.sketch)) {
-        if (auto b = buckets_.find(k); b != buckets_.end()) {
-          auto& v = b->second;
-          v.erase(std::remove(v.begin(), v.end(), slot), v.end());
-          if (v.empty()) buckets_.erase(b);
-        }
-      }
+      for (const std::uint32_t k : band_keys(e.fp.sketch)) buckets_.erase(k, slot);
     }
     by_id_.erase(e.id);
     e = Entry{};

@@ -1,14 +1,13 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
-#include <map>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "dedup/fingerprint.h"
+#include "dedup/internal/lsh_table.h"
 #include "dedup/signature.h"
 
 namespace newsflow::dedup {
@@ -68,14 +67,22 @@ class DedupWindow {
   std::int64_t watermark() const { return watermark_; }
 
  private:
+  static constexpr std::uint32_t kNone = UINT32_MAX;
   struct Entry {
     std::string id;
     Fingerprint fp;
     std::int64_t event_time = 0;
     Verdict verdict;
+    std::uint32_t prev_same = kNone;  // older / newer entry with the same exact fingerprint
+    std::uint32_t next_same = kNone;
+  };
+  struct Expiry {
+    std::int64_t event_time;
+    std::uint32_t slot;
+    bool operator>(const Expiry& o) const { return event_time > o.event_time; }
   };
   void expire();
-  std::vector<std::uint64_t> band_keys(const Sketch& sketch) const;
+  std::vector<std::uint32_t> band_keys(const Sketch& sketch) const;
   Verdict judge(const Fingerprint& fp) const;
 
   WindowOptions options_;
@@ -84,10 +91,12 @@ class DedupWindow {
   std::vector<Entry> slots_;
   std::vector<std::uint32_t> free_slots_;
   std::unordered_map<std::string, std::uint32_t> by_id_;
-  // Slots per exact fingerprint in arrival order; the front is the original.
-  std::unordered_map<ContentHash, std::deque<std::uint32_t>, ContentHashHasher> by_hash_;
-  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> buckets_;
-  std::multimap<std::int64_t, std::uint32_t> by_time_;
+  // Oldest and newest slot per exact fingerprint; entries in between are linked through
+  // prev_same/next_same in arrival order, so the oldest held copy is always at hand.
+  std::unordered_map<ContentHash, std::pair<std::uint32_t, std::uint32_t>, ContentHashHasher>
+      by_hash_;
+  internal::LshTable buckets_;
+  std::vector<Expiry> by_time_;  // min-heap on event time
 };
 
 }  // namespace newsflow::dedup

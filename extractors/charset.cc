@@ -121,10 +121,20 @@ tl::expected<Decoded, ExtractError> decode(std::string_view bytes, std::string_v
     charset = "utf-16le", source = "bom", skip = 2;
   } else if (bytes.starts_with("\xFE\xFF"sv)) {
     charset = "utf-16be", source = "bom", skip = 2;
+  } else if (bytes.starts_with("<\0\0\0"sv)) {  // XML 1.0 appendix F: "<" without a BOM
+    charset = "utf-32le", source = "xml_autodetect";
+  } else if (bytes.starts_with("\0\0\0<"sv)) {
+    charset = "utf-32be", source = "xml_autodetect";
+  } else if (bytes.starts_with("<\0?\0"sv) || bytes.starts_with("<\0!\0"sv)) {
+    charset = "utf-16le", source = "xml_autodetect";
+  } else if (bytes.starts_with("\0<\0?"sv) || bytes.starts_with("\0<\0!"sv)) {
+    charset = "utf-16be", source = "xml_autodetect";
   }
   if (charset.empty() && trust_declarations) {
     if (charset = canonical_charset(charset_from_content_type(content_type)); !charset.empty()) {
       source = "content_type";
+    } else if (charset = canonical_charset(charset_from_xml_declaration(bytes)); !charset.empty()) {
+      source = "xml_declaration";
     } else if (charset = canonical_charset(charset_from_meta(bytes)); !charset.empty()) {
       source = "meta";
     }
@@ -146,7 +156,7 @@ tl::expected<Decoded, ExtractError> decode(std::string_view bytes, std::string_v
   std::string text = convert(bytes.substr(skip), charset, ok);
   if (!ok) {
     // An unknown declared label falls back to detection rather than failing the document.
-    if (source == "content_type" || source == "meta") {
+    if (source == "content_type" || source == "meta" || source == "xml_declaration") {
       return decode(bytes, content_type, false);
     }
     return tl::unexpected(ExtractError{ExtractReason::kCharset, "no converter for charset '" +
@@ -156,6 +166,19 @@ tl::expected<Decoded, ExtractError> decode(std::string_view bytes, std::string_v
 }
 
 }  // namespace
+
+std::string charset_from_xml_declaration(std::string_view head) {
+  std::size_t start = 0;
+  while (start < head.size() && start < 16 && (head[start] == ' ' || head[start] == '\n' || head[start] == '\r' || head[start] == '\t')) ++start;
+  if (head.substr(start, 5) != "<?xml") return {};
+  const auto end = head.find("?>", start);
+  const std::string decl = ascii_lower(head.substr(start, end == std::string_view::npos ? 256 : end - start));
+  const auto pos = decl.find("encoding");
+  if (pos == std::string::npos) return {};
+  std::size_t v = pos + 8;
+  while (v < decl.size() && (decl[v] == ' ' || decl[v] == '=')) ++v;
+  return trim_label(std::string_view(decl).substr(v));
+}
 
 tl::expected<Decoded, ExtractError> decode_to_utf8(std::string_view bytes,
                                                    std::string_view content_type) {

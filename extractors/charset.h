@@ -22,8 +22,12 @@ std::string charset_from_content_type(std::string_view content_type);
 /// `<meta http-equiv="Content-Type" content="...charset=...">`), lowercased; empty if none.
 std::string charset_from_meta(std::string_view html_head);
 
+/// The `encoding` of an XML declaration (`<?xml version="1.0" encoding="..."?>`) at the start of
+/// the bytes, lowercased; empty if none.
+std::string charset_from_xml_declaration(std::string_view head);
+
 /// Decodes raw HTML/XML bytes to UTF-8. Precedence: byte order mark, then the HTTP content type,
-/// then `<meta charset>`, then strict UTF-8, then statistical detection (uchardet). Labels
+/// then the XML declaration, then `<meta charset>`, then strict UTF-8, then statistical detection (uchardet). Labels
 /// follow WHATWG: `latin1`/`iso-8859-1`/`ascii` mean windows-1252. Bytes that do not convert
 /// become U+FFFD. Fails only when no converter exists for the charset found.
 tl::expected<Decoded, ExtractError> decode_to_utf8(std::string_view bytes,

@@ -1,7 +1,9 @@
 #include "extractors/timestamp.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <string>
 
 namespace newsflow::extractors {
 namespace {
@@ -88,6 +90,88 @@ std::optional<UnixSeconds> parse_iso8601(std::string_view s) {
   const std::int64_t days = days_from_civil(year, static_cast<unsigned>(month),
                                             static_cast<unsigned>(day));
   return days * 86400 + hour * 3600 + minute * 60 + std::min(second, 59) - offset_seconds;
+}
+
+std::optional<UnixSeconds> parse_rfc822(std::string_view s) {
+  auto skip_space = [&s] {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == ',')) s.remove_prefix(1);
+  };
+  auto word = [&s, &skip_space] {
+    skip_space();
+    std::size_t n = 0;
+    while (n < s.size() && s[n] != ' ' && s[n] != '\t' && s[n] != ',') ++n;
+    std::string_view w = s.substr(0, n);
+    s.remove_prefix(n);
+    return w;
+  };
+  auto number = [](std::string_view w, int& out) {
+    if (w.empty() || w.size() > 4) return false;
+    int v = 0;
+    for (char c : w) {
+      if (c < '0' || c > '9') return false;
+      v = v * 10 + (c - '0');
+    }
+    out = v;
+    return true;
+  };
+  static constexpr std::string_view kMonths[] = {"jan", "feb", "mar", "apr", "may", "jun",
+                                                 "jul", "aug", "sep", "oct", "nov", "dec"};
+  std::string_view w = word();
+  int day = 0;
+  if (!number(w, day)) w = word();  // a weekday
+  if (!number(w, day)) return std::nullopt;
+  std::string_view mon = word();
+  if (mon.size() < 3) return std::nullopt;
+  int month = 0;
+  for (int m = 0; m < 12; ++m) {
+    std::string lower;
+    for (std::size_t k = 0; k < 3; ++k) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(mon[k])));
+    if (lower == kMonths[m]) month = m + 1;
+  }
+  int year = 0;
+  if (month == 0 || !number(word(), year)) return std::nullopt;
+  if (year < 100) year += year < 50 ? 2000 : 1900;
+  int hour = 0, minute = 0, second = 0;
+  const std::string_view time = word();
+  if (!time.empty()) {
+    std::size_t pos = 0;
+    if (!read_digits(time, pos, 2, hour) && !(pos = 0, read_digits(time, pos, 1, hour))) return std::nullopt;
+    if (pos >= time.size() || time[pos++] != ':' || !read_digits(time, pos, 2, minute)) return std::nullopt;
+    if (pos < time.size() && (time[pos++] != ':' || !read_digits(time, pos, 2, second))) return std::nullopt;
+  }
+  int offset = 0;
+  const std::string_view zone = word();
+  if (!zone.empty()) {
+    if (zone[0] == '+' || zone[0] == '-') {
+      int hhmm = 0;
+      std::string_view digits = zone.substr(1);
+      std::string compact;
+      for (char c : digits) if (c != ':') compact += c;
+      if (!number(compact, hhmm)) return std::nullopt;
+      offset = (hhmm / 100 * 3600 + hhmm % 100 * 60) * (zone[0] == '-' ? -1 : 1);
+    } else {
+      static constexpr std::pair<std::string_view, int> kZones[] = {
+          {"GMT", 0}, {"UT", 0}, {"UTC", 0}, {"Z", 0}, {"EST", -5}, {"EDT", -4}, {"CST", -6},
+          {"CDT", -5}, {"MST", -7}, {"MDT", -6}, {"PST", -8}, {"PDT", -7}, {"A", -1}, {"M", -12},
+          {"N", 1}, {"Y", 12}};
+      bool known = false;
+      for (const auto& [name, hours] : kZones) {
+        if (zone == name) offset = hours * 3600, known = true;
+      }
+      if (!known && zone.size() != 1) return std::nullopt;
+    }
+  }
+  if (month < 1 || day < 1 || day > days_in_month(year, month) || hour > 23 || minute > 59 ||
+      second > 60) {
+    return std::nullopt;
+  }
+  return days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day)) * 86400 +
+         hour * 3600 + minute * 60 + std::min(second, 59) - offset;
+}
+
+std::optional<UnixSeconds> parse_date(std::string_view s) {
+  if (auto t = parse_iso8601(s)) return t;
+  return parse_rfc822(s);
 }
 
 std::string format_rfc3339(UnixSeconds t) {

@@ -16,6 +16,14 @@ using UnixSeconds = std::int64_t;
 /// else, including out-of-range fields.
 std::optional<UnixSeconds> parse_iso8601(std::string_view s);
 
+/// Parses RFC 822 / RFC 2822 dates as feeds write them: `Sat, 07 Sep 2002 00:00:01 GMT`,
+/// without the weekday or the seconds, two-digit years, numeric offsets and the US zone names
+/// (EST, PDT, ...), single military letters and a missing zone (UTC).
+std::optional<UnixSeconds> parse_rfc822(std::string_view s);
+
+/// RFC 3339 / ISO 8601, else RFC 822.
+std::optional<UnixSeconds> parse_date(std::string_view s);
+
 /// Formats as RFC 3339 in UTC with a `Z` suffix, e.g. `2026-11-21T10:00:00Z`.
 std::string format_rfc3339(UnixSeconds t);
 

@@ -152,7 +152,7 @@ class DaemonOnMockCluster : public ::testing::Test {
                {"too_large", ""},
                {"invalid_json", ""},
                {"no_text", ""},
-               {"feed_not_supported", ""}};
+               {"feed_no_items", ""}};
     produce(producer_.get(), config_.topics.pages, "p1", "<p>no url</p>", {});
     produce(producer_.get(), config_.topics.pages, "p2", "", {{"url", "https://p.test/2"}});
     produce(producer_.get(), config_.topics.pages, "p3", std::string("\0\1\2\3binary", 10), {{"url", "https://p.test/3"}});

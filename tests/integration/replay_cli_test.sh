@@ -16,20 +16,24 @@ this is not json
 {"id":"bin","url":"https://x.test/b","html":"\u0000\u0001\u0002"}
 {"id":"feed","url":"https://x.test/f","feed":"<rss/>"}
 {"id":"b64","url":"https://x.test/l","html_b64":"PHA+Q2Fm6SBhdSBsYWl0PC9wPg=="}
+{"id":"rss1","url":"https://x.test/rss","feed":"<rss><channel><item><title>Feed item</title><link>/i/1</link><description>Item words &amp;amp; more words.</description></item><item><title>Two</title><description>Second item text.</description></item></channel></rss>"}
 
 LINES
 printf '{"id":"latin","url":"https://x.test/raw","html":"caf\xe9"}\n' >> "$work/in.jsonl"
 lines=$(wc -l < "$work/in.jsonl")
+items_extra=1  # the feed line gives two articles
 
 "$bin" replay --input "$work/in.jsonl" --output "$work/out.jsonl" --dlq "$work/dlq.jsonl"
 out=$(wc -l < "$work/out.jsonl"); dlq=$(wc -l < "$work/dlq.jsonl")
-[ $((out + dlq)) -eq "$lines" ] || fail "$lines lines in, $out articles + $dlq dead letters out"
-for reason in invalid_json missing_url missing_body empty_document binary_content feed_not_supported empty_line invalid_utf8; do
+[ $((out + dlq)) -eq $((lines + items_extra)) ] || fail "$lines lines in, $out articles + $dlq dead letters out"
+for reason in invalid_json missing_url missing_body empty_document binary_content feed_no_items empty_line invalid_utf8; do
   grep -q "\"reason\":\"$reason\"" "$work/dlq.jsonl" || fail "no dead letter with reason $reason"
 done
 grep -q '"id":"b64"' "$work/out.jsonl" || fail "html_b64 (latin-1 bytes) did not become an article"
 grep -q 'Café au lait' "$work/out.jsonl" || fail "html_b64 was not decoded to UTF-8"
 grep -q '"kind":"exact"' "$work/out.jsonl" || fail "no exact duplicate found among the samples"
+[ "$(grep -c '"feed_id":"rss1"' "$work/out.jsonl")" -eq 2 ] || fail "the feed line did not give two items with feed_id"
+grep -q '"url":"https://x.test/i/1"' "$work/out.jsonl" || fail "feed item link not resolved against the feed URL"
 
 # gzip input and stdin/stdout give the same articles.
 gzip -c "$work/in.jsonl" > "$work/in.jsonl.gz"

@@ -47,7 +47,6 @@ TEST(ReplayLine, EveryMalformedLineHasAReason) {
       {R"({"url":"u","html_b64":"***"})", "invalid_base64"},
       {R"({"url":"u","fetched_at":"soon","html":"x"})", "invalid_timestamp"},
       {"{\"url\":\"u\",\"html\":\"caf\xE9\"}", "invalid_utf8"},
-      {R"({"url":"u","feed":"<rss/>"})", "feed_not_supported"},
   };
   for (const auto& [line, reason] : cases) {
     auto p = parse_replay_line(line);

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace newsflow::dedup::internal {
+
+/// A flat multimap from 32-bit band keys to window slots with linear probing: 8 bytes an entry
+/// instead of a node per entry, which is what keeps the window under 1 KiB an article. Not
+/// thread-safe.
+class LshTable {
+ public:
+  void insert(std::uint32_t key, std::uint32_t slot);
+  void erase(std::uint32_t key, std::uint32_t slot);
+
+  /// Calls `fn(slot)` for every slot stored under `key`.
+  template <typename F>
+  void for_each(std::uint32_t key, F&& fn) const {
+    if (entries_.empty()) return;
+    const std::size_t mask = entries_.size() - 1;
+    for (std::size_t i = home(key); entries_[i].slot != kEmpty; i = (i + 1) & mask) {
+      if (entries_[i].key == key && entries_[i].slot != kTombstone) fn(entries_[i].slot);
+    }
+  }
+
+  std::size_t size() const { return size_; }
+  std::size_t capacity() const { return entries_.size(); }
+
+ private:
+  struct Entry {
+    std::uint32_t key;
+    std::uint32_t slot;
+  };
+  static constexpr std::uint32_t kEmpty = UINT32_MAX;
+  static constexpr std::uint32_t kTombstone = UINT32_MAX - 1;
+
+  std::size_t home(std::uint32_t key) const {
+    return (static_cast<std::uint64_t>(key) * 0x9E3779B97F4A7C15ULL >> 20) & (entries_.size() - 1);
+  }
+  void rehash(std::size_t capacity);
+
+  std::vector<Entry> entries_;
+  std::size_t size_ = 0;
+  std::size_t tombstones_ = 0;
+};
+
+}  // namespace newsflow::dedup::internal

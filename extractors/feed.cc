@@ -1,0 +1,407 @@
+#include "extractors/feed.h"
+
+#include <pugixml.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <tuple>
+#include <unordered_map>
+
+#include "extractors/metadata.h"
+#include "extractors/page.h"
+#include "extractors/text.h"
+
+namespace newsflow::extractors {
+namespace {
+
+// HTML 4 named character references (the ones feeds use in practice) -> code points.
+const std::unordered_map<std::string_view, char32_t>& html_entities() {
+  static const std::unordered_map<std::string_view, char32_t> kTable = [] {
+    std::unordered_map<std::string_view, char32_t> t;
+    static constexpr const char* kLatin1[] = {
+        "nbsp", "iexcl", "cent", "pound", "curren", "yen", "brvbar", "sect", "uml", "copy",
+        "ordf", "laquo", "not", "shy", "reg", "macr", "deg", "plusmn", "sup2", "sup3", "acute",
+        "micro", "para", "middot", "cedil", "sup1", "ordm", "raquo", "frac14", "frac12",
+        "frac34", "iquest", "Agrave", "Aacute", "Acirc", "Atilde", "Auml", "Aring", "AElig",
+        "Ccedil", "Egrave", "Eacute", "Ecirc", "Euml", "Igrave", "Iacute", "Icirc", "Iuml", "ETH",
+        "Ntilde", "Ograve", "Oacute", "Ocirc", "Otilde", "Ouml", "times", "Oslash", "Ugrave",
+        "Uacute", "Ucirc", "Uuml", "Yacute", "THORN", "szlig", "agrave", "aacute", "acirc",
+        "atilde", "auml", "aring", "aelig", "ccedil", "egrave", "eacute", "ecirc", "euml",
+        "igrave", "iacute", "icirc", "iuml", "eth", "ntilde", "ograve", "oacute", "ocirc",
+        "otilde", "ouml", "divide", "oslash", "ugrave", "uacute", "ucirc", "uuml", "yacute",
+        "thorn", "yuml"};
+    for (std::size_t i = 0; i < std::size(kLatin1); ++i) t[kLatin1[i]] = static_cast<char32_t>(160 + i);
+    static constexpr const char* kGreekUpper[] = {
+        "Alpha", "Beta", "Gamma", "Delta", "Epsilon", "Zeta", "Eta", "Theta", "Iota", "Kappa",
+        "Lambda", "Mu", "Nu", "Xi", "Omicron", "Pi", "Rho", "", "Sigma", "Tau", "Upsilon", "Phi",
+        "Chi", "Psi", "Omega"};
+    for (std::size_t i = 0; i < std::size(kGreekUpper); ++i) {
+      if (*kGreekUpper[i]) t[kGreekUpper[i]] = static_cast<char32_t>(913 + i);
+    }
+    static constexpr const char* kGreekLower[] = {
+        "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
+        "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigmaf", "sigma", "tau", "upsilon",
+        "phi", "chi", "psi", "omega"};
+    for (std::size_t i = 0; i < std::size(kGreekLower); ++i) t[kGreekLower[i]] = static_cast<char32_t>(945 + i);
+    static constexpr std::pair<const char*, char32_t> kOthers[] = {
+        {"OElig", 338}, {"oelig", 339}, {"Scaron", 352}, {"scaron", 353}, {"Yuml", 376},
+        {"fnof", 402}, {"circ", 710}, {"tilde", 732}, {"thetasym", 977}, {"upsih", 978},
+        {"piv", 982}, {"ensp", 8194}, {"emsp", 8195}, {"thinsp", 8201}, {"zwnj", 8204},
+        {"zwj", 8205}, {"lrm", 8206}, {"rlm", 8207}, {"ndash", 8211}, {"mdash", 8212},
+        {"lsquo", 8216}, {"rsquo", 8217}, {"sbquo", 8218}, {"ldquo", 8220}, {"rdquo", 8221},
+        {"bdquo", 8222}, {"dagger", 8224}, {"Dagger", 8225}, {"bull", 8226}, {"hellip", 8230},
+        {"permil", 8240}, {"prime", 8242}, {"Prime", 8243}, {"lsaquo", 8249}, {"rsaquo", 8250},
+        {"oline", 8254}, {"frasl", 8260}, {"euro", 8364}, {"image", 8465}, {"weierp", 8472},
+        {"real", 8476}, {"trade", 8482}, {"alefsym", 8501}, {"larr", 8592}, {"uarr", 8593},
+        {"rarr", 8594}, {"darr", 8595}, {"harr", 8596}, {"crarr", 8629}, {"lArr", 8656},
+        {"uArr", 8657}, {"rArr", 8658}, {"dArr", 8659}, {"hArr", 8660}, {"forall", 8704},
+        {"part", 8706}, {"exist", 8707}, {"empty", 8709}, {"nabla", 8711}, {"isin", 8712},
+        {"notin", 8713}, {"ni", 8715}, {"prod", 8719}, {"sum", 8721}, {"minus", 8722},
+        {"lowast", 8727}, {"radic", 8730}, {"prop", 8733}, {"infin", 8734}, {"ang", 8736},
+        {"and", 8743}, {"or", 8744}, {"cap", 8745}, {"cup", 8746}, {"int", 8747},
+        {"there4", 8756}, {"sim", 8764}, {"cong", 8773}, {"asymp", 8776}, {"ne", 8800},
+        {"equiv", 8801}, {"le", 8804}, {"ge", 8805}, {"sub", 8834}, {"sup", 8835},
+        {"nsub", 8836}, {"sube", 8838}, {"supe", 8839}, {"oplus", 8853}, {"otimes", 8855},
+        {"perp", 8869}, {"sdot", 8901}, {"lceil", 8968}, {"rceil", 8969}, {"lfloor", 8970},
+        {"rfloor", 8971}, {"lang", 9001}, {"rang", 9002}, {"loz", 9674}, {"spades", 9824},
+        {"clubs", 9827}, {"hearts", 9829}, {"diams", 9830}};
+    for (const auto& [name, cp] : kOthers) t[name] = cp;
+    return t;
+  }();
+  return kTable;
+}
+
+std::string trim(std::string_view s) { return collapse_whitespace(s); }
+
+// Local name of an element: "content:encoded" -> "encoded" with prefix "content".
+std::string_view local_name(const pugi::xml_node& n) {
+  std::string_view name = n.name();
+  const auto colon = name.find(':');
+  return colon == std::string_view::npos ? name : name.substr(colon + 1);
+}
+std::string_view prefix(const pugi::xml_node& n) {
+  std::string_view name = n.name();
+  const auto colon = name.find(':');
+  return colon == std::string_view::npos ? std::string_view() : name.substr(0, colon);
+}
+
+// The first child with this local name (and prefix when given).
+pugi::xml_node child(const pugi::xml_node& n, std::string_view local, std::string_view pfx = "*") {
+  for (pugi::xml_node c = n.first_child(); c; c = c.next_sibling()) {
+    if (c.type() != pugi::node_element || local_name(c) != local) continue;
+    if (pfx == "*" || prefix(c) == pfx) return c;
+  }
+  return {};
+}
+
+// Text content of an element: text and CDATA children, and for Atom type="xhtml" the markup.
+std::string node_text(const pugi::xml_node& n) {
+  std::string out;
+  for (pugi::xml_node c = n.first_child(); c; c = c.next_sibling()) {
+    if (c.type() == pugi::node_pcdata || c.type() == pugi::node_cdata) out += c.value();
+  }
+  return out;
+}
+
+struct XmlWriter : pugi::xml_writer {
+  std::string out;
+  void write(const void* data, size_t size) override {
+    out.append(static_cast<const char*>(data), size);
+  }
+};
+
+std::string inner_xml(const pugi::xml_node& n) {
+  XmlWriter w;
+  for (pugi::xml_node c = n.first_child(); c; c = c.next_sibling()) {
+    c.print(w, "", pugi::format_raw | pugi::format_no_escapes);
+  }
+  return w.out;
+}
+
+std::optional<std::string> base64_decode(std::string_view in) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::string out;
+  std::uint32_t acc = 0;
+  int bits = 0;
+  for (const char c : in) {
+    if (c == '=' || c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+    const int v = value(c);
+    if (v < 0) return std::nullopt;
+    acc = (acc << 6) | static_cast<std::uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((acc >> bits) & 0xFF);
+    }
+  }
+  return out;
+}
+
+// Atom text constructs: type text | html | xhtml | a MIME type (base64 when not text).
+std::string atom_html(const pugi::xml_node& n) {
+  if (!n) return {};
+  const std::string type = ascii_lower(n.attribute("type").value());
+  const std::string mode = ascii_lower(n.attribute("mode").value());
+  if (type == "xhtml" || type == "application/xhtml+xml") return inner_xml(n);
+  const std::string text = node_text(n);
+  if (mode == "base64" || (!type.empty() && type != "text" && type != "html" &&
+                           type != "text/html" && type != "text/plain" &&
+                           type.find("xml") == std::string::npos)) {
+    if (auto decoded = base64_decode(text)) return *decoded;
+  }
+  if (mode == "xml") return inner_xml(n);
+  return text;
+}
+
+std::string xml_base(pugi::xml_node n, std::string_view feed_url) {
+  // Innermost xml:base wins; relative bases resolve against the outer ones.
+  std::vector<std::string_view> bases;
+  for (; n; n = n.parent()) {
+    if (auto a = n.attribute("xml:base")) bases.push_back(a.value());
+  }
+  std::string base(feed_url);
+  for (auto it = bases.rbegin(); it != bases.rend(); ++it) base = resolve_url(base, *it);
+  return base;
+}
+
+std::optional<UnixSeconds> date_of(const pugi::xml_node& n) {
+  if (!n) return std::nullopt;
+  return parse_date(node_text(n));
+}
+
+FeedItem read_item(const pugi::xml_node& item, bool atom, std::string_view feed_url) {
+  FeedItem it;
+  const std::string base = xml_base(item, feed_url);
+  if (atom) {
+    it.id = trim(node_text(child(item, "id")));
+    it.title = html_fragment_text(atom_html(child(item, "title")));
+    for (pugi::xml_node l = item.first_child(); l; l = l.next_sibling()) {
+      if (local_name(l) != "link") continue;
+      const std::string rel = l.attribute("rel").value();
+      if (rel.empty() || rel == "alternate") {
+        it.link = resolve_url(xml_base(l, feed_url), l.attribute("href").value());
+        break;
+      }
+      if (rel == "enclosure") {
+        it.enclosures.push_back({resolve_url(base, l.attribute("href").value()),
+                                 l.attribute("type").value()});
+      }
+    }
+    it.author = trim(node_text(child(child(item, "author"), "name")));
+    it.summary_html = atom_html(child(item, "summary"));
+    it.content_html = atom_html(child(item, "content"));
+    it.published = date_of(child(item, "published"));
+    if (!it.published) it.published = date_of(child(item, "issued"));
+    it.updated = date_of(child(item, "updated"));
+    if (!it.updated) it.updated = date_of(child(item, "modified"));
+    for (pugi::xml_node c = item.first_child(); c; c = c.next_sibling()) {
+      if (local_name(c) == "category" && c.attribute("term")) it.categories.push_back(c.attribute("term").value());
+    }
+  } else {
+    it.id = trim(node_text(child(item, "guid")));
+    it.title = html_fragment_text(node_text(child(item, "title")));
+    std::string link = trim(node_text(child(item, "link", "")));
+    if (link.empty()) link = trim(item.attribute("rdf:about").value());
+    if (link.empty() && ascii_lower(child(item, "guid").attribute("isPermaLink").value()) != "false") {
+      link = it.id;
+    }
+    if (!link.empty()) it.link = resolve_url(base, link);
+    it.author = trim(node_text(child(item, "author")));
+    if (it.author.empty()) it.author = trim(node_text(child(item, "creator")));
+    it.summary_html = node_text(child(item, "description"));
+    it.content_html = node_text(child(item, "encoded"));
+    it.published = date_of(child(item, "pubDate"));
+    if (!it.published) it.published = date_of(child(item, "date"));
+    for (pugi::xml_node c = item.first_child(); c; c = c.next_sibling()) {
+      if (local_name(c) == "category") it.categories.push_back(trim(node_text(c)));
+      if (local_name(c) == "subject") it.categories.push_back(trim(node_text(c)));
+      if (local_name(c) == "enclosure" || (prefix(c) == "media" && local_name(c) == "content")) {
+        if (c.attribute("url")) {
+          it.enclosures.push_back({resolve_url(base, c.attribute("url").value()), c.attribute("type").value()});
+        }
+      }
+    }
+  }
+  return it;
+}
+
+// Items of a parsed document, whatever its dialect.
+bool read_document(const pugi::xml_document& doc, std::string_view feed_url, Feed& feed) {
+  const pugi::xml_node root = doc.document_element();
+  if (!root) return false;
+  const std::string_view root_name = local_name(root);
+  if (root_name == "feed") {  // Atom
+    feed.title = html_fragment_text(atom_html(child(root, "title")));
+    for (pugi::xml_node l = root.first_child(); l; l = l.next_sibling()) {
+      if (local_name(l) == "link" && (std::string_view(l.attribute("rel").value()).empty() ||
+                                      std::string_view(l.attribute("rel").value()) == "alternate")) {
+        feed.link = resolve_url(xml_base(l, feed_url), l.attribute("href").value());
+        break;
+      }
+    }
+    feed.language = root.attribute("xml:lang").value();
+    for (pugi::xml_node e = root.first_child(); e; e = e.next_sibling()) {
+      if (local_name(e) == "entry") feed.items.push_back(read_item(e, true, feed_url));
+    }
+    return true;
+  }
+  if (root_name == "rss" || root_name == "RDF" || root_name == "channel") {
+    const pugi::xml_node channel = root_name == "channel" ? root : child(root, "channel");
+    feed.title = html_fragment_text(node_text(child(channel, "title")));
+    const std::string link = trim(node_text(child(channel, "link", "")));
+    if (!link.empty()) feed.link = resolve_url(feed_url, link);
+    feed.language = trim(node_text(child(channel, "language")));
+    // RSS 2.0 items live in the channel, RSS 1.0 items beside it.
+    for (const pugi::xml_node parent : {channel, root}) {
+      if (!parent) continue;
+      for (pugi::xml_node e = parent.first_child(); e; e = e.next_sibling()) {
+        if (local_name(e) == "item") feed.items.push_back(read_item(e, false, feed_url));
+      }
+      if (root_name == "channel") break;
+    }
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string xml_escape_html_entities(std::string_view xml) {
+  std::string out;
+  out.reserve(xml.size() + 64);
+  std::size_t i = 0;
+  while (i < xml.size()) {
+    if (xml.substr(i, 9) == "<![CDATA[") {
+      const std::size_t end = xml.find("]]>", i + 9);
+      const std::size_t stop = end == std::string_view::npos ? xml.size() : end + 3;
+      out.append(xml.substr(i, stop - i));
+      i = stop;
+      continue;
+    }
+    const char c = xml[i];
+    if (c != '&') {
+      out += c;
+      ++i;
+      continue;
+    }
+    std::size_t j = i + 1;
+    while (j < xml.size() && j - i <= 32 &&
+           (std::isalnum(static_cast<unsigned char>(xml[j])) || xml[j] == '#')) {
+      ++j;
+    }
+    const std::string_view name = xml.substr(i + 1, j - i - 1);
+    if (j < xml.size() && xml[j] == ';' && !name.empty()) {
+      if (name[0] == '#' || name == "amp" || name == "lt" || name == "gt" || name == "quot" ||
+          name == "apos") {
+        out.append(xml.substr(i, j + 1 - i));
+      } else if (auto it = html_entities().find(name); it != html_entities().end()) {
+        out += "&#" + std::to_string(static_cast<std::uint32_t>(it->second)) + ";";
+      } else {
+        out += "&amp;";
+        out.append(name);
+        out += ';';
+      }
+      i = j + 1;
+      continue;
+    }
+    out += "&amp;";  // a bare ampersand
+    ++i;
+  }
+  return out;
+}
+
+std::string html_fragment_text(std::string_view html) {
+  if (html.find('<') == std::string_view::npos && html.find('&') == std::string_view::npos) {
+    // Plain text: fold ASCII whitespace only; a no-break space is content here.
+    std::string out;
+    bool space = false;
+    for (const char c : html) {
+      if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f') {
+        space = !out.empty();
+        continue;
+      }
+      if (space) out += ' ';
+      space = false;
+      out += c;
+    }
+    return out;
+  }
+  auto page = parse_page(html, {});
+  if (!page) return collapse_whitespace(html);
+  std::vector<std::uint32_t> all(page->blocks.size());
+  for (std::uint32_t i = 0; i < all.size(); ++i) all[i] = i;
+  return render_blocks(*page, all);
+}
+
+tl::expected<Feed, ExtractError> parse_feed(std::string_view xml, std::string_view feed_url) {
+  if (collapse_whitespace(xml.substr(0, 4096)).empty() && collapse_whitespace(xml).empty()) {
+    return tl::unexpected(ExtractError{ExtractReason::kEmpty, "feed is empty"});
+  }
+  if (looks_binary(xml)) {
+    return tl::unexpected(ExtractError{ExtractReason::kBinary, "feed holds NUL bytes or control characters"});
+  }
+  if (!is_valid_utf8(xml)) {
+    return tl::unexpected(ExtractError{ExtractReason::kInvalidUtf8, "feed is not UTF-8"});
+  }
+  const std::string text = xml_escape_html_entities(xml);
+  Feed feed;
+  pugi::xml_document doc;
+  // No DOCTYPE processing: pugixml never expands external or recursive entities.
+  const unsigned options = pugi::parse_default & ~pugi::parse_eol;
+  const pugi::xml_parse_result result =
+      doc.load_buffer(text.data(), text.size(), options, pugi::encoding_utf8);
+  if (result && read_document(doc, feed_url, feed)) return feed;
+  // pugixml keeps the tree it built before an error: a truncated feed still has its head and
+  // its complete items.
+  if (!result && read_document(doc, feed_url, feed) &&
+      (!feed.items.empty() || !feed.title.empty())) {
+    feed.warnings.push_back(std::string("ill-formed XML (") + result.description() +
+                            " at offset " + std::to_string(result.offset) + "): read " +
+                            std::to_string(feed.items.size()) + " items before it");
+    return feed;
+  }
+  feed = Feed{};
+
+  // Lenient path: parse each item or entry on its own and keep those that are well-formed.
+  const std::string reason =
+      result ? "root element is not rss, RDF or feed" : std::string(result.description());
+  std::size_t found = 0;
+  for (const auto& [open, close, atom] :
+       {std::tuple{"<item", "</item>", false}, std::tuple{"<entry", "</entry>", true}}) {
+    std::size_t pos = 0;
+    while ((pos = text.find(open, pos)) != std::string::npos) {
+      const char next = pos + std::strlen(open) < text.size() ? text[pos + std::strlen(open)] : '\0';
+      if (next != '>' && next != ' ' && next != '\n' && next != '\t' && next != '\r') {
+        pos += 1;
+        continue;
+      }
+      const std::size_t end = text.find(close, pos);
+      if (end == std::string::npos) break;
+      ++found;
+      pugi::xml_document one;
+      if (one.load_buffer(text.data() + pos, end + std::strlen(close) - pos, options, pugi::encoding_utf8)) {
+        feed.items.push_back(read_item(one.document_element(), atom, feed_url));
+      }
+      pos = end;
+    }
+  }
+  if (feed.items.empty()) {
+    return tl::unexpected(ExtractError{ExtractReason::kParse, "not a readable feed: " + reason +
+                                                                  " at offset " +
+                                                                  std::to_string(result.offset)});
+  }
+  feed.warnings.push_back("ill-formed XML (" + reason + "): recovered " +
+                          std::to_string(feed.items.size()) + " of " + std::to_string(found) +
+                          " items");
+  return feed;
+}
+
+}  // namespace newsflow::extractors
