@@ -85,6 +85,13 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
   cconf->release();
   rd_kafka_poll_set_consumer(consumer_.get());
 
+  // The window before the first input: a copy arriving right after a restart is still caught.
+  if (auto restored = restore_state(bootstrap); !restored) {
+    return tl::unexpected(std::vector<config::Problem>{{"window", "cannot restore the dedup window from " +
+                                                                      config_.topics.articles + ": " +
+                                                                      restored.error()}});
+  }
+
   rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(2);
   rd_kafka_topic_partition_list_add(topics, config_.topics.pages.c_str(), RD_KAFKA_PARTITION_UA);
   rd_kafka_topic_partition_list_add(topics, config_.topics.feeds.c_str(), RD_KAFKA_PARTITION_UA);
@@ -97,6 +104,83 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
                                  {"group_id", config_.kafka.group_id},
                                  {"topics", config_.topics.pages + "," + config_.topics.feeds}});
   return {};
+}
+
+tl::expected<std::size_t, std::string> Daemon::restore_state(const std::string& bootstrap) {
+  const auto t0 = Clock::now();
+  auto conf = make_kafka_conf({{"bootstrap.servers", bootstrap},
+                               {"group.id", config_.kafka.group_id + ".restore"},
+                               {"enable.auto.commit", "false"},
+                               {"enable.partition.eof", "true"},
+                               {"client.id", "newsflow-restore"}},
+                              config_.kafka.consumer, "kafka.consumer");
+  if (!conf) return tl::unexpected(conf.error().front().path + ": " + conf.error().front().message);
+  // The daemon's own consumer settings may say otherwise; restore needs these.
+  char err[512];
+  rd_kafka_conf_set(conf->get(), "enable.partition.eof", "true", err, sizeof err);
+  rd_kafka_conf_set(conf->get(), "enable.auto.commit", "false", err, sizeof err);
+  KafkaHandle c(rd_kafka_new(RD_KAFKA_CONSUMER, conf->get(), err, sizeof err));
+  if (!c) return tl::unexpected(std::string(err));
+  conf->release();
+  const rd_kafka_metadata_t* md = nullptr;
+  rd_kafka_resp_err_t e = RD_KAFKA_RESP_ERR_NO_ERROR;
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    rd_kafka_topic_t* t = rd_kafka_topic_new(c.get(), config_.topics.articles.c_str(), nullptr);
+    e = rd_kafka_metadata(c.get(), 0, t, &md, 5000);
+    rd_kafka_topic_destroy(t);
+    if (e == RD_KAFKA_RESP_ERR_NO_ERROR) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return tl::unexpected(std::string("metadata of ") + config_.topics.articles + ": " + rd_kafka_err2str(e));
+  }
+  std::unique_ptr<const rd_kafka_metadata_t, void (*)(const rd_kafka_metadata_t*)> md_guard(
+      md, rd_kafka_metadata_destroy);
+  if (md->topic_cnt < 1 || md->topics[0].err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC ||
+      md->topics[0].err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
+    log::info("window_restored", {{"articles", "0"}, {"reason", "no articles topic yet"}});
+    return std::size_t{0};
+  }
+  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(md->topics[0].partition_cnt);
+  int pending = 0;
+  for (int p = 0; p < md->topics[0].partition_cnt; ++p) {
+    std::int64_t low = 0, high = 0;
+    if (rd_kafka_query_watermark_offsets(c.get(), config_.topics.articles.c_str(), p, &low, &high,
+                                         5000) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+        high <= low) {
+      continue;
+    }
+    rd_kafka_topic_partition_list_add(list, config_.topics.articles.c_str(), p)->offset = low;
+    ++pending;
+  }
+  rd_kafka_assign(c.get(), list);
+  rd_kafka_topic_partition_list_destroy(list);
+  std::size_t restored = 0, skipped = 0;
+  const auto deadline = Clock::now() + std::chrono::minutes(10);
+  while (pending > 0 && !stop_.load() && Clock::now() < deadline) {
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(c.get(), 500);
+    if (!m) continue;
+    if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      --pending;
+    } else if (m->err) {
+      log::warn("window_restore_error", {{"error", rd_kafka_message_errstr(m)}});
+    } else if (pipeline_.restore(payload(m))) {
+      ++restored;
+    } else {
+      ++skipped;
+    }
+    rd_kafka_message_destroy(m);
+  }
+  rd_kafka_consumer_close(c.get());
+  metrics_.window_size(static_cast<double>(pipeline_.window().size()));
+  metrics_.stories_active(static_cast<double>(pipeline_.stories().size()));
+  log::info("window_restored",
+            {{"articles", std::to_string(restored)},
+             {"skipped", std::to_string(skipped)},
+             {"held", std::to_string(pipeline_.window().size())},
+             {"seconds", std::to_string(std::chrono::duration<double>(Clock::now() - t0).count())}});
+  if (pending > 0 && !stop_.load()) return tl::unexpected(std::string("restore did not reach the end of every partition"));
+  return restored;
 }
 
 void Daemon::on_rebalance(rd_kafka_t* rk, int err_int, void* partitions_ptr, void* opaque) {

@@ -37,9 +37,14 @@ class Daemon {
   Daemon(const config::Config& config, Metrics& metrics);
   ~Daemon();
 
-  /// Creates the Kafka clients against `bootstrap` and subscribes. Property errors and
-  /// connection setup errors come back as one message each.
+  /// Creates the Kafka clients against `bootstrap`, restores the window (`restore_state`) and
+  /// subscribes. Property errors and connection setup errors come back as one message each.
   tl::expected<void, std::vector<config::Problem>> start(const std::string& bootstrap);
+
+  /// Rebuilds the dedup window and the stories from the articles topic (every partition from
+  /// its start to its current end; the window keeps what is recent enough), so a copy arriving
+  /// after a restart is still recognized. Returns the number of articles read.
+  tl::expected<std::size_t, std::string> restore_state(const std::string& bootstrap);
 
   /// Processes batches until `stop`; returns the process exit code (0 after a clean drain).
   int run();

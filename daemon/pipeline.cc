@@ -71,6 +71,7 @@ std::string article_json(const Output& out) {
               {"of", or_null(out.verdict.of)},
               {"similarity", out.verdict.similarity}};
   j["story_id"] = out.story_id;
+  j["event_time"] = extractors::format_rfc3339(out.event_time);
   if (!out.feed_url.empty()) {
     j["feed_url"] = out.feed_url;
     j["feed_id"] = or_null(out.feed_id);
@@ -224,6 +225,39 @@ tl::expected<std::vector<Output>, Failure> Pipeline::process(const Input& input)
   return outputs;
 }
 
+bool Pipeline::restore(std::string_view article_json) {
+  const auto j = nlohmann::json::parse(article_json, nullptr, false);
+  if (!j.is_object() || !j.contains("id") || !j["id"].is_string() || !j.contains("text") ||
+      !j["text"].is_string() || !j.contains("dup") || !j["dup"].is_object()) {
+    return false;
+  }
+  auto str = [&j](const char* key) {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  std::optional<std::int64_t> event_time = extractors::parse_iso8601(str("event_time"));
+  if (!event_time) event_time = extractors::parse_iso8601(str("fetched_at"));
+  if (!event_time) return false;
+  dedup::Verdict verdict;
+  const auto& dup = j["dup"];
+  const std::string kind = dup.value("kind", "unique");
+  verdict.kind = kind == "exact"       ? dedup::DupKind::kExact
+                 : kind == "near"      ? dedup::DupKind::kNear
+                 : kind == "contained" ? dedup::DupKind::kContained
+                                       : dedup::DupKind::kUnique;
+  if (dup.contains("of") && dup["of"].is_string()) verdict.of = dup["of"].get<std::string>();
+  if (dup.contains("similarity") && dup["similarity"].is_number()) {
+    verdict.similarity = dup["similarity"].get<double>();
+  }
+  const std::string id = str("id");
+  const dedup::Fingerprint fp =
+      dedup::make_fingerprint(dedup::normalize_text(str("text")), config_.signature);
+  window_.restore(id, fp, *event_time, verdict);
+  stories_.assign({id, str("url"), str("source"), verdict.kind}, str("title"), verdict,
+                  *event_time);
+  return true;
+}
+
 Output Pipeline::finish(Extracted extracted, const Input& input) {
   Output out;
   out.article = std::move(extracted.article);
@@ -253,6 +287,7 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
   } else if (input.fetched_at) {
     event_time = *input.fetched_at;
   }
+  out.event_time = event_time;
   out.verdict = window_.observe(a.id, fp, event_time);
   if (metrics_) metrics_->stage_seconds("dedup", seconds_since(t0));
 

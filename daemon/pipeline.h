@@ -44,6 +44,7 @@ struct Output {
   dedup::Story story;  ///< the story's state after this article joined it
   std::string feed_url;  ///< for feed items: the feed's URL
   std::string feed_id;   ///< for feed items: the feed input's id
+  std::int64_t event_time = 0;  ///< the time the window filed it under
 };
 
 /// Why an input produced no article; `reason` is a metric label and the DLQ reason.
@@ -67,6 +68,11 @@ class Pipeline {
   Pipeline(const config::Config& config, Metrics* metrics);
 
   tl::expected<std::vector<Output>, Failure> process(const Input& input);
+
+  /// Puts an article published earlier (its article JSON, as on the articles topic) back into
+  /// the window and its story, with the verdict it was published with: the state a restarted
+  /// process rebuilds. Returns false for a value that is not article JSON.
+  bool restore(std::string_view article_json);
 
   const dedup::DedupWindow& window() const { return window_; }
   const dedup::StoryBook& stories() const { return stories_; }

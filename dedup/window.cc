@@ -93,7 +93,22 @@ Verdict DedupWindow::observe(std::string_view id, const Fingerprint& fp, std::in
   watermark_ = std::max(watermark_, event_time);
   expire();
   const Verdict verdict = judge(fp);
+  insert(key, fp, event_time, verdict);
+  return verdict;
+}
 
+void DedupWindow::restore(std::string_view id, const Fingerprint& fp, std::int64_t event_time,
+                          const Verdict& verdict) {
+  std::string key(id);
+  if (by_id_.count(key)) return;
+  watermark_ = std::max(watermark_, event_time);
+  expire();
+  if (event_time < watermark_ - options_.window_seconds) return;
+  insert(std::move(key), fp, event_time, verdict);
+}
+
+void DedupWindow::insert(std::string key, const Fingerprint& fp, std::int64_t event_time,
+                         const Verdict& verdict) {
   std::uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -103,7 +118,7 @@ Verdict DedupWindow::observe(std::string_view id, const Fingerprint& fp, std::in
     slots_.emplace_back();
   }
   slots_[slot] = Entry{key, fp, event_time, verdict, kNone, kNone};
-  by_id_.emplace(key, slot);
+  by_id_.emplace(std::move(key), slot);
   if (auto [it, inserted] = by_hash_.try_emplace(fp.exact, slot, slot); !inserted) {
     slots_[it->second.second].next_same = slot;
     slots_[slot].prev_same = it->second.second;
@@ -114,7 +129,6 @@ Verdict DedupWindow::observe(std::string_view id, const Fingerprint& fp, std::in
   }
   by_time_.push_back({event_time, slot});
   std::push_heap(by_time_.begin(), by_time_.end(), std::greater<>());
-  return verdict;
 }
 
 void DedupWindow::expire() {

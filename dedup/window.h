@@ -60,6 +60,11 @@ class DedupWindow {
   /// verdict it got the first time, so replays after a crash repeat decisions.
   Verdict observe(std::string_view id, const Fingerprint& fp, std::int64_t event_time);
 
+  /// Puts back an article judged before (state rebuilt after a restart): remembered with the
+  /// verdict it got, without judging it again. Ignored if the id is held or already expired.
+  void restore(std::string_view id, const Fingerprint& fp, std::int64_t event_time,
+               const Verdict& verdict);
+
   /// Number of articles held.
   std::size_t size() const { return by_id_.size(); }
 
@@ -84,6 +89,8 @@ class DedupWindow {
   void expire();
   std::vector<std::uint32_t> band_keys(const Sketch& sketch) const;
   Verdict judge(const Fingerprint& fp) const;
+  void insert(std::string key, const Fingerprint& fp, std::int64_t event_time,
+              const Verdict& verdict);
 
   WindowOptions options_;
   int rows_;

@@ -120,6 +120,9 @@ class DaemonOnMockCluster : public ::testing::Test {
     config_.kafka.batch_max_ms = 50;
     config_.kafka.batch_max_messages = 8;
     config_.extract.max_html_bytes = 256 * 1024;
+    // The mock cluster holds a departed member until its session times out; keep restarts quick.
+    config_.kafka.consumer["session.timeout.ms"] = "6000";
+    config_.kafka.consumer["heartbeat.interval.ms"] = "1000";
     auto c = EmbeddedCluster::start(1, daemon_topics(config_));
     ASSERT_TRUE(c) << c.error();
     cluster_ = std::move(*c);
@@ -241,6 +244,54 @@ TEST_F(DaemonOnMockCluster, RetriableProduceErrorsLoseNothing) {
   Metrics metrics;
   run_daemon(inputs, metrics);
   expect_all_accounted(inputs);
+}
+
+}  // namespace
+}  // namespace newsflow::daemon
+
+namespace newsflow::daemon {
+namespace {
+
+TEST_F(DaemonOnMockCluster, ARestartedDaemonStillRecognizesCopies) {
+  const auto pages = sample_pages(2);
+  produce(producer_.get(), config_.topics.pages, "orig", pages[1].input.body,
+          {{"url", pages[1].input.url}, {"id", "orig"}, {"fetched_at", "2023-05-01T00:00:00Z"}});
+  ASSERT_EQ(rd_kafka_flush(producer_.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  {
+    Metrics metrics;
+    run_daemon(1, metrics);
+  }
+  // A new process: its window is rebuilt from newsflow.articles before it reads the copy.
+  produce(producer_.get(), config_.topics.pages, "copy", pages[1].input.body,
+          {{"url", "https://elsewhere.test/copy"}, {"id", "copy"},
+           {"fetched_at", "2023-05-01T05:00:00Z"}});
+  ASSERT_EQ(rd_kafka_flush(producer_.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  {
+    Metrics metrics;
+    Daemon daemon(config_, metrics);
+    ASSERT_TRUE(daemon.start(cluster_->bootstrap()));
+    EXPECT_EQ(daemon.pipeline().window().size(), 1u);
+    std::thread t([&] { daemon.run(); });
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (daemon.progress().committed.load() < 1 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(50ms);
+    }
+    daemon.stop();
+    t.join();
+    ASSERT_EQ(daemon.progress().articles.load(), 1u);
+  }
+  const auto articles = read_topic(cluster_->bootstrap(), config_.topics.articles,
+                                   config_.kafka.embedded_partitions);
+  bool found = false;
+  for (const auto& r : articles) {
+    if (r.key != "copy") continue;
+    const auto j = nlohmann::json::parse(r.value);
+    EXPECT_EQ(j["dup"]["kind"], "exact");
+    EXPECT_EQ(j["dup"]["of"], "orig");
+    EXPECT_EQ(j["story_id"], "orig");
+    found = true;
+  }
+  EXPECT_TRUE(found);
 }
 
 }  // namespace
