@@ -278,6 +278,7 @@ tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_te
       w.integer("hours", hours, 1, 24 * 365);
       c.window.window_seconds = hours * 3600;
       c.stories.window_seconds = hours * 3600;
+      c.boilerplate.window_seconds = hours * 3600;
     }
     {
       Section d = top.section("dedup");
@@ -292,6 +293,14 @@ tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_te
       d.number("contained_threshold", c.window.contained_threshold, 0.0, 1.0);
       d.number("contained_max_ratio", c.window.contained_max_ratio, 0.0, 1.0);
       d.integer("bands", c.window.bands, 1, dedup::kSketchSlots);
+      d.integer("min_phrases", c.window.min_phrases, 0, 100000);
+      std::string site_boilerplate = c.boilerplate.enabled ? "true" : "false";
+      d.string("site_boilerplate", site_boilerplate);
+      if (site_boilerplate != "true" && site_boilerplate != "false") {
+        d.problem("site_boilerplate", "must be true or false, got '" + site_boilerplate + "'");
+      }
+      c.boilerplate.enabled = site_boilerplate == "true";
+      d.integer("boilerplate_min_pages", c.boilerplate.min_other_pages, 1, 1000);
       if (dedup::kSketchSlots % c.window.bands != 0) {
         d.problem("bands", "must divide " + std::to_string(dedup::kSketchSlots));
       }

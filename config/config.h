@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dedup/boilerplate.h"
 #include "dedup/stories.h"
 #include "dedup/window.h"
 #include "extractors/html.h"
@@ -56,6 +57,7 @@ struct Config {
   std::string extract_model_file;  ///< `extract.model_file`: an MSS model to use instead of the built-in one
   dedup::WindowOptions window;
   dedup::SignatureOptions signature;
+  dedup::BoilerplateOptions boilerplate;
   dedup::StoryOptions stories;
 };
 

@@ -100,7 +100,11 @@ std::string story_json(const dedup::Story& s) {
 }
 
 Pipeline::Pipeline(const config::Config& config, Metrics* metrics)
-    : config_(config), metrics_(metrics), window_(config.window), stories_(config.stories) {}
+    : config_(config),
+      metrics_(metrics),
+      window_(config.window),
+      stories_(config.stories),
+      boilerplate_(config.boilerplate) {}
 
 tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract_feed(const Input& input) {
   auto fail = [](const extractors::ExtractError& e) {
@@ -250,8 +254,9 @@ bool Pipeline::restore(std::string_view article_json) {
     verdict.similarity = dup["similarity"].get<double>();
   }
   const std::string id = str("id");
+  const std::string core = boilerplate_.filter(str("source"), str("url"), str("text"), *event_time);
   const dedup::Fingerprint fp =
-      dedup::make_fingerprint(dedup::normalize_text(str("text")), config_.signature);
+      dedup::make_fingerprint(dedup::normalize_text(core), config_.signature);
   window_.restore(id, fp, *event_time, verdict);
   stories_.assign({id, str("url"), str("source"), verdict.kind}, str("title"), verdict,
                   *event_time);
@@ -273,9 +278,6 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
   a.fetched_at = input.fetched_at;
 
   auto t0 = Clock::now();
-  const dedup::Fingerprint fp =
-      dedup::make_fingerprint(dedup::normalize_text(a.text), config_.signature);
-  out.content_hash = fp.exact.hex();
   // Event time: the input's own published/fetched time (for feed items, the item's date). A
   // date printed on a page is not trusted for windowing: templates carry stale dates and copies
   // keep the original's.
@@ -287,6 +289,11 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
   } else if (input.fetched_at) {
     event_time = *input.fetched_at;
   }
+  // The site's own furniture that extraction let through says nothing about the article.
+  const std::string core = boilerplate_.filter(a.source, a.url, a.text, event_time);
+  const dedup::Fingerprint fp =
+      dedup::make_fingerprint(dedup::normalize_text(core), config_.signature);
+  out.content_hash = fp.exact.hex();
   out.event_time = event_time;
   out.verdict = window_.observe(a.id, fp, event_time);
   if (metrics_) metrics_->stage_seconds("dedup", seconds_since(t0));

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "dedup/boilerplate.h"
 #include "dedup/stories.h"
 #include "dedup/window.h"
 #include "extractors/article.h"
@@ -92,6 +93,7 @@ class Pipeline {
   Metrics* metrics_;
   dedup::DedupWindow window_;
   dedup::StoryBook stories_;
+  dedup::BoilerplateFilter boilerplate_;
 };
 
 }  // namespace newsflow::daemon

@@ -49,7 +49,7 @@ Verdict DedupWindow::judge(const Fingerprint& fp) const {
     best.similarity = 1.0;
     return best;
   }
-  if (fp.phrases == 0) return best;
+  if (fp.phrases == 0 || fp.phrases < options_.min_phrases) return best;
   std::vector<std::uint32_t> candidates;
   for (const std::uint32_t key : band_keys(fp.sketch)) {
     buckets_.for_each(key, [&](std::uint32_t slot) { candidates.push_back(slot); });
@@ -60,6 +60,7 @@ Verdict DedupWindow::judge(const Fingerprint& fp) const {
   std::int64_t best_time = 0;
   for (const std::uint32_t slot : candidates) {
     const Entry& e = slots_[slot];
+    if (e.fp.phrases < options_.min_phrases) continue;
     const double j = estimate_jaccard(fp.sketch, e.fp.sketch);
     DupKind kind = DupKind::kUnique;
     double score = 0;

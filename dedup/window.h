@@ -44,6 +44,7 @@ struct WindowOptions {
   double contained_max_ratio = 0.9;   ///< `contained` only if the shorter has at most this
                                       ///< share of the longer one's phrases
   int bands = 32;                     ///< LSH bands over the sketch (rows = 64 / bands)
+  std::uint32_t min_phrases = 0;      ///< shorter articles (in distinct phrases) match exactly only
 };
 
 /// The sliding event-time window of recent articles: exact duplicates by fingerprint, near

@@ -42,5 +42,6 @@ with open(f"{work}/texts.jsonl", "w") as w:
                             "text": art["text"], "title": art["title"]}) + "\n")
 PY
 "$build/newsflow" replay --input "$work/texts.jsonl" --output "$work/final.jsonl" --dlq /dev/null
+[ -n "${KEEP:-}" ] && cp "$work/final.jsonl" "$KEEP"
 python3 ../shared/tools/eval_dedup.py --labels "$shared/dedup/dev/labels.json" \
   --pred "$work/final.jsonl" --window-aware

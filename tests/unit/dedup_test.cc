@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "dedup/boilerplate.h"
 #include "dedup/fingerprint.h"
 #include "dedup/normalize.h"
 #include "dedup/stories.h"
@@ -122,6 +123,33 @@ TEST(Window, EditedCopyIsNearAndTruncatedCopyIsContained) {
   EXPECT_EQ(cut.of, "orig");
   // A different article on the same words is not a duplicate.
   EXPECT_EQ(w.observe("other", fp(article(30, 7)), 30).kind, DupKind::kUnique);
+}
+
+TEST(Boilerplate, ParagraphsRepeatedOnASitesOtherPagesAreDropped) {
+  BoilerplateFilter f;
+  const std::string furniture = "Trending now\n\nSubscribe to our newsletter";
+  EXPECT_EQ(f.filter("a.test", "https://a.test/1", "Story one.\n\n" + furniture, 0),
+            "Story one.\n\n" + furniture);
+  EXPECT_EQ(f.filter("a.test", "https://a.test/2", "Story two.\n\n" + furniture, 1),
+            "Story two.\n\n" + furniture);
+  // Seen on two other pages of a.test: furniture now.
+  EXPECT_EQ(f.filter("a.test", "https://a.test/3", "Story three.\n\n" + furniture, 2),
+            "Story three.");
+  // Another site, and a re-crawl of a page already counted, keep everything.
+  EXPECT_EQ(f.filter("b.test", "https://b.test/1", "Story one.\n\n" + furniture, 3),
+            "Story one.\n\n" + furniture);
+  EXPECT_EQ(f.filter("", "urn:x", furniture, 4), furniture);
+}
+
+TEST(Boilerplate, ForgetsWhatTheWindowNoLongerHolds) {
+  BoilerplateFilter f({.enabled = true, .min_other_pages = 2, .window_seconds = 100});
+  for (int i = 0; i < 3; ++i) {
+    f.filter("a.test", "https://a.test/" + std::to_string(i), "Menu\n\nStory " + std::to_string(i), i);
+  }
+  EXPECT_EQ(f.filter("a.test", "https://a.test/x", "Menu\n\nStory x", 10), "Story x");
+  EXPECT_EQ(f.filter("a.test", "https://a.test/y", "Menu", 11), "Menu");  // all furniture: kept
+  f.filter("b.test", "https://b.test/y", "Other", 1000);  // far later: a.test's entries expire
+  EXPECT_EQ(f.filter("a.test", "https://a.test/z", "Menu\n\nStory z", 1000), "Menu\n\nStory z");
 }
 
 TEST(Stories, DuplicatesJoinTheirOriginalsStory) {

@@ -1,0 +1,55 @@
+#include "dedup/boilerplate.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+
+#include "dedup/normalize.h"
+
+namespace newsflow::dedup {
+
+std::string BoilerplateFilter::filter(std::string_view site, std::string_view url,
+                                      std::string_view text, std::int64_t event_time) {
+  // Without a site (e.g. URNs of pre-extracted items) there is no template to learn.
+  if (!options_.enabled || site.empty()) return std::string(text);
+  watermark_ = std::max(watermark_, event_time);
+  if (watermark_ - last_sweep_ > options_.window_seconds / 8) expire(watermark_);
+  const std::uint64_t site_hash = XXH3_64bits(site.data(), site.size());
+  const auto url_hash = static_cast<std::uint32_t>(XXH3_64bits(url.data(), url.size()) | 1);
+  std::string kept;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    std::size_t end = text.find("\n\n", pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view paragraph = text.substr(pos, end - pos);
+    pos = end + 2;
+    const std::string normalized = normalize_text(paragraph);
+    if (normalized.empty()) continue;
+    const std::uint64_t key =
+        XXH3_64bits_withSeed(normalized.data(), normalized.size(), site_hash);
+    Seen& s = seen_[key];
+    const bool boilerplate = s.pages >= options_.min_other_pages &&
+                             !(s.pages == options_.min_other_pages && s.last_url == url_hash);
+    if (s.last_url != url_hash) {
+      s.last_url = url_hash;
+      ++s.pages;
+    }
+    s.last_time = std::max(s.last_time, event_time);
+    if (boilerplate) continue;
+    if (!kept.empty()) kept += "\n\n";
+    kept.append(paragraph);
+  }
+  // A page that is all furniture keeps it: an empty text would make every such page an exact
+  // copy of every other.
+  return kept.empty() ? std::string(text) : kept;
+}
+
+void BoilerplateFilter::expire(std::int64_t now) {
+  last_sweep_ = now;
+  const std::int64_t horizon = now - options_.window_seconds;
+  for (auto it = seen_.begin(); it != seen_.end();) {
+    it = it->second.last_time < horizon ? seen_.erase(it) : std::next(it);
+  }
+}
+
+}  // namespace newsflow::dedup

@@ -1,0 +1,51 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace newsflow::dedup {
+
+/// Options of the per-site boilerplate filter; filled by `config/`.
+struct BoilerplateOptions {
+  bool enabled = true;
+  std::uint32_t min_other_pages = 2;  ///< a paragraph seen on this many other pages of the
+                                      ///< same site is boilerplate there
+  std::int64_t window_seconds = 72 * 3600;  ///< paragraphs not seen for this long are forgotten
+};
+
+/// Finds a site's page furniture that extraction let through ("Related", "Trending" lists,
+/// disclaimers, newsletter boxes): paragraphs that recur on different pages of the same site.
+/// Copies of one article appear on different sites, so they keep their shared paragraphs, while
+/// different articles on one site's template lose what they share only through the template.
+/// Each (site, paragraph) costs 24 bytes; entries expire with the window. Not thread-safe.
+class BoilerplateFilter {
+ public:
+  explicit BoilerplateFilter(BoilerplateOptions options = {}) : options_(options) {}
+
+  /// Records the paragraphs of a page of `site` at `url` and returns the text without the
+  /// paragraphs that are boilerplate for that site (as known before this page), joined by
+  /// "\n\n"; the whole text when every paragraph is. Paragraphs are separated by blank lines.
+  std::string filter(std::string_view site, std::string_view url, std::string_view text,
+                     std::int64_t event_time);
+
+  /// Distinct (site, paragraph) pairs held.
+  std::size_t size() const { return seen_.size(); }
+
+ private:
+  struct Seen {
+    std::uint32_t last_url = 0;  // hash of the last page that had it
+    std::uint32_t pages = 0;     // distinct pages (consecutive-distinct approximation)
+    std::int64_t last_time = 0;
+  };
+  void expire(std::int64_t now);
+
+  BoilerplateOptions options_;
+  std::unordered_map<std::uint64_t, Seen> seen_;
+  std::int64_t watermark_ = 0;
+  std::int64_t last_sweep_ = 0;
+};
+
+}  // namespace newsflow::dedup
