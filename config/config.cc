@@ -85,8 +85,7 @@ class Section {
     if (const auto v = get(key)) {
       long long value = 0;
       if (!v->IsScalar() || !YAML::convert<long long>::decode(*v, value)) {
-        return problem(key,
-                       "must be an integer, got '" + (v->IsScalar() ? v->Scalar() : "") + "'");
+        return problem(key, "must be an integer, got '" + (v->IsScalar() ? v->Scalar() : "") + "'");
       }
       if (value < min || value > max) {
         return problem(key, "must be between " + std::to_string(min) + " and " +
@@ -159,7 +158,8 @@ void apply_env(YAML::Node& root, const Environment& env, std::vector<Problem>& p
       continue;
     }
     // librdkafka property names use dots; environment names cannot.
-    if (path.size() >= 3 && path[0] == "kafka" && (path[1] == "consumer" || path[1] == "producer")) {
+    if (path.size() >= 3 && path[0] == "kafka" &&
+        (path[1] == "consumer" || path[1] == "producer")) {
       std::string prop;
       for (std::size_t i = 2; i < path.size(); ++i) prop += (i > 2 ? "." : "") + path[i];
       std::replace(prop.begin(), prop.end(), '_', '.');
@@ -179,7 +179,8 @@ void apply_env(YAML::Node& root, const Environment& env, std::vector<Problem>& p
     for (std::size_t i = 0; i + 1 < path.size(); ++i) {
       YAML::Node child = chain.back()[path[i]];
       if (child && !child.IsNull() && !child.IsMap()) {
-        problems.push_back({name, "cannot override inside '" + path[i] + "', which is not a mapping"});
+        problems.push_back(
+            {name, "cannot override inside '" + path[i] + "', which is not a mapping"});
         ok = false;
         break;
       }
@@ -235,8 +236,10 @@ tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_te
     }
     {
       Section t = top.section("topics");
-      for (auto [key, field] : {std::pair{"pages", &c.topics.pages}, {"feeds", &c.topics.feeds},
-                                {"articles", &c.topics.articles}, {"stories", &c.topics.stories},
+      for (auto [key, field] : {std::pair{"pages", &c.topics.pages},
+                                {"feeds", &c.topics.feeds},
+                                {"articles", &c.topics.articles},
+                                {"stories", &c.topics.stories},
                                 {"dlq", &c.topics.dlq}}) {
         t.string(key, *field);
         if (field->empty()) t.problem(key, "topic name must not be empty");

@@ -20,11 +20,11 @@ struct KafkaConfig {
   std::string group_id = "newsflow";
   std::map<std::string, std::string> consumer;  ///< passed to librdkafka as-is
   std::map<std::string, std::string> producer;  ///< passed to librdkafka as-is
-  int batch_max_messages = 500;    ///< inputs processed before outputs are flushed and committed
-  int batch_max_ms = 200;          ///< ... or after this long
-  int flush_timeout_ms = 30000;    ///< how long to wait for output acknowledgements
-  int embedded_brokers = 1;        ///< brokers of the embedded mock cluster
-  int embedded_partitions = 16;    ///< partitions per topic of the embedded cluster
+  int batch_max_messages = 500;  ///< inputs processed before outputs are flushed and committed
+  int batch_max_ms = 200;        ///< ... or after this long
+  int flush_timeout_ms = 30000;  ///< how long to wait for output acknowledgements
+  int embedded_brokers = 1;      ///< brokers of the embedded mock cluster
+  int embedded_partitions = 16;  ///< partitions per topic of the embedded cluster
 };
 
 /// Topic names.
@@ -54,7 +54,8 @@ struct Config {
   HttpConfig http;
   LogConfig log;
   extractors::ExtractOptions extract;
-  std::string extract_model_file;  ///< `extract.model_file`: an MSS model to use instead of the built-in one
+  std::string extract_model_file;  ///< `extract.model_file`: an MSS model to use instead of the
+                                   ///< built-in one
   dedup::WindowOptions window;
   dedup::SignatureOptions signature;
   dedup::BoilerplateOptions boilerplate;

@@ -22,9 +22,8 @@ Headers message_headers(const rd_kafka_message_t* msg) {
   const char* name;
   const void* value;
   size_t size;
-  for (size_t i = 0; rd_kafka_header_get_all(hdrs, i, &name, &value, &size) ==
-                     RD_KAFKA_RESP_ERR_NO_ERROR;
-       ++i) {
+  for (size_t i = 0;
+       rd_kafka_header_get_all(hdrs, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR; ++i) {
     out.emplace_back(name, value ? std::string(static_cast<const char*>(value), size) : "");
   }
   return out;
@@ -64,7 +63,8 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
   rd_kafka_conf_set_opaque(pconf->get(), this);
   char err[512];
   producer_.reset(rd_kafka_new(RD_KAFKA_PRODUCER, pconf->get(), err, sizeof err));
-  if (!producer_) return tl::unexpected(std::vector<config::Problem>{{"kafka.producer", std::string(err)}});
+  if (!producer_)
+    return tl::unexpected(std::vector<config::Problem>{{"kafka.producer", std::string(err)}});
   pconf->release();
 
   auto cconf = make_kafka_conf({{"bootstrap.servers", bootstrap},
@@ -76,20 +76,21 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
                                config_.kafka.consumer, "kafka.consumer");
   if (!cconf) return tl::unexpected(cconf.error());
   rd_kafka_conf_set_rebalance_cb(
-      cconf->get(), reinterpret_cast<void (*)(rd_kafka_t*, rd_kafka_resp_err_t,
-                                              rd_kafka_topic_partition_list_t*, void*)>(
-                        &Daemon::on_rebalance));
+      cconf->get(),
+      reinterpret_cast<void (*)(rd_kafka_t*, rd_kafka_resp_err_t, rd_kafka_topic_partition_list_t*,
+                                void*)>(&Daemon::on_rebalance));
   rd_kafka_conf_set_opaque(cconf->get(), this);
   consumer_.reset(rd_kafka_new(RD_KAFKA_CONSUMER, cconf->get(), err, sizeof err));
-  if (!consumer_) return tl::unexpected(std::vector<config::Problem>{{"kafka.consumer", std::string(err)}});
+  if (!consumer_)
+    return tl::unexpected(std::vector<config::Problem>{{"kafka.consumer", std::string(err)}});
   cconf->release();
   rd_kafka_poll_set_consumer(consumer_.get());
 
   // The window before the first input: a copy arriving right after a restart is still caught.
   if (auto restored = restore_state(bootstrap); !restored) {
-    return tl::unexpected(std::vector<config::Problem>{{"window", "cannot restore the dedup window from " +
-                                                                      config_.topics.articles + ": " +
-                                                                      restored.error()}});
+    return tl::unexpected(std::vector<config::Problem>{
+        {"window", "cannot restore the dedup window from " + config_.topics.articles + ": " +
+                       restored.error()}});
   }
 
   rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(2);
@@ -132,7 +133,8 @@ tl::expected<std::size_t, std::string> Daemon::restore_state(const std::string& 
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
   if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return tl::unexpected(std::string("metadata of ") + config_.topics.articles + ": " + rd_kafka_err2str(e));
+    return tl::unexpected(std::string("metadata of ") + config_.topics.articles + ": " +
+                          rd_kafka_err2str(e));
   }
   std::unique_ptr<const rd_kafka_metadata_t, void (*)(const rd_kafka_metadata_t*)> md_guard(
       md, rd_kafka_metadata_destroy);
@@ -141,7 +143,8 @@ tl::expected<std::size_t, std::string> Daemon::restore_state(const std::string& 
     log::info("window_restored", {{"articles", "0"}, {"reason", "no articles topic yet"}});
     return std::size_t{0};
   }
-  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(md->topics[0].partition_cnt);
+  rd_kafka_topic_partition_list_t* list =
+      rd_kafka_topic_partition_list_new(md->topics[0].partition_cnt);
   int pending = 0;
   for (int p = 0; p < md->topics[0].partition_cnt; ++p) {
     std::int64_t low = 0, high = 0;
@@ -174,12 +177,14 @@ tl::expected<std::size_t, std::string> Daemon::restore_state(const std::string& 
   rd_kafka_consumer_close(c.get());
   metrics_.window_size(static_cast<double>(pipeline_.window().size()));
   metrics_.stories_active(static_cast<double>(pipeline_.stories().size()));
-  log::info("window_restored",
-            {{"articles", std::to_string(restored)},
-             {"skipped", std::to_string(skipped)},
-             {"held", std::to_string(pipeline_.window().size())},
-             {"seconds", std::to_string(std::chrono::duration<double>(Clock::now() - t0).count())}});
-  if (pending > 0 && !stop_.load()) return tl::unexpected(std::string("restore did not reach the end of every partition"));
+  log::info(
+      "window_restored",
+      {{"articles", std::to_string(restored)},
+       {"skipped", std::to_string(skipped)},
+       {"held", std::to_string(pipeline_.window().size())},
+       {"seconds", std::to_string(std::chrono::duration<double>(Clock::now() - t0).count())}});
+  if (pending > 0 && !stop_.load())
+    return tl::unexpected(std::string("restore did not reach the end of every partition"));
   return restored;
 }
 
@@ -190,7 +195,8 @@ void Daemon::on_rebalance(rd_kafka_t* rk, int err_int, void* partitions_ptr, voi
   const bool cooperative = std::string_view(rd_kafka_rebalance_protocol(rk)) == "COOPERATIVE";
   if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
     if (cooperative) {
-      if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk, partitions)) rd_kafka_error_destroy(e);
+      if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk, partitions))
+        rd_kafka_error_destroy(e);
       self->assigned_ += partitions->cnt;
     } else {
       rd_kafka_assign(rk, partitions);
@@ -200,14 +206,15 @@ void Daemon::on_rebalance(rd_kafka_t* rk, int err_int, void* partitions_ptr, voi
   } else {
     // Batches are synchronous: nothing is in flight for revoked partitions here.
     if (cooperative) {
-      if (rd_kafka_error_t* e = rd_kafka_incremental_unassign(rk, partitions)) rd_kafka_error_destroy(e);
+      if (rd_kafka_error_t* e = rd_kafka_incremental_unassign(rk, partitions))
+        rd_kafka_error_destroy(e);
       self->assigned_ -= partitions->cnt;
     } else {
       rd_kafka_assign(rk, nullptr);
       self->assigned_ = 0;
     }
-    log::info("partitions_revoked", {{"count", std::to_string(partitions->cnt)},
-                                     {"reason", rd_kafka_err2name(err)}});
+    log::info("partitions_revoked",
+              {{"count", std::to_string(partitions->cnt)}, {"reason", rd_kafka_err2name(err)}});
   }
 }
 
@@ -231,8 +238,7 @@ bool Daemon::produce(const std::string& topic, const std::string& key, const std
                           static_cast<ssize_t>(v.size()));
     }
     const rd_kafka_resp_err_t e = rd_kafka_producev(
-        producer_.get(), RD_KAFKA_V_TOPIC(topic.c_str()),
-        RD_KAFKA_V_KEY(key.data(), key.size()),
+        producer_.get(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_KEY(key.data(), key.size()),
         RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
         RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_END);
     if (e == RD_KAFKA_RESP_ERR_NO_ERROR) return true;
@@ -299,7 +305,8 @@ bool Daemon::process_batch(std::vector<rd_kafka_message_t*>& messages) {
   delivery_errors_ = 0;
   for (rd_kafka_message_t* msg : messages) handle(msg);
   // Wait for every output of the batch to be acknowledged before committing its inputs.
-  const rd_kafka_resp_err_t flushed = rd_kafka_flush(producer_.get(), config_.kafka.flush_timeout_ms);
+  const rd_kafka_resp_err_t flushed =
+      rd_kafka_flush(producer_.get(), config_.kafka.flush_timeout_ms);
   if (flushed != RD_KAFKA_RESP_ERR_NO_ERROR || delivery_errors_ > 0) {
     log::error("batch_not_delivered", {{"errors", std::to_string(delivery_errors_)},
                                        {"flush", rd_kafka_err2str(flushed)},
@@ -312,7 +319,8 @@ bool Daemon::process_batch(std::vector<rd_kafka_message_t*>& messages) {
       auto [it, inserted] = first.emplace(key, m->offset);
       if (!inserted) it->second = std::min(it->second, m->offset);
     }
-    rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(static_cast<int>(first.size()));
+    rd_kafka_topic_partition_list_t* list =
+        rd_kafka_topic_partition_list_new(static_cast<int>(first.size()));
     for (const auto& [tp, offset] : first) {
       rd_kafka_topic_partition_list_add(list, tp.first.c_str(), tp.second)->offset = offset;
     }
@@ -328,7 +336,8 @@ bool Daemon::process_batch(std::vector<rd_kafka_message_t*>& messages) {
     auto& o = next[{rd_kafka_topic_name(m->rkt), m->partition}];
     o = std::max(o, m->offset + 1);
   }
-  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(static_cast<int>(next.size()));
+  rd_kafka_topic_partition_list_t* list =
+      rd_kafka_topic_partition_list_new(static_cast<int>(next.size()));
   for (const auto& [tp, offset] : next) {
     rd_kafka_topic_partition_list_add(list, tp.first.c_str(), tp.second)->offset = offset;
   }
@@ -351,9 +360,11 @@ int Daemon::run() {
   while (!stop_.load()) {
     const auto deadline = Clock::now() + std::chrono::milliseconds(config_.kafka.batch_max_ms);
     while (static_cast<int>(batch.size()) < config_.kafka.batch_max_messages && !stop_.load()) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
       if (left.count() <= 0) break;
-      rd_kafka_message_t* msg = rd_kafka_consumer_poll(consumer_.get(), static_cast<int>(left.count()));
+      rd_kafka_message_t* msg =
+          rd_kafka_consumer_poll(consumer_.get(), static_cast<int>(left.count()));
       if (!msg) continue;
       if (msg->err) {
         if (msg->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
@@ -381,7 +392,8 @@ int Daemon::run() {
       backoff = std::chrono::milliseconds(100);
     } else {
       char reason[512];
-      if (rd_kafka_fatal_error(producer_.get(), reason, sizeof reason) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      if (rd_kafka_fatal_error(producer_.get(), reason, sizeof reason) !=
+          RD_KAFKA_RESP_ERR_NO_ERROR) {
         log::error("producer_fatal", {{"error", reason}});
         exit_code = 1;
         break;

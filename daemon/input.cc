@@ -37,8 +37,8 @@ void from_json_object(const json& j, ParsedInput& out) {
   }
   if (auto url = string_field(j, "url", type_error)) in.url = *url;
   if (auto ct = string_field(j, "content_type", type_error)) in.content_type = *ct;
-  for (auto [name, field] : {std::pair{"fetched_at", &in.fetched_at},
-                             std::pair{"published_at", &in.published_at}}) {
+  for (auto [name, field] :
+       {std::pair{"fetched_at", &in.fetched_at}, std::pair{"published_at", &in.published_at}}) {
     if (auto v = string_field(j, name, type_error)) {
       if (auto t = extractors::parse_iso8601(*v)) {
         *field = t;
@@ -54,8 +54,11 @@ void from_json_object(const json& j, ParsedInput& out) {
   for (const char* name : {"html", "html_b64", "text", "feed", "feed_b64"}) {
     if (j.contains(name) && !j[name].is_null()) ++bodies;
   }
-  if (bodies == 0) return fail("missing_body", "input has none of html, html_b64, text, feed, feed_b64");
-  if (bodies > 1) return fail("ambiguous_body", "input has more than one of html, html_b64, text, feed, feed_b64");
+  if (bodies == 0)
+    return fail("missing_body", "input has none of html, html_b64, text, feed, feed_b64");
+  if (bodies > 1)
+    return fail("ambiguous_body",
+                "input has more than one of html, html_b64, text, feed, feed_b64");
 
   if (auto html = string_field(j, "html", type_error)) {
     in.kind = BodyKind::kHtmlText;
@@ -183,7 +186,8 @@ ParsedInput parse_page_message(std::string_view value, const Headers& headers,
     if (auto t = extractors::parse_iso8601(fetched_at)) {
       in.fetched_at = t;
     } else {
-      out.failure = Failure{"invalid_timestamp", "header fetched_at is not RFC 3339: " + fetched_at};
+      out.failure =
+          Failure{"invalid_timestamp", "header fetched_at is not RFC 3339: " + fetched_at};
       return out;
     }
   }

@@ -26,8 +26,8 @@ ParsedInput parse_replay_line(std::string_view line);
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
 /// Parses a message of the pages topic: raw HTML bytes with a `url` header (or the JSON
-/// envelope when the `content_type` header is application/json). `timestamp` is the message timestamp in
-/// seconds (0 if none), the default for `fetched_at`.
+/// envelope when the `content_type` header is application/json). `timestamp` is the message
+/// timestamp in seconds (0 if none), the default for `fetched_at`.
 ParsedInput parse_page_message(std::string_view value, const Headers& headers,
                                std::int64_t timestamp);
 

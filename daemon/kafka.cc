@@ -71,8 +71,11 @@ tl::expected<std::unique_ptr<EmbeddedCluster>, std::string> EmbeddedCluster::sta
 
 std::vector<TopicSpec> daemon_topics(const config::Config& config) {
   const int n = config.kafka.embedded_partitions;
-  return {{config.topics.pages, n},   {config.topics.feeds, n}, {config.topics.articles, n},
-          {config.topics.stories, n}, {config.topics.dlq, n}};
+  return {{config.topics.pages, n},
+          {config.topics.feeds, n},
+          {config.topics.articles, n},
+          {config.topics.stories, n},
+          {config.topics.dlq, n}};
 }
 
 }  // namespace newsflow::daemon

@@ -16,10 +16,14 @@ std::atomic<Format> g_format{Format::kText};
 
 std::string_view level_name(Level l) {
   switch (l) {
-    case Level::kDebug: return "debug";
-    case Level::kInfo: return "info";
-    case Level::kWarn: return "warn";
-    case Level::kError: return "error";
+    case Level::kDebug:
+      return "debug";
+    case Level::kInfo:
+      return "info";
+    case Level::kWarn:
+      return "warn";
+    case Level::kError:
+      return "error";
   }
   return "info";
 }
@@ -68,9 +72,9 @@ void write(Level level, std::string_view event, std::initializer_list<Field> fie
       line += k;
       line += "=";
       const bool quote = v.empty() || v.find_first_of(" \"=") != std::string::npos;
-      line += quote ? nlohmann::json(v).dump(-1, ' ', false,
-                                             nlohmann::json::error_handler_t::replace)
-                    : v;
+      line += quote
+                  ? nlohmann::json(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                  : v;
     }
   }
   line += '\n';

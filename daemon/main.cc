@@ -1,9 +1,10 @@
 // newsflow: streaming news ingestion. `newsflow --help` lists the subcommands.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 #include "config/config.h"
 #include "daemon/kafka.h"
@@ -51,7 +52,8 @@ std::string default_samples_path() {
   if (n > 0) {
     std::string dir(exe, static_cast<std::size_t>(n));
     dir = dir.substr(0, dir.rfind('/'));
-    for (const std::string rel : {"/../samples/pages.jsonl.gz", "/../share/newsflow/samples/pages.jsonl.gz"}) {
+    for (const std::string rel :
+         {"/../samples/pages.jsonl.gz", "/../share/newsflow/samples/pages.jsonl.gz"}) {
       if (access((dir + rel).c_str(), R_OK) == 0) return dir + rel;
     }
   }
@@ -68,20 +70,25 @@ int main(int argc, char** argv) {
   std::string config_path;
   std::string log_format;
 
-  auto* run = app.add_subcommand("run", "Run the daemon (embedded Kafka when kafka.brokers is empty)");
+  auto* run =
+      app.add_subcommand("run", "Run the daemon (embedded Kafka when kafka.brokers is empty)");
   run->add_option("--config", config_path, "YAML config file (default: defaults + NEWSFLOW_* env)");
-  run->add_option("--log-format", log_format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  run->add_option("--log-format", log_format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}));
 
   daemon::DemoOptions demo_opts;
   demo_opts.samples = default_samples_path();
   auto* demo = app.add_subcommand(
       "demo", "Run the daemon on the embedded Kafka with the bundled sample pages, then report");
   demo->add_option("--config", config_path, "YAML config file");
-  demo->add_option("--samples", demo_opts.samples, "replay JSONL(.gz) of pages")->capture_default_str();
-  demo->add_option("--feeds", demo_opts.feeds, "replay JSONL(.gz) of feeds (default: beside the pages)");
+  demo->add_option("--samples", demo_opts.samples, "replay JSONL(.gz) of pages")
+      ->capture_default_str();
+  demo->add_option("--feeds", demo_opts.feeds,
+                   "replay JSONL(.gz) of feeds (default: beside the pages)");
   demo->add_option("--linger", demo_opts.linger_seconds,
                    "seconds to keep serving /metrics after the run");
-  demo->add_option("--log-format", log_format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  demo->add_option("--log-format", log_format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}));
 
   daemon::ReplayPaths paths;
   auto* replay = app.add_subcommand("replay", "Batch mode: JSONL pages in, article JSONL out");
@@ -111,8 +118,11 @@ int main(int argc, char** argv) {
       "restarts of `newsflow run`.\nThe mock cluster keeps only about 5 MiB per partition and "
       "drops older messages, so topics get many partitions (64 by default: a few thousand pages).");
   broker->add_option("--brokers", broker_opts.brokers, "number of brokers")->capture_default_str();
-  broker->add_option("--partitions", broker_opts.partitions, "partitions per topic")->capture_default_str();
-  broker->add_option("--topics", broker_opts.topics, "topics to create (default: the configured ones)")
+  broker->add_option("--partitions", broker_opts.partitions, "partitions per topic")
+      ->capture_default_str();
+  broker
+      ->add_option("--topics", broker_opts.topics,
+                   "topics to create (default: the configured ones)")
       ->delimiter(',');
   broker->add_option("--bootstrap-file", broker_opts.bootstrap_file,
                      "write the bootstrap address to this file once ready");
@@ -175,8 +185,10 @@ int main(int argc, char** argv) {
     }
     if (demo_opts.feeds.empty()) {
       const auto slash = demo_opts.samples.rfind('/');
-      const std::string dir = slash == std::string::npos ? "" : demo_opts.samples.substr(0, slash + 1);
-      if (access((dir + "feeds.jsonl.gz").c_str(), R_OK) == 0) demo_opts.feeds = dir + "feeds.jsonl.gz";
+      const std::string dir =
+          slash == std::string::npos ? "" : demo_opts.samples.substr(0, slash + 1);
+      if (access((dir + "feeds.jsonl.gz").c_str(), R_OK) == 0)
+        demo_opts.feeds = dir + "feeds.jsonl.gz";
     }
     return daemon::run_demo(*c, demo_opts);
   }
@@ -192,9 +204,10 @@ int main(int argc, char** argv) {
     for (const auto& [k, n] : stats->by_dup_kind) kinds += " " + k + "=" + std::to_string(n);
     std::string reasons;
     for (const auto& [r, n] : stats->by_dlq_reason) reasons += " " + r + "=" + std::to_string(n);
-    std::fprintf(stderr, "replay: %zu lines -> %zu articles (%s ) + %zu dead letters (%s ), %zu stories\n",
-                 stats->lines, stats->articles, kinds.c_str(), stats->dead_letters,
-                 reasons.c_str(), stats->stories);
+    std::fprintf(stderr,
+                 "replay: %zu lines -> %zu articles (%s ) + %zu dead letters (%s ), %zu stories\n",
+                 stats->lines, stats->articles, kinds.c_str(), stats->dead_letters, reasons.c_str(),
+                 stats->stories);
     return 0;
   }
   if (*extract) {
@@ -208,8 +221,8 @@ int main(int argc, char** argv) {
     if (explain) {
       auto decoded = extractors::decode_to_utf8(bytes.str(), "");
       if (!decoded) return 1;
-      auto page = extractors::parse_page(decoded->text, {c->extract.max_html_bytes,
-                                                         c->extract.max_nesting_depth});
+      auto page = extractors::parse_page(decoded->text,
+                                         {c->extract.max_html_bytes, c->extract.max_nesting_depth});
       if (!page) {
         std::fprintf(stderr, "extract: %s\n", page.error().detail.c_str());
         return 1;
@@ -223,8 +236,8 @@ int main(int argc, char** argv) {
         std::string text = extractors::render_words(*page, b.first_word, b.end_word);
         if (text.size() > 80) text = text.substr(0, 80) + "...";
         std::printf("%zu\t%u\t%u\t%.3f\t%d\t%s\n", i, b.word_count(), b.link_words,
-                    probabilities[i],
-                    std::find(kept.begin(), kept.end(), i) != kept.end() ? 1 : 0, text.c_str());
+                    probabilities[i], std::find(kept.begin(), kept.end(), i) != kept.end() ? 1 : 0,
+                    text.c_str());
       }
       return 0;
     }

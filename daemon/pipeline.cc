@@ -147,16 +147,19 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract_feed(c
     }
     a.lang = feed->language.substr(0, 2);
     a.published_at = item.published ? item.published : item.updated;
-    const std::string& key = !item.id.empty() ? item.id : !item.link.empty() ? item.link : item.title;
+    const std::string& key = !item.id.empty()     ? item.id
+                             : !item.link.empty() ? item.link
+                                                  : item.title;
     a.id = derived_id("feed:" + input.url + "#" + key);
     e.event_time = a.published_at;
     out.push_back(std::move(e));
   }
   if (out.empty()) {
     return tl::unexpected(Failure{
-        "feed_no_items", feed->items.empty() ? "the feed has no items"
-                                             : std::to_string(without_text) +
-                                                   " items, none with text (links are not fetched yet)"});
+        "feed_no_items",
+        feed->items.empty()
+            ? "the feed has no items"
+            : std::to_string(without_text) + " items, none with text (links are not fetched yet)"});
   }
   return out;
 }
@@ -299,8 +302,8 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
   if (metrics_) metrics_->stage_seconds("dedup", seconds_since(t0));
 
   t0 = Clock::now();
-  out.story = stories_.assign({a.id, a.url, a.source, out.verdict.kind}, a.title, out.verdict,
-                              event_time);
+  out.story =
+      stories_.assign({a.id, a.url, a.source, out.verdict.kind}, a.title, out.verdict, event_time);
   out.story_id = out.story.story_id;
   if (metrics_) {
     metrics_->stage_seconds("cluster", seconds_since(t0));

@@ -42,9 +42,9 @@ struct Output {
   std::string content_hash;  ///< hex of the 128-bit fingerprint
   dedup::Verdict verdict;
   std::string story_id;
-  dedup::Story story;  ///< the story's state after this article joined it
-  std::string feed_url;  ///< for feed items: the feed's URL
-  std::string feed_id;   ///< for feed items: the feed input's id
+  dedup::Story story;           ///< the story's state after this article joined it
+  std::string feed_url;         ///< for feed items: the feed's URL
+  std::string feed_id;          ///< for feed items: the feed input's id
   std::int64_t event_time = 0;  ///< the time the window filed it under
 };
 

@@ -119,10 +119,10 @@ tl::expected<ReplayStats, std::string> run_replay(const config::Config& config,
     if (metrics) metrics->consumed("replay");
     bool ok = true;
     if (too_long) {
-      ok = dead_letter({}, {"too_large", "line is longer than " +
-                                             std::to_string(config.extract.max_html_bytes * 2 +
-                                                            (1 << 20)) +
-                                             " bytes"});
+      ok = dead_letter(
+          {}, {"too_large", "line is longer than " +
+                                std::to_string(config.extract.max_html_bytes * 2 + (1 << 20)) +
+                                " bytes"});
     } else if (extractors::collapse_whitespace(line).empty()) {
       ok = dead_letter({}, {"empty_line", "line is blank"});
     } else {

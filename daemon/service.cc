@@ -97,7 +97,10 @@ struct Service {
               return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8",
                                   prometheus::TextSerializer().Serialize(registry->Collect())};
             }},
-           {"/healthz", [] { return HttpResponse{200, "text/plain; charset=utf-8", "ok\n"}; }},
+           {"/healthz",
+            [] {
+              return HttpResponse{200, "text/plain; charset=utf-8", "ok\n"};
+            }},
            {"/readyz", [d] {
               return d->ready() ? HttpResponse{200, "text/plain; charset=utf-8", "ready\n"}
                                 : HttpResponse{503, "text/plain; charset=utf-8", "not ready\n"};
@@ -107,9 +110,10 @@ struct Service {
         return 2;
       }
       http = std::move(*server);
-      log::info("http_listening",
-                {{"metrics", "http://" + config.http.listen.substr(0, config.http.listen.rfind(':')) +
-                                 ":" + std::to_string(http->port()) + "/metrics"}});
+      log::info(
+          "http_listening",
+          {{"metrics", "http://" + config.http.listen.substr(0, config.http.listen.rfind(':')) +
+                           ":" + std::to_string(http->port()) + "/metrics"}});
     }
     return std::nullopt;
   }
@@ -135,7 +139,8 @@ std::size_t produce_samples(const std::string& bootstrap, const config::Config& 
   auto send_to = [&](const std::string& topic, const std::string& key, const std::string& value,
                      const Headers& headers) {
     rd_kafka_headers_t* hdrs = rd_kafka_headers_new(headers.size());
-    for (const auto& [n, v] : headers) rd_kafka_header_add(hdrs, n.data(), -1, v.data(), static_cast<ssize_t>(v.size()));
+    for (const auto& [n, v] : headers)
+      rd_kafka_header_add(hdrs, n.data(), -1, v.data(), static_cast<ssize_t>(v.size()));
     if (rd_kafka_producev(producer.get(), RD_KAFKA_V_TOPIC(topic.c_str()),
                           RD_KAFKA_V_KEY(key.data(), key.size()),
                           RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
@@ -175,7 +180,8 @@ std::size_t produce_samples(const std::string& bootstrap, const config::Config& 
     });
   }
   // Poison a real crawler produces too: each must end in the DLQ with its reason.
-  send("junk", std::string("\x00\x01\x02\xff\xfe binary", 13), {{"url", "https://junk.example/bin"}});
+  send("junk", std::string("\x00\x01\x02\xff\xfe binary", 13),
+       {{"url", "https://junk.example/bin"}});
   send("empty", "", {{"url", "https://junk.example/empty"}});
   send("nourl", "<html><body><p>no url header</p></body></html>", {});
   rd_kafka_flush(producer.get(), 30000);
@@ -205,8 +211,8 @@ int run_demo(const config::Config& config, const DemoOptions& options) {
   const std::size_t produced =
       produce_samples(service.bootstrap, config, options.samples, options.feeds);
   if (produced == 0) return 2;
-  log::info("demo_samples_produced", {{"messages", std::to_string(produced)},
-                                      {"topic", config.topics.pages}});
+  log::info("demo_samples_produced",
+            {{"messages", std::to_string(produced)}, {"topic", config.topics.pages}});
   std::atomic<bool> interrupted{false};
   int code = 0;
   {
@@ -227,8 +233,10 @@ int run_demo(const config::Config& config, const DemoOptions& options) {
   std::printf("\nnewsflow demo: %zu pages and feeds in (3 of them poison), through Kafka at %s\n",
               produced, service.bootstrap.c_str());
   std::printf("  articles extracted : %llu\n", static_cast<unsigned long long>(p.articles.load()));
-  std::printf("  duplicates found   : %llu\n", static_cast<unsigned long long>(p.duplicates.load()));
-  std::printf("  dead letters       : %llu\n", static_cast<unsigned long long>(p.dead_letters.load()));
+  std::printf("  duplicates found   : %llu\n",
+              static_cast<unsigned long long>(p.duplicates.load()));
+  std::printf("  dead letters       : %llu\n",
+              static_cast<unsigned long long>(p.dead_letters.load()));
   std::printf("  stories            : %llu\n", static_cast<unsigned long long>(p.stories.load()));
   std::printf("  offsets committed  : %llu of %zu inputs\n",
               static_cast<unsigned long long>(p.committed.load()), produced);
@@ -239,7 +247,8 @@ int run_demo(const config::Config& config, const DemoOptions& options) {
                 s.title.substr(0, 90).c_str());
   }
   std::printf("\nSelected metrics:\n");
-  std::istringstream text(prometheus::TextSerializer().Serialize(service.metrics.registry()->Collect()));
+  std::istringstream text(
+      prometheus::TextSerializer().Serialize(service.metrics.registry()->Collect()));
   for (std::string line; std::getline(text, line);) {
     if (line.starts_with("newsflow_articles_total") || line.starts_with("newsflow_dlq_total") ||
         line.starts_with("newsflow_messages_")) {
@@ -253,8 +262,8 @@ int run_demo(const config::Config& config, const DemoOptions& options) {
     std::fflush(stdout);
     std::atomic<bool> stop{false};
     StopSignalWatcher watcher([&] { stop = true; });
-    const auto until = std::chrono::steady_clock::now() +
-                       std::chrono::duration<double>(options.linger_seconds);
+    const auto until =
+        std::chrono::steady_clock::now() + std::chrono::duration<double>(options.linger_seconds);
     while (!stop && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(100ms);
   }
   return p.committed.load() == produced ? code : 1;

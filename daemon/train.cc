@@ -21,9 +21,14 @@ namespace {
 bool is_word_codepoint(utf8proc_int32_t cp) {
   if (cp == '_') return true;
   switch (utf8proc_category(cp)) {
-    case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT:
-    case UTF8PROC_CATEGORY_LM: case UTF8PROC_CATEGORY_LO: case UTF8PROC_CATEGORY_ND:
-    case UTF8PROC_CATEGORY_NL: case UTF8PROC_CATEGORY_NO:
+    case UTF8PROC_CATEGORY_LU:
+    case UTF8PROC_CATEGORY_LL:
+    case UTF8PROC_CATEGORY_LT:
+    case UTF8PROC_CATEGORY_LM:
+    case UTF8PROC_CATEGORY_LO:
+    case UTF8PROC_CATEGORY_ND:
+    case UTF8PROC_CATEGORY_NL:
+    case UTF8PROC_CATEGORY_NO:
       return true;
     default:
       return false;
@@ -88,12 +93,14 @@ std::vector<extractors::TrainingBlock> label_blocks(const extractors::ParsedPage
   const auto truth_tokens = word_tokens(truth);
   std::unordered_set<std::string> grams[4];
   for (std::size_t n = 1; n <= 3; ++n) {
-    for (std::size_t i = 0; i + n <= truth_tokens.size(); ++i) grams[n].insert(join(truth_tokens, i, n));
+    for (std::size_t i = 0; i + n <= truth_tokens.size(); ++i)
+      grams[n].insert(join(truth_tokens, i, n));
   }
   std::vector<extractors::TrainingBlock> out;
   for (std::size_t b = 0; b < page.blocks.size(); ++b) {
     const auto& block = page.blocks[b];
-    const auto tokens = word_tokens(extractors::render_words(page, block.first_word, block.end_word));
+    const auto tokens =
+        word_tokens(extractors::render_words(page, block.first_word, block.end_word));
     bool article = false;
     if (tokens.empty()) {
       out.push_back({block.features, false, 0.0f});  // context only
@@ -164,7 +171,8 @@ int run_train_extractor(const config::Config& config, const TrainCommand& comman
   std::map<std::string, std::string> truth;
   const bool truth_ok = read_lines(command.truth, [&](std::string_view line) {
     const auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_object() && j.contains("id") && j.contains("articleBody") && j["articleBody"].is_string()) {
+    if (j.is_object() && j.contains("id") && j.contains("articleBody") &&
+        j["articleBody"].is_string()) {
       truth[j["id"].get<std::string>()] = j["articleBody"].get<std::string>();
     }
   });
@@ -176,15 +184,16 @@ int run_train_extractor(const config::Config& config, const TrainCommand& comman
   const bool pages_ok = read_lines(command.pages, [&](std::string_view line) {
     ParsedInput in = parse_replay_line(line);
     if (in.failure || !truth.count(in.input.id)) return;
-    auto page = extractors::parse_page(in.input.body, {config.extract.max_html_bytes,
-                                                       config.extract.max_nesting_depth});
+    auto page = extractors::parse_page(
+        in.input.body, {config.extract.max_html_bytes, config.extract.max_nesting_depth});
     if (!page) return;
     LabelledPage lp{in.input.id, truth[in.input.id], std::move(*page), {}};
     lp.blocks = label_blocks(lp.page, lp.truth);
     pages.push_back(std::move(lp));
   });
   if (!pages_ok || pages.empty()) {
-    std::fprintf(stderr, "train-extractor: no labelled pages read from %s\n", command.pages.c_str());
+    std::fprintf(stderr, "train-extractor: no labelled pages read from %s\n",
+                 command.pages.c_str());
     return 1;
   }
   std::sort(pages.begin(), pages.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
@@ -192,8 +201,8 @@ int run_train_extractor(const config::Config& config, const TrainCommand& comman
   for (const auto& p : pages) {
     for (const auto& b : p.blocks) positives += b.article, ++total;
   }
-  std::fprintf(stderr, "train-extractor: %zu pages, %zu blocks (%zu article)\n", pages.size(), total,
-               positives);
+  std::fprintf(stderr, "train-extractor: %zu pages, %zu blocks (%zu article)\n", pages.size(),
+               total, positives);
 
   extractors::TrainOptions train_options;
   train_options.epochs = command.epochs;
@@ -231,7 +240,8 @@ int run_train_extractor(const config::Config& config, const TrainCommand& comman
       std::fprintf(stderr, "train-extractor: cannot write %s\n", command.out.c_str());
       return 1;
     }
-    std::printf("model trained on all %zu pages written to %s\n", pages.size(), command.out.c_str());
+    std::printf("model trained on all %zu pages written to %s\n", pages.size(),
+                command.out.c_str());
   }
   return 0;
 }

@@ -25,8 +25,7 @@ std::string BoilerplateFilter::filter(std::string_view site, std::string_view ur
     pos = end + 2;
     const std::string normalized = normalize_text(paragraph);
     if (normalized.empty()) continue;
-    const std::uint64_t key =
-        XXH3_64bits_withSeed(normalized.data(), normalized.size(), site_hash);
+    const std::uint64_t key = XXH3_64bits_withSeed(normalized.data(), normalized.size(), site_hash);
     Seen& s = seen_[key];
     const bool boilerplate = s.pages >= options_.min_other_pages &&
                              !(s.pages == options_.min_other_pages && s.last_url == url_hash);

@@ -11,8 +11,8 @@ namespace newsflow::dedup {
 /// Options of the per-site boilerplate filter; filled by `config/`.
 struct BoilerplateOptions {
   bool enabled = true;
-  std::uint32_t min_other_pages = 2;  ///< a paragraph seen on this many other pages of the
-                                      ///< same site is boilerplate there
+  std::uint32_t min_other_pages = 2;        ///< a paragraph seen on this many other pages of the
+                                            ///< same site is boilerplate there
   std::int64_t window_seconds = 72 * 3600;  ///< paragraphs not seen for this long are forgotten
 };
 

@@ -13,20 +13,23 @@ namespace {
 // al. used "the, a, is, said, was, there, it"); extended to the languages the extractor sees.
 bool is_antecedent(std::string_view w) {
   static const std::unordered_set<std::string_view> kWords = {
-      "the", "a", "an", "is", "said", "was", "there", "it", "are", "were", "has", "had", "be",
-      "der", "die", "das", "ist", "ein", "eine", "le", "la", "les", "est", "un", "une", "el",
-      "los", "las", "es", "il", "lo", "gli", "è", "o", "os", "as", "é", "de", "het", "een"};
+      "the", "a",   "an",  "is",  "said", "was", "there", "it",  "are",  "were",
+      "has", "had", "be",  "der", "die",  "das", "ist",   "ein", "eine", "le",
+      "la",  "les", "est", "un",  "une",  "el",  "los",   "las", "es",   "il",
+      "lo",  "gli", "è",   "o",   "os",   "as",  "é",     "de",  "het",  "een"};
   return kWords.count(w) > 0;
 }
 
 bool is_stopword(std::string_view w) {
   static const std::unordered_set<std::string_view> kWords = {
-      "the", "a", "an", "is", "said", "was", "there", "it", "are", "were", "has", "had", "be",
-      "of", "to", "in", "and", "or", "for", "on", "at", "by", "with", "from", "that", "this",
-      "as", "but", "not", "he", "she", "they", "we", "his", "her", "their", "its", "which",
-      "der", "die", "das", "und", "ist", "ein", "eine", "zu", "den", "mit", "von", "le", "la",
-      "les", "et", "un", "une", "du", "des", "est", "el", "los", "las", "y", "en", "que", "es",
-      "il", "di", "che", "è", "e", "o", "os", "as", "é", "de", "het", "een", "van"};
+      "the", "a",    "an",   "is",   "said", "was",   "there", "it",    "are", "were",
+      "has", "had",  "be",   "of",   "to",   "in",    "and",   "or",    "for", "on",
+      "at",  "by",   "with", "from", "that", "this",  "as",    "but",   "not", "he",
+      "she", "they", "we",   "his",  "her",  "their", "its",   "which", "der", "die",
+      "das", "und",  "ist",  "ein",  "eine", "zu",    "den",   "mit",   "von", "le",
+      "la",  "les",  "et",   "un",   "une",  "du",    "des",   "est",   "el",  "los",
+      "las", "y",    "en",   "que",  "es",   "il",    "di",    "che",   "è",   "e",
+      "o",   "os",   "as",   "é",    "de",   "het",   "een",   "van"};
   return kWords.count(w) > 0;
 }
 
@@ -147,7 +150,8 @@ Sketch minhash_sketch(const std::vector<std::uint64_t>& phrases) {
 
 double estimate_jaccard(const Sketch& a, const Sketch& b) {
   int same = 0;
-  for (int i = 0; i < kSketchSlots; ++i) same += a[static_cast<std::size_t>(i)] == b[static_cast<std::size_t>(i)];
+  for (int i = 0; i < kSketchSlots; ++i)
+    same += a[static_cast<std::size_t>(i)] == b[static_cast<std::size_t>(i)];
   return static_cast<double>(same) / kSketchSlots;
 }
 

@@ -21,8 +21,8 @@ struct StoryMember {
 /// The latest state of a story, as published on the stories topic.
 struct Story {
   std::string story_id;
-  std::string title;           ///< title of the representative article
-  std::string representative;  ///< id of the article that stands for the story
+  std::string title;                  ///< title of the representative article
+  std::string representative;         ///< id of the article that stands for the story
   std::vector<StoryMember> articles;  ///< the first `StoryOptions::max_listed` members
   std::size_t article_count = 0;
   std::size_t sources = 0;  ///< distinct sources among the listed members

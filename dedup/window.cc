@@ -6,10 +6,14 @@ namespace newsflow::dedup {
 
 std::string_view dup_kind_name(DupKind k) {
   switch (k) {
-    case DupKind::kUnique: return "unique";
-    case DupKind::kExact: return "exact";
-    case DupKind::kNear: return "near";
-    case DupKind::kContained: return "contained";
+    case DupKind::kUnique:
+      return "unique";
+    case DupKind::kExact:
+      return "exact";
+    case DupKind::kNear:
+      return "near";
+    case DupKind::kContained:
+      return "contained";
   }
   return "unique";
 }

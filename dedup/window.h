@@ -28,8 +28,8 @@ struct Verdict {
 
 /// What the window keeps of an article's text.
 struct Fingerprint {
-  ContentHash exact;        ///< of the normalized text
-  Sketch sketch{};          ///< MinHash of its phrases
+  ContentHash exact;          ///< of the normalized text
+  Sketch sketch{};            ///< MinHash of its phrases
   std::uint32_t phrases = 0;  ///< number of distinct phrases
 };
 
@@ -39,12 +39,12 @@ Fingerprint make_fingerprint(std::string_view normalized_text, const SignatureOp
 /// Options of the dedup window; filled by `config/`.
 struct WindowOptions {
   std::int64_t window_seconds = 72 * 3600;  ///< how far behind the watermark entries live
-  double near_threshold = 0.3;        ///< estimated Jaccard from which an article is `near`
-  double contained_threshold = 0.8;   ///< share of a shorter article inside a longer one
-  double contained_max_ratio = 0.9;   ///< `contained` only if the shorter has at most this
-                                      ///< share of the longer one's phrases
-  int bands = 32;                     ///< LSH bands over the sketch (rows = 64 / bands)
-  std::uint32_t min_phrases = 0;      ///< shorter articles (in distinct phrases) match exactly only
+  double near_threshold = 0.3;              ///< estimated Jaccard from which an article is `near`
+  double contained_threshold = 0.8;         ///< share of a shorter article inside a longer one
+  double contained_max_ratio = 0.9;         ///< `contained` only if the shorter has at most this
+                                            ///< share of the longer one's phrases
+  int bands = 32;                           ///< LSH bands over the sketch (rows = 64 / bands)
+  std::uint32_t min_phrases = 0;  ///< shorter articles (in distinct phrases) match exactly only
 };
 
 /// The sliding event-time window of recent articles: exact duplicates by fingerprint, near

@@ -87,9 +87,8 @@ std::string charset_from_meta(std::string_view html_head) {
   std::size_t pos = 0;
   while ((pos = lower.find("<meta", pos)) != std::string::npos) {
     const auto end = lower.find('>', pos);
-    const std::string_view tag =
-        std::string_view(lower).substr(pos, end == std::string::npos ? std::string::npos
-                                                                      : end - pos);
+    const std::string_view tag = std::string_view(lower).substr(
+        pos, end == std::string::npos ? std::string::npos : end - pos);
     if (const auto c = tag.find("charset"); c != std::string::npos) {
       std::size_t v = c + 7;
       while (v < tag.size() && (tag[v] == ' ' || tag[v] == '=')) ++v;
@@ -144,7 +143,7 @@ tl::expected<Decoded, ExtractError> decode(std::string_view bytes, std::string_v
     charset.clear();
     if (is_valid_utf8(bytes)) return Decoded{std::string(bytes), "utf-8", "utf8"};
     std::unique_ptr<std::remove_pointer_t<uchardet_t>, void (*)(uchardet_t)> det(uchardet_new(),
-                                                                               uchardet_delete);
+                                                                                 uchardet_delete);
     const std::string_view sample = bytes.substr(0, 256 * 1024);
     uchardet_handle_data(det.get(), sample.data(), sample.size());
     uchardet_data_end(det.get());
@@ -159,8 +158,8 @@ tl::expected<Decoded, ExtractError> decode(std::string_view bytes, std::string_v
     if (source == "content_type" || source == "meta" || source == "xml_declaration") {
       return decode(bytes, content_type, false);
     }
-    return tl::unexpected(ExtractError{ExtractReason::kCharset, "no converter for charset '" +
-                                                                    charset + "'"});
+    return tl::unexpected(
+        ExtractError{ExtractReason::kCharset, "no converter for charset '" + charset + "'"});
   }
   return Decoded{std::move(text), charset, source};
 }
@@ -169,10 +168,13 @@ tl::expected<Decoded, ExtractError> decode(std::string_view bytes, std::string_v
 
 std::string charset_from_xml_declaration(std::string_view head) {
   std::size_t start = 0;
-  while (start < head.size() && start < 16 && (head[start] == ' ' || head[start] == '\n' || head[start] == '\r' || head[start] == '\t')) ++start;
+  while (start < head.size() && start < 16 &&
+         (head[start] == ' ' || head[start] == '\n' || head[start] == '\r' || head[start] == '\t'))
+    ++start;
   if (head.substr(start, 5) != "<?xml") return {};
   const auto end = head.find("?>", start);
-  const std::string decl = ascii_lower(head.substr(start, end == std::string_view::npos ? 256 : end - start));
+  const std::string decl =
+      ascii_lower(head.substr(start, end == std::string_view::npos ? 256 : end - start));
   const auto pos = decl.find("encoding");
   if (pos == std::string::npos) return {};
   std::size_t v = pos + 8;

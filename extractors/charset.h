@@ -27,9 +27,9 @@ std::string charset_from_meta(std::string_view html_head);
 std::string charset_from_xml_declaration(std::string_view head);
 
 /// Decodes raw HTML/XML bytes to UTF-8. Precedence: byte order mark, then the HTTP content type,
-/// then the XML declaration, then `<meta charset>`, then strict UTF-8, then statistical detection (uchardet). Labels
-/// follow WHATWG: `latin1`/`iso-8859-1`/`ascii` mean windows-1252. Bytes that do not convert
-/// become U+FFFD. Fails only when no converter exists for the charset found.
+/// then the XML declaration, then `<meta charset>`, then strict UTF-8, then statistical detection
+/// (uchardet). Labels follow WHATWG: `latin1`/`iso-8859-1`/`ascii` mean windows-1252. Bytes that do
+/// not convert become U+FFFD. Fails only when no converter exists for the charset found.
 tl::expected<Decoded, ExtractError> decode_to_utf8(std::string_view bytes,
                                                    std::string_view content_type);
 

@@ -1,10 +1,9 @@
 #include "extractors/feed.h"
 
-#include <pugixml.hpp>
-
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <pugixml.hpp>
 #include <tuple>
 #include <unordered_map>
 
@@ -20,52 +19,54 @@ const std::unordered_map<std::string_view, char32_t>& html_entities() {
   static const std::unordered_map<std::string_view, char32_t> kTable = [] {
     std::unordered_map<std::string_view, char32_t> t;
     static constexpr const char* kLatin1[] = {
-        "nbsp", "iexcl", "cent", "pound", "curren", "yen", "brvbar", "sect", "uml", "copy",
-        "ordf", "laquo", "not", "shy", "reg", "macr", "deg", "plusmn", "sup2", "sup3", "acute",
-        "micro", "para", "middot", "cedil", "sup1", "ordm", "raquo", "frac14", "frac12",
-        "frac34", "iquest", "Agrave", "Aacute", "Acirc", "Atilde", "Auml", "Aring", "AElig",
-        "Ccedil", "Egrave", "Eacute", "Ecirc", "Euml", "Igrave", "Iacute", "Icirc", "Iuml", "ETH",
-        "Ntilde", "Ograve", "Oacute", "Ocirc", "Otilde", "Ouml", "times", "Oslash", "Ugrave",
-        "Uacute", "Ucirc", "Uuml", "Yacute", "THORN", "szlig", "agrave", "aacute", "acirc",
-        "atilde", "auml", "aring", "aelig", "ccedil", "egrave", "eacute", "ecirc", "euml",
-        "igrave", "iacute", "icirc", "iuml", "eth", "ntilde", "ograve", "oacute", "ocirc",
-        "otilde", "ouml", "divide", "oslash", "ugrave", "uacute", "ucirc", "uuml", "yacute",
-        "thorn", "yuml"};
-    for (std::size_t i = 0; i < std::size(kLatin1); ++i) t[kLatin1[i]] = static_cast<char32_t>(160 + i);
+        "nbsp",   "iexcl",  "cent",   "pound",  "curren", "yen",    "brvbar", "sect",   "uml",
+        "copy",   "ordf",   "laquo",  "not",    "shy",    "reg",    "macr",   "deg",    "plusmn",
+        "sup2",   "sup3",   "acute",  "micro",  "para",   "middot", "cedil",  "sup1",   "ordm",
+        "raquo",  "frac14", "frac12", "frac34", "iquest", "Agrave", "Aacute", "Acirc",  "Atilde",
+        "Auml",   "Aring",  "AElig",  "Ccedil", "Egrave", "Eacute", "Ecirc",  "Euml",   "Igrave",
+        "Iacute", "Icirc",  "Iuml",   "ETH",    "Ntilde", "Ograve", "Oacute", "Ocirc",  "Otilde",
+        "Ouml",   "times",  "Oslash", "Ugrave", "Uacute", "Ucirc",  "Uuml",   "Yacute", "THORN",
+        "szlig",  "agrave", "aacute", "acirc",  "atilde", "auml",   "aring",  "aelig",  "ccedil",
+        "egrave", "eacute", "ecirc",  "euml",   "igrave", "iacute", "icirc",  "iuml",   "eth",
+        "ntilde", "ograve", "oacute", "ocirc",  "otilde", "ouml",   "divide", "oslash", "ugrave",
+        "uacute", "ucirc",  "uuml",   "yacute", "thorn",  "yuml"};
+    for (std::size_t i = 0; i < std::size(kLatin1); ++i)
+      t[kLatin1[i]] = static_cast<char32_t>(160 + i);
     static constexpr const char* kGreekUpper[] = {
-        "Alpha", "Beta", "Gamma", "Delta", "Epsilon", "Zeta", "Eta", "Theta", "Iota", "Kappa",
-        "Lambda", "Mu", "Nu", "Xi", "Omicron", "Pi", "Rho", "", "Sigma", "Tau", "Upsilon", "Phi",
-        "Chi", "Psi", "Omega"};
+        "Alpha", "Beta",   "Gamma",   "Delta", "Epsilon", "Zeta",    "Eta",  "Theta", "Iota",
+        "Kappa", "Lambda", "Mu",      "Nu",    "Xi",      "Omicron", "Pi",   "Rho",   "",
+        "Sigma", "Tau",    "Upsilon", "Phi",   "Chi",     "Psi",     "Omega"};
     for (std::size_t i = 0; i < std::size(kGreekUpper); ++i) {
       if (*kGreekUpper[i]) t[kGreekUpper[i]] = static_cast<char32_t>(913 + i);
     }
     static constexpr const char* kGreekLower[] = {
-        "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
-        "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigmaf", "sigma", "tau", "upsilon",
-        "phi", "chi", "psi", "omega"};
-    for (std::size_t i = 0; i < std::size(kGreekLower); ++i) t[kGreekLower[i]] = static_cast<char32_t>(945 + i);
+        "alpha", "beta",   "gamma",   "delta", "epsilon", "zeta",    "eta",  "theta", "iota",
+        "kappa", "lambda", "mu",      "nu",    "xi",      "omicron", "pi",   "rho",   "sigmaf",
+        "sigma", "tau",    "upsilon", "phi",   "chi",     "psi",     "omega"};
+    for (std::size_t i = 0; i < std::size(kGreekLower); ++i)
+      t[kGreekLower[i]] = static_cast<char32_t>(945 + i);
     static constexpr std::pair<const char*, char32_t> kOthers[] = {
-        {"OElig", 338}, {"oelig", 339}, {"Scaron", 352}, {"scaron", 353}, {"Yuml", 376},
-        {"fnof", 402}, {"circ", 710}, {"tilde", 732}, {"thetasym", 977}, {"upsih", 978},
-        {"piv", 982}, {"ensp", 8194}, {"emsp", 8195}, {"thinsp", 8201}, {"zwnj", 8204},
-        {"zwj", 8205}, {"lrm", 8206}, {"rlm", 8207}, {"ndash", 8211}, {"mdash", 8212},
-        {"lsquo", 8216}, {"rsquo", 8217}, {"sbquo", 8218}, {"ldquo", 8220}, {"rdquo", 8221},
-        {"bdquo", 8222}, {"dagger", 8224}, {"Dagger", 8225}, {"bull", 8226}, {"hellip", 8230},
-        {"permil", 8240}, {"prime", 8242}, {"Prime", 8243}, {"lsaquo", 8249}, {"rsaquo", 8250},
-        {"oline", 8254}, {"frasl", 8260}, {"euro", 8364}, {"image", 8465}, {"weierp", 8472},
-        {"real", 8476}, {"trade", 8482}, {"alefsym", 8501}, {"larr", 8592}, {"uarr", 8593},
-        {"rarr", 8594}, {"darr", 8595}, {"harr", 8596}, {"crarr", 8629}, {"lArr", 8656},
-        {"uArr", 8657}, {"rArr", 8658}, {"dArr", 8659}, {"hArr", 8660}, {"forall", 8704},
-        {"part", 8706}, {"exist", 8707}, {"empty", 8709}, {"nabla", 8711}, {"isin", 8712},
-        {"notin", 8713}, {"ni", 8715}, {"prod", 8719}, {"sum", 8721}, {"minus", 8722},
-        {"lowast", 8727}, {"radic", 8730}, {"prop", 8733}, {"infin", 8734}, {"ang", 8736},
-        {"and", 8743}, {"or", 8744}, {"cap", 8745}, {"cup", 8746}, {"int", 8747},
-        {"there4", 8756}, {"sim", 8764}, {"cong", 8773}, {"asymp", 8776}, {"ne", 8800},
-        {"equiv", 8801}, {"le", 8804}, {"ge", 8805}, {"sub", 8834}, {"sup", 8835},
-        {"nsub", 8836}, {"sube", 8838}, {"supe", 8839}, {"oplus", 8853}, {"otimes", 8855},
-        {"perp", 8869}, {"sdot", 8901}, {"lceil", 8968}, {"rceil", 8969}, {"lfloor", 8970},
-        {"rfloor", 8971}, {"lang", 9001}, {"rang", 9002}, {"loz", 9674}, {"spades", 9824},
-        {"clubs", 9827}, {"hearts", 9829}, {"diams", 9830}};
+        {"OElig", 338},   {"oelig", 339},   {"Scaron", 352},   {"scaron", 353},   {"Yuml", 376},
+        {"fnof", 402},    {"circ", 710},    {"tilde", 732},    {"thetasym", 977}, {"upsih", 978},
+        {"piv", 982},     {"ensp", 8194},   {"emsp", 8195},    {"thinsp", 8201},  {"zwnj", 8204},
+        {"zwj", 8205},    {"lrm", 8206},    {"rlm", 8207},     {"ndash", 8211},   {"mdash", 8212},
+        {"lsquo", 8216},  {"rsquo", 8217},  {"sbquo", 8218},   {"ldquo", 8220},   {"rdquo", 8221},
+        {"bdquo", 8222},  {"dagger", 8224}, {"Dagger", 8225},  {"bull", 8226},    {"hellip", 8230},
+        {"permil", 8240}, {"prime", 8242},  {"Prime", 8243},   {"lsaquo", 8249},  {"rsaquo", 8250},
+        {"oline", 8254},  {"frasl", 8260},  {"euro", 8364},    {"image", 8465},   {"weierp", 8472},
+        {"real", 8476},   {"trade", 8482},  {"alefsym", 8501}, {"larr", 8592},    {"uarr", 8593},
+        {"rarr", 8594},   {"darr", 8595},   {"harr", 8596},    {"crarr", 8629},   {"lArr", 8656},
+        {"uArr", 8657},   {"rArr", 8658},   {"dArr", 8659},    {"hArr", 8660},    {"forall", 8704},
+        {"part", 8706},   {"exist", 8707},  {"empty", 8709},   {"nabla", 8711},   {"isin", 8712},
+        {"notin", 8713},  {"ni", 8715},     {"prod", 8719},    {"sum", 8721},     {"minus", 8722},
+        {"lowast", 8727}, {"radic", 8730},  {"prop", 8733},    {"infin", 8734},   {"ang", 8736},
+        {"and", 8743},    {"or", 8744},     {"cap", 8745},     {"cup", 8746},     {"int", 8747},
+        {"there4", 8756}, {"sim", 8764},    {"cong", 8773},    {"asymp", 8776},   {"ne", 8800},
+        {"equiv", 8801},  {"le", 8804},     {"ge", 8805},      {"sub", 8834},     {"sup", 8835},
+        {"nsub", 8836},   {"sube", 8838},   {"supe", 8839},    {"oplus", 8853},   {"otimes", 8855},
+        {"perp", 8869},   {"sdot", 8901},   {"lceil", 8968},   {"rceil", 8969},   {"lfloor", 8970},
+        {"rfloor", 8971}, {"lang", 9001},   {"rang", 9002},    {"loz", 9674},     {"spades", 9824},
+        {"clubs", 9827},  {"hearts", 9829}, {"diams", 9830}};
     for (const auto& [name, cp] : kOthers) t[name] = cp;
     return t;
   }();
@@ -152,9 +153,9 @@ std::string atom_html(const pugi::xml_node& n) {
   const std::string mode = ascii_lower(n.attribute("mode").value());
   if (type == "xhtml" || type == "application/xhtml+xml") return inner_xml(n);
   const std::string text = node_text(n);
-  if (mode == "base64" || (!type.empty() && type != "text" && type != "html" &&
-                           type != "text/html" && type != "text/plain" &&
-                           type.find("xml") == std::string::npos)) {
+  if (mode == "base64" ||
+      (!type.empty() && type != "text" && type != "html" && type != "text/html" &&
+       type != "text/plain" && type.find("xml") == std::string::npos)) {
     if (auto decoded = base64_decode(text)) return *decoded;
   }
   if (mode == "xml") return inner_xml(n);
@@ -191,8 +192,8 @@ FeedItem read_item(const pugi::xml_node& item, bool atom, std::string_view feed_
         break;
       }
       if (rel == "enclosure") {
-        it.enclosures.push_back({resolve_url(base, l.attribute("href").value()),
-                                 l.attribute("type").value()});
+        it.enclosures.push_back(
+            {resolve_url(base, l.attribute("href").value()), l.attribute("type").value()});
       }
     }
     it.author = trim(node_text(child(child(item, "author"), "name")));
@@ -203,14 +204,16 @@ FeedItem read_item(const pugi::xml_node& item, bool atom, std::string_view feed_
     it.updated = date_of(child(item, "updated"));
     if (!it.updated) it.updated = date_of(child(item, "modified"));
     for (pugi::xml_node c = item.first_child(); c; c = c.next_sibling()) {
-      if (local_name(c) == "category" && c.attribute("term")) it.categories.push_back(c.attribute("term").value());
+      if (local_name(c) == "category" && c.attribute("term"))
+        it.categories.push_back(c.attribute("term").value());
     }
   } else {
     it.id = trim(node_text(child(item, "guid")));
     it.title = html_fragment_text(node_text(child(item, "title")));
     std::string link = trim(node_text(child(item, "link", "")));
     if (link.empty()) link = trim(item.attribute("rdf:about").value());
-    if (link.empty() && ascii_lower(child(item, "guid").attribute("isPermaLink").value()) != "false") {
+    if (link.empty() &&
+        ascii_lower(child(item, "guid").attribute("isPermaLink").value()) != "false") {
       link = it.id;
     }
     if (!link.empty()) it.link = resolve_url(base, link);
@@ -225,7 +228,8 @@ FeedItem read_item(const pugi::xml_node& item, bool atom, std::string_view feed_
       if (local_name(c) == "subject") it.categories.push_back(trim(node_text(c)));
       if (local_name(c) == "enclosure" || (prefix(c) == "media" && local_name(c) == "content")) {
         if (c.attribute("url")) {
-          it.enclosures.push_back({resolve_url(base, c.attribute("url").value()), c.attribute("type").value()});
+          it.enclosures.push_back(
+              {resolve_url(base, c.attribute("url").value()), c.attribute("type").value()});
         }
       }
     }
@@ -241,8 +245,9 @@ bool read_document(const pugi::xml_document& doc, std::string_view feed_url, Fee
   if (root_name == "feed") {  // Atom
     feed.title = html_fragment_text(atom_html(child(root, "title")));
     for (pugi::xml_node l = root.first_child(); l; l = l.next_sibling()) {
-      if (local_name(l) == "link" && (std::string_view(l.attribute("rel").value()).empty() ||
-                                      std::string_view(l.attribute("rel").value()) == "alternate")) {
+      if (local_name(l) == "link" &&
+          (std::string_view(l.attribute("rel").value()).empty() ||
+           std::string_view(l.attribute("rel").value()) == "alternate")) {
         feed.link = resolve_url(xml_base(l, feed_url), l.attribute("href").value());
         break;
       }
@@ -346,7 +351,8 @@ tl::expected<Feed, ExtractError> parse_feed(std::string_view xml, std::string_vi
     return tl::unexpected(ExtractError{ExtractReason::kEmpty, "feed is empty"});
   }
   if (looks_binary(xml)) {
-    return tl::unexpected(ExtractError{ExtractReason::kBinary, "feed holds NUL bytes or control characters"});
+    return tl::unexpected(
+        ExtractError{ExtractReason::kBinary, "feed holds NUL bytes or control characters"});
   }
   if (!is_valid_utf8(xml)) {
     return tl::unexpected(ExtractError{ExtractReason::kInvalidUtf8, "feed is not UTF-8"});
@@ -363,8 +369,8 @@ tl::expected<Feed, ExtractError> parse_feed(std::string_view xml, std::string_vi
   // its complete items.
   if (!result && read_document(doc, feed_url, feed) &&
       (!feed.items.empty() || !feed.title.empty())) {
-    feed.warnings.push_back(std::string("ill-formed XML (") + result.description() +
-                            " at offset " + std::to_string(result.offset) + "): read " +
+    feed.warnings.push_back(std::string("ill-formed XML (") + result.description() + " at offset " +
+                            std::to_string(result.offset) + "): read " +
                             std::to_string(feed.items.size()) + " items before it");
     return feed;
   }
@@ -378,7 +384,8 @@ tl::expected<Feed, ExtractError> parse_feed(std::string_view xml, std::string_vi
        {std::tuple{"<item", "</item>", false}, std::tuple{"<entry", "</entry>", true}}) {
     std::size_t pos = 0;
     while ((pos = text.find(open, pos)) != std::string::npos) {
-      const char next = pos + std::strlen(open) < text.size() ? text[pos + std::strlen(open)] : '\0';
+      const char next =
+          pos + std::strlen(open) < text.size() ? text[pos + std::strlen(open)] : '\0';
       if (next != '>' && next != ' ' && next != '\n' && next != '\t' && next != '\r') {
         pos += 1;
         continue;
@@ -387,16 +394,17 @@ tl::expected<Feed, ExtractError> parse_feed(std::string_view xml, std::string_vi
       if (end == std::string::npos) break;
       ++found;
       pugi::xml_document one;
-      if (one.load_buffer(text.data() + pos, end + std::strlen(close) - pos, options, pugi::encoding_utf8)) {
+      if (one.load_buffer(text.data() + pos, end + std::strlen(close) - pos, options,
+                          pugi::encoding_utf8)) {
         feed.items.push_back(read_item(one.document_element(), atom, feed_url));
       }
       pos = end;
     }
   }
   if (feed.items.empty()) {
-    return tl::unexpected(ExtractError{ExtractReason::kParse, "not a readable feed: " + reason +
-                                                                  " at offset " +
-                                                                  std::to_string(result.offset)});
+    return tl::unexpected(ExtractError{
+        ExtractReason::kParse,
+        "not a readable feed: " + reason + " at offset " + std::to_string(result.offset)});
   }
   feed.warnings.push_back("ill-formed XML (" + reason + "): recovered " +
                           std::to_string(feed.items.size()) + " of " + std::to_string(found) +

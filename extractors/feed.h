@@ -19,9 +19,9 @@ struct Enclosure {
 
 /// One item of a feed (RSS item, Atom entry), with HTML fields as given.
 struct FeedItem {
-  std::string id;      ///< guid / Atom id
-  std::string title;   ///< plain text
-  std::string link;    ///< absolute (resolved against xml:base and the feed URL)
+  std::string id;     ///< guid / Atom id
+  std::string title;  ///< plain text
+  std::string link;   ///< absolute (resolved against xml:base and the feed URL)
   std::string author;
   std::string summary_html;  ///< description / summary
   std::string content_html;  ///< content:encoded / Atom content

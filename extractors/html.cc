@@ -73,8 +73,8 @@ tl::expected<Article, ExtractError> extract_html(std::string_view html, std::str
   }
   if (article.text.size() < std::max<std::size_t>(1, options.min_text_chars)) {
     return tl::unexpected(ExtractError{
-        ExtractReason::kNoText, "no main text found among " +
-                                    std::to_string(page->words.size()) + " visible words"});
+        ExtractReason::kNoText,
+        "no main text found among " + std::to_string(page->words.size()) + " visible words"});
   }
   PageMetadata meta = resolve_metadata(page->metadata, url);
   article.title = std::move(meta.title);
@@ -87,13 +87,20 @@ tl::expected<Article, ExtractError> extract_html(std::string_view html, std::str
 
 std::string_view reason_name(ExtractReason r) {
   switch (r) {
-    case ExtractReason::kEmpty: return "empty_document";
-    case ExtractReason::kTooLarge: return "too_large";
-    case ExtractReason::kBinary: return "binary_content";
-    case ExtractReason::kInvalidUtf8: return "invalid_utf8";
-    case ExtractReason::kCharset: return "charset_error";
-    case ExtractReason::kParse: return "parse_error";
-    case ExtractReason::kNoText: return "no_text";
+    case ExtractReason::kEmpty:
+      return "empty_document";
+    case ExtractReason::kTooLarge:
+      return "too_large";
+    case ExtractReason::kBinary:
+      return "binary_content";
+    case ExtractReason::kInvalidUtf8:
+      return "invalid_utf8";
+    case ExtractReason::kCharset:
+      return "charset_error";
+    case ExtractReason::kParse:
+      return "parse_error";
+    case ExtractReason::kNoText:
+      return "no_text";
   }
   return "unknown";
 }

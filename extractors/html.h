@@ -22,7 +22,7 @@ struct ExtractOptions {
   const MssModel* model = nullptr;  ///< null: the built-in model; not owned
   SegmentOptions segment;
   std::size_t max_html_bytes = 8 * 1024 * 1024;  ///< larger documents fail with kTooLarge
-  std::size_t min_text_chars = 1;  ///< shorter main text fails with kNoText
+  std::size_t min_text_chars = 1;                ///< shorter main text fails with kNoText
   /// Deeper tag nesting fails with kParse before parsing (tree building is quadratic in depth).
   std::size_t max_nesting_depth = 5000;
 };

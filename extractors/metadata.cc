@@ -71,7 +71,8 @@ std::string resolve_url(std::string_view base, std::string_view href) {
   std::string_view path = base.substr(path_start);
   path = path.substr(0, path.find_first_of("?#"));
   const auto slash = path.rfind('/');
-  const std::string dir = slash == std::string_view::npos ? "/" : std::string(path.substr(0, slash + 1));
+  const std::string dir =
+      slash == std::string_view::npos ? "/" : std::string(path.substr(0, slash + 1));
   return origin + dir + h;
 }
 
@@ -116,9 +117,9 @@ PageMetadata resolve_metadata(const RawMetadata& raw, std::string_view url) {
   const std::string ld_date = json_ld_string(raw.json_ld, "datePublished");
   for (std::string_view candidate :
        {find_meta(raw, "article:published_time"), std::string_view(ld_date),
-        find_meta(raw, "datepublished"), find_meta(raw, "pubdate"),
-        find_meta(raw, "publishdate"), find_meta(raw, "date"), find_meta(raw, "dc.date"),
-        find_meta(raw, "og:published_time"), std::string_view(raw.first_time)}) {
+        find_meta(raw, "datepublished"), find_meta(raw, "pubdate"), find_meta(raw, "publishdate"),
+        find_meta(raw, "date"), find_meta(raw, "dc.date"), find_meta(raw, "og:published_time"),
+        std::string_view(raw.first_time)}) {
     if (candidate.empty()) continue;
     if (auto t = parse_iso8601(candidate)) {
       out.published_at = t;

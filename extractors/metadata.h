@@ -12,13 +12,13 @@ namespace newsflow::extractors {
 
 /// What a page says about itself, gathered while walking its tree; strings are raw (trimmed).
 struct RawMetadata {
-  std::string html_lang;       ///< `<html lang>`
-  std::string title_tag;       ///< `<title>` text
-  std::string first_h1;        ///< text of the first `<h1>`
-  std::string canonical_href;  ///< `<link rel=canonical href>`
-  std::string first_time;      ///< `datetime` of the first `<time>`
+  std::string html_lang;                                   ///< `<html lang>`
+  std::string title_tag;                                   ///< `<title>` text
+  std::string first_h1;                                    ///< text of the first `<h1>`
+  std::string canonical_href;                              ///< `<link rel=canonical href>`
+  std::string first_time;                                  ///< `datetime` of the first `<time>`
   std::vector<std::pair<std::string, std::string>> metas;  ///< (lowercase name/property, content)
-  std::vector<std::string> json_ld;                          ///< bodies of ld+json scripts
+  std::vector<std::string> json_ld;                        ///< bodies of ld+json scripts
 };
 
 /// The metadata fields of an `Article`.

@@ -12,9 +12,7 @@ namespace newsflow::extractors {
 extern const char* const kBuiltinMssModel;
 
 MssModel::MssModel(int bits)
-    : bits_(bits),
-      stage1_(std::size_t{1} << bits, 0.0f),
-      stage2_(std::size_t{1} << bits, 0.0f) {}
+    : bits_(bits), stage1_(std::size_t{1} << bits, 0.0f), stage2_(std::size_t{1} << bits, 0.0f) {}
 
 namespace {
 
@@ -65,12 +63,16 @@ void append_context_features(const std::vector<double>& stage1, std::size_t i,
                              std::vector<std::uint64_t>& features) {
   const auto at = [&](std::ptrdiff_t d) -> double {
     const std::ptrdiff_t j = static_cast<std::ptrdiff_t>(i) + d;
-    return j < 0 || j >= static_cast<std::ptrdiff_t>(stage1.size()) ? -1.0
-                                                                      : stage1[static_cast<std::size_t>(j)];
+    return j < 0 || j >= static_cast<std::ptrdiff_t>(stage1.size())
+               ? -1.0
+               : stage1[static_cast<std::size_t>(j)];
   };
-  const auto name = [](double p) { return p < 0 ? std::string("none") : std::to_string(bucket10(p)); };
+  const auto name = [](double p) {
+    return p < 0 ? std::string("none") : std::to_string(bucket10(p));
+  };
   features.push_back(fnv1a("s0=" + name(at(0))));
-  for (int d : {-2, -1, 1, 2}) features.push_back(fnv1a("s" + std::to_string(d) + "=" + name(at(d))));
+  for (int d : {-2, -1, 1, 2})
+    features.push_back(fnv1a("s" + std::to_string(d) + "=" + name(at(d))));
   double best_before = 0, best_after = 0;
   for (int d = 1; d <= 3; ++d) {
     best_before = std::max(best_before, at(-d));
@@ -78,8 +80,8 @@ void append_context_features(const std::vector<double>& stage1, std::size_t i,
   }
   features.push_back(fnv1a("smaxb=" + name(best_before)));
   features.push_back(fnv1a("smaxa=" + name(best_after)));
-  features.push_back(fnv1a(std::string("s3=") + level3(at(-1)) + "/" + level3(at(0)) + "/" +
-                           level3(at(1))));
+  features.push_back(
+      fnv1a(std::string("s3=") + level3(at(-1)) + "/" + level3(at(0)) + "/" + level3(at(1))));
   features.push_back(fnv1a(std::string("sba=") + level3(best_before) + "/" + level3(at(0)) + "/" +
                            level3(best_after)));
   features.push_back(fnv1a("s2bias"));

@@ -28,11 +28,22 @@ namespace {
 
 bool is_skipped(GumboTag tag) {
   switch (tag) {
-    case GUMBO_TAG_SCRIPT: case GUMBO_TAG_STYLE: case GUMBO_TAG_NOSCRIPT:
-    case GUMBO_TAG_TEMPLATE: case GUMBO_TAG_HEAD: case GUMBO_TAG_SVG: case GUMBO_TAG_MATH:
-    case GUMBO_TAG_IFRAME: case GUMBO_TAG_OBJECT: case GUMBO_TAG_EMBED: case GUMBO_TAG_CANVAS:
-    case GUMBO_TAG_SELECT: case GUMBO_TAG_OPTION: case GUMBO_TAG_TEXTAREA:
-    case GUMBO_TAG_BUTTON: case GUMBO_TAG_INPUT:
+    case GUMBO_TAG_SCRIPT:
+    case GUMBO_TAG_STYLE:
+    case GUMBO_TAG_NOSCRIPT:
+    case GUMBO_TAG_TEMPLATE:
+    case GUMBO_TAG_HEAD:
+    case GUMBO_TAG_SVG:
+    case GUMBO_TAG_MATH:
+    case GUMBO_TAG_IFRAME:
+    case GUMBO_TAG_OBJECT:
+    case GUMBO_TAG_EMBED:
+    case GUMBO_TAG_CANVAS:
+    case GUMBO_TAG_SELECT:
+    case GUMBO_TAG_OPTION:
+    case GUMBO_TAG_TEXTAREA:
+    case GUMBO_TAG_BUTTON:
+    case GUMBO_TAG_INPUT:
       return true;
     default:
       return false;
@@ -41,16 +52,43 @@ bool is_skipped(GumboTag tag) {
 
 bool is_block(GumboTag tag) {
   switch (tag) {
-    case GUMBO_TAG_P: case GUMBO_TAG_DIV: case GUMBO_TAG_BR: case GUMBO_TAG_LI:
-    case GUMBO_TAG_UL: case GUMBO_TAG_OL: case GUMBO_TAG_DL: case GUMBO_TAG_DT:
-    case GUMBO_TAG_DD: case GUMBO_TAG_H1: case GUMBO_TAG_H2: case GUMBO_TAG_H3:
-    case GUMBO_TAG_H4: case GUMBO_TAG_H5: case GUMBO_TAG_H6: case GUMBO_TAG_TABLE:
-    case GUMBO_TAG_TR: case GUMBO_TAG_TD: case GUMBO_TAG_TH: case GUMBO_TAG_SECTION:
-    case GUMBO_TAG_ARTICLE: case GUMBO_TAG_ASIDE: case GUMBO_TAG_HEADER:
-    case GUMBO_TAG_FOOTER: case GUMBO_TAG_NAV: case GUMBO_TAG_MAIN: case GUMBO_TAG_FIGURE:
-    case GUMBO_TAG_FIGCAPTION: case GUMBO_TAG_BLOCKQUOTE: case GUMBO_TAG_PRE:
-    case GUMBO_TAG_HR: case GUMBO_TAG_FORM: case GUMBO_TAG_ADDRESS: case GUMBO_TAG_BODY:
-    case GUMBO_TAG_CAPTION: case GUMBO_TAG_FIELDSET: case GUMBO_TAG_DETAILS:
+    case GUMBO_TAG_P:
+    case GUMBO_TAG_DIV:
+    case GUMBO_TAG_BR:
+    case GUMBO_TAG_LI:
+    case GUMBO_TAG_UL:
+    case GUMBO_TAG_OL:
+    case GUMBO_TAG_DL:
+    case GUMBO_TAG_DT:
+    case GUMBO_TAG_DD:
+    case GUMBO_TAG_H1:
+    case GUMBO_TAG_H2:
+    case GUMBO_TAG_H3:
+    case GUMBO_TAG_H4:
+    case GUMBO_TAG_H5:
+    case GUMBO_TAG_H6:
+    case GUMBO_TAG_TABLE:
+    case GUMBO_TAG_TR:
+    case GUMBO_TAG_TD:
+    case GUMBO_TAG_TH:
+    case GUMBO_TAG_SECTION:
+    case GUMBO_TAG_ARTICLE:
+    case GUMBO_TAG_ASIDE:
+    case GUMBO_TAG_HEADER:
+    case GUMBO_TAG_FOOTER:
+    case GUMBO_TAG_NAV:
+    case GUMBO_TAG_MAIN:
+    case GUMBO_TAG_FIGURE:
+    case GUMBO_TAG_FIGCAPTION:
+    case GUMBO_TAG_BLOCKQUOTE:
+    case GUMBO_TAG_PRE:
+    case GUMBO_TAG_HR:
+    case GUMBO_TAG_FORM:
+    case GUMBO_TAG_ADDRESS:
+    case GUMBO_TAG_BODY:
+    case GUMBO_TAG_CAPTION:
+    case GUMBO_TAG_FIELDSET:
+    case GUMBO_TAG_DETAILS:
     case GUMBO_TAG_SUMMARY:
       return true;
     default:
@@ -117,8 +155,8 @@ void collect_head_metadata(const GumboElement& el, RawMetadata& raw) {
 
 std::size_t nesting_bound(std::string_view html) {
   static constexpr std::string_view kNotNesting[] = {
-      "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param",
-      "source", "track", "wbr", "p", "li", "dt", "dd", "option", "tr", "td", "th"};
+      "area",   "base",  "br",  "col", "embed", "hr", "img", "input",  "link", "meta", "param",
+      "source", "track", "wbr", "p",   "li",    "dt", "dd",  "option", "tr",   "td",   "th"};
   std::size_t depth = 0, max_depth = 0;
   for (std::size_t i = html.find('<'); i != std::string_view::npos; i = html.find('<', i + 1)) {
     const bool closing = i + 1 < html.size() && html[i + 1] == '/';
@@ -147,7 +185,8 @@ std::size_t nesting_bound(std::string_view html) {
 std::size_t find_ci(std::string_view hay, std::string_view needle, std::size_t from) {
   while (true) {
     const std::size_t i = hay.find('<', from);
-    if (i == std::string_view::npos || i + needle.size() > hay.size()) return std::string_view::npos;
+    if (i == std::string_view::npos || i + needle.size() > hay.size())
+      return std::string_view::npos;
     bool match = true;
     for (std::size_t k = 1; k < needle.size() && match; ++k) {
       char c = hay[i + k];
@@ -210,20 +249,48 @@ Flags own_flags(const GumboElement& el) {
     }
   };
   switch (el.tag) {
-    case GUMBO_TAG_ARTICLE: set("article"); break;
-    case GUMBO_TAG_MAIN: set("main"); break;
-    case GUMBO_TAG_NAV: set("nav"); break;
-    case GUMBO_TAG_FOOTER: set("footer"); break;
-    case GUMBO_TAG_HEADER: set("header"); break;
-    case GUMBO_TAG_ASIDE: set("aside"); break;
-    case GUMBO_TAG_FORM: set("form"); break;
-    case GUMBO_TAG_LI: set("li"); break;
-    case GUMBO_TAG_A: set("a"); break;
-    case GUMBO_TAG_BLOCKQUOTE: set("blockquote"); break;
-    case GUMBO_TAG_FIGURE: set("figure"); break;
-    case GUMBO_TAG_TABLE: set("table"); break;
-    case GUMBO_TAG_H1: case GUMBO_TAG_H2: case GUMBO_TAG_H3: case GUMBO_TAG_H4:
-    case GUMBO_TAG_H5: case GUMBO_TAG_H6:
+    case GUMBO_TAG_ARTICLE:
+      set("article");
+      break;
+    case GUMBO_TAG_MAIN:
+      set("main");
+      break;
+    case GUMBO_TAG_NAV:
+      set("nav");
+      break;
+    case GUMBO_TAG_FOOTER:
+      set("footer");
+      break;
+    case GUMBO_TAG_HEADER:
+      set("header");
+      break;
+    case GUMBO_TAG_ASIDE:
+      set("aside");
+      break;
+    case GUMBO_TAG_FORM:
+      set("form");
+      break;
+    case GUMBO_TAG_LI:
+      set("li");
+      break;
+    case GUMBO_TAG_A:
+      set("a");
+      break;
+    case GUMBO_TAG_BLOCKQUOTE:
+      set("blockquote");
+      break;
+    case GUMBO_TAG_FIGURE:
+      set("figure");
+      break;
+    case GUMBO_TAG_TABLE:
+      set("table");
+      break;
+    case GUMBO_TAG_H1:
+    case GUMBO_TAG_H2:
+    case GUMBO_TAG_H3:
+    case GUMBO_TAG_H4:
+    case GUMBO_TAG_H5:
+    case GUMBO_TAG_H6:
       set("heading");
       break;
     default:
@@ -250,8 +317,8 @@ Flags own_flags(const GumboElement& el) {
 
 // What the walk knows about a block when its first word arrives, plus running counts.
 struct BlockInfo {
-  std::string tags[3];                 // innermost element tags, innermost first
-  Flags flags;                         // containers it sits in: article, nav, footer, ...
+  std::string tags[3];  // innermost element tags, innermost first
+  Flags flags;          // containers it sits in: article, nav, footer, ...
   std::uint32_t chars = 0, punct = 0, stop = 0, digits = 0, caps = 0;
   bool ends_sentence = false;
 };
@@ -265,9 +332,7 @@ int bucket_log2(std::uint32_t n) {
   return b;
 }
 
-int bucket_ratio(double r, int steps) {
-  return std::clamp(static_cast<int>(r * steps), 0, steps);
-}
+int bucket_ratio(double r, int steps) { return std::clamp(static_cast<int>(r * steps), 0, steps); }
 
 void compute_features(ParsedPage& page, const std::vector<BlockInfo>& infos,
                       std::size_t first_h1_word) {
@@ -276,8 +341,10 @@ void compute_features(ParsedPage& page, const std::vector<BlockInfo>& infos,
   std::vector<std::uint32_t> lengths;
   for (const auto& b : page.blocks) lengths.push_back(b.word_count());
   std::sort(lengths.begin(), lengths.end(), std::greater<>());
-  const std::uint32_t top3 = lengths.size() > 2 ? lengths[2] : (lengths.empty() ? 0 : lengths.back());
-  const std::uint32_t top10 = lengths.size() > 9 ? lengths[9] : (lengths.empty() ? 0 : lengths.back());
+  const std::uint32_t top3 =
+      lengths.size() > 2 ? lengths[2] : (lengths.empty() ? 0 : lengths.back());
+  const std::uint32_t top10 =
+      lengths.size() > 9 ? lengths[9] : (lengths.empty() ? 0 : lengths.back());
   std::vector<std::string> f;
   auto wc_bucket = [&](std::size_t i) { return bucket_log2(page.blocks[i].word_count()); };
   auto ld_bucket = [&](std::size_t i) {
@@ -298,15 +365,17 @@ void compute_features(ParsedPage& page, const std::vector<BlockInfo>& infos,
     f.push_back("pu=" + std::to_string(bucket_ratio(info.punct / words, 5)));
     f.push_back("sw=" + std::to_string(bucket_ratio(info.stop / words, 5)));
     f.push_back("sw&wc=" + std::to_string(bucket_ratio(info.stop / words, 5)) + "&" + wc);
-    f.push_back("dg=" + std::to_string(bucket_ratio(info.digits / std::max(1.0, double(info.chars)), 5)));
+    f.push_back("dg=" +
+                std::to_string(bucket_ratio(info.digits / std::max(1.0, double(info.chars)), 5)));
     f.push_back("cap=" + std::to_string(bucket_ratio(info.caps / words, 4)));
     f.push_back(std::string("end=") + (info.ends_sentence ? "1" : "0"));
     f.push_back("pos=" + std::to_string(bucket_ratio(double(b.first_word) / total_words, 9)));
     f.push_back(std::string("rank=") + (b.word_count() >= top3    ? "top3"
                                         : b.word_count() >= top10 ? "top10"
                                                                   : "rest"));
-    f.push_back(std::string("h1=") + (first_h1_word == SIZE_MAX ? "none"
-                                      : b.first_word < first_h1_word ? "before" : "after"));
+    f.push_back(std::string("h1=") + (first_h1_word == SIZE_MAX      ? "none"
+                                      : b.first_word < first_h1_word ? "before"
+                                                                     : "after"));
     f.push_back("t0=" + info.tags[0]);
     f.push_back("t1=" + info.tags[1]);
     f.push_back("t01=" + info.tags[0] + "/" + info.tags[1]);
@@ -352,7 +421,8 @@ std::string strip_invisible(std::string_view html) {
     for (std::string_view tag : {"<script", "<style", "<svg", "<noscript"}) {
       if (find_ci(html.substr(lt, tag.size() + 1), tag, 0) == 0 && lt + tag.size() < html.size()) {
         const char next = html[lt + tag.size()];
-        if (next == ' ' || next == '>' || next == '\t' || next == '\n' || next == '\r' || next == '/') {
+        if (next == ' ' || next == '>' || next == '\t' || next == '\n' || next == '\r' ||
+            next == '/') {
           closer = tag;
         }
         break;
@@ -369,8 +439,8 @@ std::string strip_invisible(std::string_view html) {
     const std::size_t end = find_ci(html, close, tag_end + 1);
     const std::size_t content_end = end == std::string_view::npos ? html.size() : end;
     out.append(open_tag);
-    const bool keep = closer == "<script" &&
-                      ascii_lower(open_tag).find("ld+json") != std::string::npos;
+    const bool keep =
+        closer == "<script" && ascii_lower(open_tag).find("ld+json") != std::string::npos;
     if (keep) out.append(html.substr(tag_end + 1, content_end - tag_end - 1));
     pos = content_end;
   }
@@ -378,11 +448,12 @@ std::string strip_invisible(std::string_view html) {
   return out;
 }
 
-tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html, const ParseLimits& limits) {
+tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
+                                                  const ParseLimits& limits) {
   if (html.size() > limits.max_html_bytes) {
-    return tl::unexpected(ExtractError{ExtractReason::kTooLarge,
-                                       "document has " + std::to_string(html.size()) +
-                                           " bytes, limit " + std::to_string(limits.max_html_bytes)});
+    return tl::unexpected(ExtractError{
+        ExtractReason::kTooLarge, "document has " + std::to_string(html.size()) + " bytes, limit " +
+                                      std::to_string(limits.max_html_bytes)});
   }
   if (collapse_whitespace(html.substr(0, 4096)).empty() && collapse_whitespace(html).empty()) {
     return tl::unexpected(ExtractError{ExtractReason::kEmpty, "document is empty"});
@@ -417,7 +488,7 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html, const P
   std::vector<Frame> stack{{page.tree->output->root, 0, true, {}}};
   std::vector<BlockInfo> infos;
   RawMetadata& raw = page.metadata;
-  std::uint32_t box = 0;            // block-level box counter (changes at every boundary)
+  std::uint32_t box = 0;  // block-level box counter (changes at every boundary)
   std::uint32_t current_box = UINT32_MAX;
   bool pending_space = true;
   int link_depth = 0;

@@ -98,9 +98,9 @@ std::size_t whitespace_prefix(std::string_view s) {
     const auto b1 = static_cast<unsigned char>(s[1]);
     const auto b2 = static_cast<unsigned char>(s[2]);
     if (b0 == 0xE2 && b1 == 0x80 && (b2 <= 0x8B || b2 == 0xAF)) return 3;  // U+2000-200B, 202F
-    if (b0 == 0xE2 && b1 == 0x81 && b2 == 0x9F) return 3;                   // U+205F
-    if (b0 == 0xE3 && b1 == 0x80 && b2 == 0x80) return 3;                   // U+3000
-    if (b0 == 0xEF && b1 == 0xBB && b2 == 0xBF) return 3;                   // U+FEFF
+    if (b0 == 0xE2 && b1 == 0x81 && b2 == 0x9F) return 3;                  // U+205F
+    if (b0 == 0xE3 && b1 == 0x80 && b2 == 0x80) return 3;                  // U+3000
+    if (b0 == 0xEF && b1 == 0xBB && b2 == 0xBF) return 3;                  // U+FEFF
   }
   return 0;
 }

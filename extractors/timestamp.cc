@@ -87,14 +87,15 @@ std::optional<UnixSeconds> parse_iso8601(std::string_view s) {
     }
     if (pos != s.size()) return std::nullopt;
   }
-  const std::int64_t days = days_from_civil(year, static_cast<unsigned>(month),
-                                            static_cast<unsigned>(day));
+  const std::int64_t days =
+      days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
   return days * 86400 + hour * 3600 + minute * 60 + std::min(second, 59) - offset_seconds;
 }
 
 std::optional<UnixSeconds> parse_rfc822(std::string_view s) {
   auto skip_space = [&s] {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == ',')) s.remove_prefix(1);
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == ','))
+      s.remove_prefix(1);
   };
   auto word = [&s, &skip_space] {
     skip_space();
@@ -125,7 +126,8 @@ std::optional<UnixSeconds> parse_rfc822(std::string_view s) {
   int month = 0;
   for (int m = 0; m < 12; ++m) {
     std::string lower;
-    for (std::size_t k = 0; k < 3; ++k) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(mon[k])));
+    for (std::size_t k = 0; k < 3; ++k)
+      lower += static_cast<char>(std::tolower(static_cast<unsigned char>(mon[k])));
     if (lower == kMonths[m]) month = m + 1;
   }
   int year = 0;
@@ -135,9 +137,12 @@ std::optional<UnixSeconds> parse_rfc822(std::string_view s) {
   const std::string_view time = word();
   if (!time.empty()) {
     std::size_t pos = 0;
-    if (!read_digits(time, pos, 2, hour) && !(pos = 0, read_digits(time, pos, 1, hour))) return std::nullopt;
-    if (pos >= time.size() || time[pos++] != ':' || !read_digits(time, pos, 2, minute)) return std::nullopt;
-    if (pos < time.size() && (time[pos++] != ':' || !read_digits(time, pos, 2, second))) return std::nullopt;
+    if (!read_digits(time, pos, 2, hour) && !(pos = 0, read_digits(time, pos, 1, hour)))
+      return std::nullopt;
+    if (pos >= time.size() || time[pos++] != ':' || !read_digits(time, pos, 2, minute))
+      return std::nullopt;
+    if (pos < time.size() && (time[pos++] != ':' || !read_digits(time, pos, 2, second)))
+      return std::nullopt;
   }
   int offset = 0;
   const std::string_view zone = word();
@@ -146,14 +151,15 @@ std::optional<UnixSeconds> parse_rfc822(std::string_view s) {
       int hhmm = 0;
       std::string_view digits = zone.substr(1);
       std::string compact;
-      for (char c : digits) if (c != ':') compact += c;
+      for (char c : digits)
+        if (c != ':') compact += c;
       if (!number(compact, hhmm)) return std::nullopt;
       offset = (hhmm / 100 * 3600 + hhmm % 100 * 60) * (zone[0] == '-' ? -1 : 1);
     } else {
       static constexpr std::pair<std::string_view, int> kZones[] = {
-          {"GMT", 0}, {"UT", 0}, {"UTC", 0}, {"Z", 0}, {"EST", -5}, {"EDT", -4}, {"CST", -6},
-          {"CDT", -5}, {"MST", -7}, {"MDT", -6}, {"PST", -8}, {"PDT", -7}, {"A", -1}, {"M", -12},
-          {"N", 1}, {"Y", 12}};
+          {"GMT", 0},  {"UT", 0},   {"UTC", 0},  {"Z", 0},    {"EST", -5}, {"EDT", -4},
+          {"CST", -6}, {"CDT", -5}, {"MST", -7}, {"MDT", -6}, {"PST", -8}, {"PDT", -7},
+          {"A", -1},   {"M", -12},  {"N", 1},    {"Y", 12}};
       bool known = false;
       for (const auto& [name, hours] : kZones) {
         if (zone == name) offset = hours * 3600, known = true;

@@ -43,8 +43,8 @@ void BM_SignatureInsertQuery(benchmark::State& state) {
                    static_cast<std::int64_t>(i));
     ++i;
   }
-  state.counters["articles/s"] = benchmark::Counter(static_cast<double>(state.iterations()),
-                                                    benchmark::Counter::kIsRate);
+  state.counters["articles/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
 void BM_Signature(benchmark::State& state) {
@@ -55,8 +55,8 @@ void BM_Signature(benchmark::State& state) {
   for (auto _ : state) {
     benchmark::DoNotOptimize(make_fingerprint(texts[i++ % texts.size()], {}));
   }
-  state.counters["articles/s"] = benchmark::Counter(static_cast<double>(state.iterations()),
-                                                    benchmark::Counter::kIsRate);
+  state.counters["articles/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
 void BM_WindowInsertQuery(benchmark::State& state) {
@@ -83,7 +83,8 @@ void BM_WindowInsertQuery(benchmark::State& state) {
   WindowOptions options;
   options.window_seconds = INT64_MAX / 4;
   DedupWindow window(options);
-  for (std::size_t i = 0; i < held; ++i) window.observe("h" + std::to_string(i), random_fp(400), static_cast<std::int64_t>(i));
+  for (std::size_t i = 0; i < held; ++i)
+    window.observe("h" + std::to_string(i), random_fp(400), static_cast<std::int64_t>(i));
   const std::size_t after = heap();
   std::vector<Fingerprint> queries;
   for (int i = 0; i < 4096; ++i) queries.push_back(random_fp(400));
@@ -93,20 +94,26 @@ void BM_WindowInsertQuery(benchmark::State& state) {
     const auto t0 = std::chrono::steady_clock::now();
     benchmark::DoNotOptimize(window.observe("q" + std::to_string(i), queries[i % queries.size()],
                                             static_cast<std::int64_t>(held + i)));
-    latencies.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    latencies.push_back(
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
     ++i;
   }
   std::sort(latencies.begin(), latencies.end());
-  state.counters["articles/s"] = benchmark::Counter(static_cast<double>(state.iterations()),
-                                                    benchmark::Counter::kIsRate);
-  state.counters["bytes/article"] = static_cast<double>(after - before) / static_cast<double>(std::max<std::size_t>(1, held));
+  state.counters["articles/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["bytes/article"] =
+      static_cast<double>(after - before) / static_cast<double>(std::max<std::size_t>(1, held));
   state.counters["p50_us"] = latencies[latencies.size() / 2];
   state.counters["p99_us"] = latencies[latencies.size() * 99 / 100];
 }
 
 BENCHMARK(BM_Signature);
 BENCHMARK(BM_SignatureInsertQuery);
-BENCHMARK(BM_WindowInsertQuery)->Arg(100000)->Arg(1000000)->Iterations(100000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_WindowInsertQuery)
+    ->Arg(100000)
+    ->Arg(1000000)
+    ->Iterations(100000)
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

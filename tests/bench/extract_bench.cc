@@ -29,8 +29,8 @@ const std::vector<std::string>& pages() {
 }
 
 void report(benchmark::State& state, std::size_t bytes) {
-  state.counters["pages/s"] = benchmark::Counter(static_cast<double>(state.iterations() * pages().size()),
-                                                 benchmark::Counter::kIsRate);
+  state.counters["pages/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * pages().size()), benchmark::Counter::kIsRate);
   state.counters["MB/s"] = benchmark::Counter(static_cast<double>(state.iterations() * bytes) / 1e6,
                                               benchmark::Counter::kIsRate);
 }
@@ -67,7 +67,8 @@ void BM_GumboParseStripped(benchmark::State& state) {
     }
   }
   report(state, total_bytes());
-  state.counters["kept_bytes_share"] = static_cast<double>(bytes) / static_cast<double>(total_bytes());
+  state.counters["kept_bytes_share"] =
+      static_cast<double>(bytes) / static_cast<double>(total_bytes());
 }
 
 void BM_StripInvisible(benchmark::State& state) {
@@ -99,7 +100,8 @@ BENCHMARK(BM_GumboParseOnly)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GumboParseStripped)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_StripInvisible)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ParsePage)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Extract, finn, extractors::ExtractMethod::kFinn)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Extract, finn, extractors::ExtractMethod::kFinn)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Extract, mss, extractors::ExtractMethod::kMss)->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -23,7 +23,8 @@ std::string read_file(const fs::path& p) {
 
 std::vector<std::string> case_names() {
   std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(fs::path(NEWSFLOW_SOURCE_DIR) / "tests/golden/cases")) {
+  for (const auto& e :
+       fs::directory_iterator(fs::path(NEWSFLOW_SOURCE_DIR) / "tests/golden/cases")) {
     if (e.is_directory()) names.push_back(e.path().filename().string());
   }
   std::sort(names.begin(), names.end());

@@ -41,10 +41,11 @@ Response get(const std::string& url) {
   CURL* c = curl_easy_init();
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 2000L);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, +[](char* p, size_t s, size_t n, void* ud) {
-    static_cast<std::string*>(ud)->append(p, s * n);
-    return s * n;
-  });
+  curl_easy_setopt(
+      c, CURLOPT_WRITEFUNCTION, +[](char* p, size_t s, size_t n, void* ud) {
+        static_cast<std::string*>(ud)->append(p, s * n);
+        return s * n;
+      });
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &r.body);
   if (curl_easy_perform(c) == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
   curl_easy_cleanup(c);
@@ -82,9 +83,9 @@ TEST(Binary, ServesMetricsHealthAndReadinessAndStopsOnSigterm) {
 
   const Response metrics = get(base + "/metrics");
   EXPECT_EQ(metrics.status, 200);
-  for (const char* name : {"newsflow_build_info", "newsflow_window_articles",
-                           "newsflow_stories_active", "newsflow_offset_commits_total",
-                           "newsflow_delivery_failures_total"}) {
+  for (const char* name :
+       {"newsflow_build_info", "newsflow_window_articles", "newsflow_stories_active",
+        "newsflow_offset_commits_total", "newsflow_delivery_failures_total"}) {
     EXPECT_NE(metrics.body.find(name), std::string::npos) << name << " not in\n" << metrics.body;
   }
   EXPECT_EQ(get(base + "/nope").status, 404);

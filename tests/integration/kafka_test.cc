@@ -5,13 +5,13 @@
 #include <librdkafka/rdkafka.h>
 // rdkafka.h first.
 #include <librdkafka/rdkafka_mock.h>
+#include <zlib.h>
 
 #include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
-#include <zlib.h>
 
 #include "daemon/daemon.h"
 #include "daemon/input.h"
@@ -41,16 +41,18 @@ KafkaHandle make_client(rd_kafka_type_t type, const std::map<std::string, std::s
 void produce(rd_kafka_t* p, const std::string& topic, const std::string& key,
              const std::string& value, const Headers& headers) {
   rd_kafka_headers_t* hdrs = rd_kafka_headers_new(headers.size());
-  for (const auto& [n, v] : headers) rd_kafka_header_add(hdrs, n.data(), -1, v.data(), static_cast<ssize_t>(v.size()));
-  ASSERT_EQ(rd_kafka_producev(p, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_KEY(key.data(), key.size()),
-                              RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(hdrs),
-                              RD_KAFKA_V_END),
+  for (const auto& [n, v] : headers)
+    rd_kafka_header_add(hdrs, n.data(), -1, v.data(), static_cast<ssize_t>(v.size()));
+  ASSERT_EQ(rd_kafka_producev(
+                p, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_KEY(key.data(), key.size()),
+                RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+                RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_END),
             RD_KAFKA_RESP_ERR_NO_ERROR);
 }
 
 // Reads a whole topic from the beginning of every partition.
-std::vector<Record> read_topic(const std::string& bootstrap, const std::string& topic, int partitions) {
+std::vector<Record> read_topic(const std::string& bootstrap, const std::string& topic,
+                               int partitions) {
   KafkaHandle c = make_client(RD_KAFKA_CONSUMER, {{"bootstrap.servers", bootstrap},
                                                   {"group.id", "reader"},
                                                   {"enable.partition.eof", "true"},
@@ -64,7 +66,8 @@ std::vector<Record> read_topic(const std::string& bootstrap, const std::string& 
   std::vector<Record> out;
   std::set<int> at_eof;
   const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (static_cast<int>(at_eof.size()) < partitions && std::chrono::steady_clock::now() < deadline) {
+  while (static_cast<int>(at_eof.size()) < partitions &&
+         std::chrono::steady_clock::now() < deadline) {
     rd_kafka_message_t* m = rd_kafka_consumer_poll(c.get(), 200);
     if (!m) continue;
     if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
@@ -78,7 +81,8 @@ std::vector<Record> read_topic(const std::string& bootstrap, const std::string& 
         const char* n;
         const void* v;
         size_t s;
-        for (size_t i = 0; rd_kafka_header_get_all(h, i, &n, &v, &s) == RD_KAFKA_RESP_ERR_NO_ERROR; ++i) {
+        for (size_t i = 0; rd_kafka_header_get_all(h, i, &n, &v, &s) == RD_KAFKA_RESP_ERR_NO_ERROR;
+             ++i) {
           r.headers.emplace_back(n, v ? std::string(static_cast<const char*>(v), s) : "");
         }
       }
@@ -149,20 +153,21 @@ class DaemonOnMockCluster : public ::testing::Test {
             {{"content_type", "application/json"}});
     n += 2;
     // Poison: each must come out of the DLQ with its reason.
-    poison_ = {{"missing_url", ""},
-               {"empty_document", ""},
-               {"binary_content", ""},
-               {"too_large", ""},
-               {"invalid_json", ""},
-               {"no_text", ""},
+    poison_ = {{"missing_url", ""},  {"empty_document", ""}, {"binary_content", ""},
+               {"too_large", ""},    {"invalid_json", ""},   {"no_text", ""},
                {"feed_no_items", ""}};
     produce(producer_.get(), config_.topics.pages, "p1", "<p>no url</p>", {});
     produce(producer_.get(), config_.topics.pages, "p2", "", {{"url", "https://p.test/2"}});
-    produce(producer_.get(), config_.topics.pages, "p3", std::string("\0\1\2\3binary", 10), {{"url", "https://p.test/3"}});
-    produce(producer_.get(), config_.topics.pages, "p4", std::string(300 * 1024, 'a'), {{"url", "https://p.test/4"}});
-    produce(producer_.get(), config_.topics.pages, "p5", "{not json", {{"url", "https://p.test/5"}, {"content_type", "application/json"}});
-    produce(producer_.get(), config_.topics.pages, "p6", "<html><body><img src=x></body></html>", {{"url", "https://p.test/6"}});
-    produce(producer_.get(), config_.topics.feeds, "f1", "<rss/>", {{"url", "https://p.test/feed"}});
+    produce(producer_.get(), config_.topics.pages, "p3", std::string("\0\1\2\3binary", 10),
+            {{"url", "https://p.test/3"}});
+    produce(producer_.get(), config_.topics.pages, "p4", std::string(300 * 1024, 'a'),
+            {{"url", "https://p.test/4"}});
+    produce(producer_.get(), config_.topics.pages, "p5", "{not json",
+            {{"url", "https://p.test/5"}, {"content_type", "application/json"}});
+    produce(producer_.get(), config_.topics.pages, "p6", "<html><body><img src=x></body></html>",
+            {{"url", "https://p.test/6"}});
+    produce(producer_.get(), config_.topics.feeds, "f1", "<rss/>",
+            {{"url", "https://p.test/feed"}});
     n += 7;
     EXPECT_EQ(rd_kafka_flush(producer_.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
     return n;
@@ -174,7 +179,8 @@ class DaemonOnMockCluster : public ::testing::Test {
     ASSERT_TRUE(daemon.start(cluster_->bootstrap()));
     std::thread t([&] { EXPECT_EQ(daemon.run(), 0); });
     const auto deadline = std::chrono::steady_clock::now() + 60s;
-    while (daemon.progress().committed.load() < inputs && std::chrono::steady_clock::now() < deadline) {
+    while (daemon.progress().committed.load() < inputs &&
+           std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(50ms);
     }
     daemon.stop();
@@ -235,11 +241,10 @@ TEST_F(DaemonOnMockCluster, EveryInputEndsAsAnArticleOrADeadLetter) {
 
 TEST_F(DaemonOnMockCluster, RetriableProduceErrorsLoseNothing) {
   // The broker refuses the first produce requests; the idempotent producer retries them.
-  rd_kafka_mock_push_request_errors(cluster_->mock(), /*ApiKey Produce=*/0, 4,
-                                    RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS,
-                                    RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS,
-                                    RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT,
-                                    RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION);
+  rd_kafka_mock_push_request_errors(
+      cluster_->mock(), /*ApiKey Produce=*/0, 4, RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS,
+      RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS, RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT,
+      RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION);
   const std::size_t inputs = produce_inputs();
   Metrics metrics;
   run_daemon(inputs, metrics);
@@ -263,7 +268,8 @@ TEST_F(DaemonOnMockCluster, ARestartedDaemonStillRecognizesCopies) {
   }
   // A new process: its window is rebuilt from newsflow.articles before it reads the copy.
   produce(producer_.get(), config_.topics.pages, "copy", pages[1].input.body,
-          {{"url", "https://elsewhere.test/copy"}, {"id", "copy"},
+          {{"url", "https://elsewhere.test/copy"},
+           {"id", "copy"},
            {"fetched_at", "2023-05-01T05:00:00Z"}});
   ASSERT_EQ(rd_kafka_flush(producer_.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
   {
@@ -280,8 +286,8 @@ TEST_F(DaemonOnMockCluster, ARestartedDaemonStillRecognizesCopies) {
     t.join();
     ASSERT_EQ(daemon.progress().articles.load(), 1u);
   }
-  const auto articles = read_topic(cluster_->bootstrap(), config_.topics.articles,
-                                   config_.kafka.embedded_partitions);
+  const auto articles =
+      read_topic(cluster_->bootstrap(), config_.topics.articles, config_.kafka.embedded_partitions);
   bool found = false;
   for (const auto& r : articles) {
     if (r.key != "copy") continue;

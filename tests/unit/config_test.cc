@@ -1,6 +1,7 @@
+#include "config/config.h"
+
 #include <gtest/gtest.h>
 
-#include "config/config.h"
 #include "daemon/kafka.h"
 
 namespace newsflow::config {
@@ -41,12 +42,11 @@ extract: {method: finn, max_html_bytes: 2048}
 }
 
 TEST(Config, EnvironmentOverridesTheFile) {
-  auto c = parse_config("kafka: {brokers: a:1}\n",
-                        {{"NEWSFLOW_KAFKA__BROKERS", "b:2"},
-                         {"NEWSFLOW_WINDOW__HOURS", "12"},
-                         {"NEWSFLOW_KAFKA__PRODUCER__LINGER_MS", "20"},
-                         {"NEWSFLOW_UNRELATED", "x"},
-                         {"PATH", "/bin"}});
+  auto c = parse_config("kafka: {brokers: a:1}\n", {{"NEWSFLOW_KAFKA__BROKERS", "b:2"},
+                                                    {"NEWSFLOW_WINDOW__HOURS", "12"},
+                                                    {"NEWSFLOW_KAFKA__PRODUCER__LINGER_MS", "20"},
+                                                    {"NEWSFLOW_UNRELATED", "x"},
+                                                    {"PATH", "/bin"}});
   ASSERT_TRUE(c) << problems_text(c.error());
   EXPECT_EQ(c->kafka.brokers, "b:2");
   EXPECT_EQ(c->window.window_seconds, 12 * 3600);

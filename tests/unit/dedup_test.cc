@@ -13,13 +13,18 @@ TEST(Normalize, FoldsCaseTypographyAndPunctuation) {
   EXPECT_EQ(normalize_text("\xE2\x80\x9CHello,\xE2\x80\x9D  WORLD!"), "hello world");
   EXPECT_EQ(normalize_text("It\xE2\x80\x99s \xEF\xAC\x81ne \xE2\x80\x94 really"),
             "it s fine really");  // curly apostrophe and the fi ligature (NFKC)
-  EXPECT_EQ(normalize_text("Stra\xC3\x9F" "e"), "strasse");  // case folding
-  EXPECT_EQ(normalize_text("a\xFF" "b"), "ab");              // invalid bytes dropped
+  EXPECT_EQ(normalize_text("Stra\xC3\x9F"
+                           "e"),
+            "strasse");  // case folding
+  EXPECT_EQ(normalize_text("a\xFF"
+                           "b"),
+            "ab");  // invalid bytes dropped
   EXPECT_EQ(normalize_text(" \n\t "), "");
 }
 
 TEST(Fingerprint, EqualNormalizedTextsHashEqual) {
-  EXPECT_EQ(content_hash(normalize_text("Hello, World")), content_hash(normalize_text("hello world")));
+  EXPECT_EQ(content_hash(normalize_text("Hello, World")),
+            content_hash(normalize_text("hello world")));
   EXPECT_NE(content_hash("hello world"), content_hash("hello worlds"));
   EXPECT_EQ(content_hash("").hex().size(), 32u);
 }
@@ -28,8 +33,8 @@ Fingerprint fp(std::string_view text) { return make_fingerprint(normalize_text(t
 
 // A text of `n` distinct sentences, deterministic.
 std::string article(int n, int seed = 0) {
-  static const char* kWords[] = {"river", "council", "bridge", "vote", "mayor", "spring",
-                                 "detour", "estate", "banks", "debate", "years", "plan"};
+  static const char* kWords[] = {"river",  "council", "bridge", "vote",   "mayor", "spring",
+                                 "detour", "estate",  "banks",  "debate", "years", "plan"};
   std::string out;
   for (int i = 0; i < n; ++i) {
     for (int w = 0; w < 9; ++w) {
@@ -144,7 +149,8 @@ TEST(Boilerplate, ParagraphsRepeatedOnASitesOtherPagesAreDropped) {
 TEST(Boilerplate, ForgetsWhatTheWindowNoLongerHolds) {
   BoilerplateFilter f({.enabled = true, .min_other_pages = 2, .window_seconds = 100});
   for (int i = 0; i < 3; ++i) {
-    f.filter("a.test", "https://a.test/" + std::to_string(i), "Menu\n\nStory " + std::to_string(i), i);
+    f.filter("a.test", "https://a.test/" + std::to_string(i), "Menu\n\nStory " + std::to_string(i),
+             i);
   }
   EXPECT_EQ(f.filter("a.test", "https://a.test/x", "Menu\n\nStory x", 10), "Story x");
   EXPECT_EQ(f.filter("a.test", "https://a.test/y", "Menu", 11), "Menu");  // all furniture: kept
@@ -154,8 +160,8 @@ TEST(Boilerplate, ForgetsWhatTheWindowNoLongerHolds) {
 
 TEST(Stories, DuplicatesJoinTheirOriginalsStory) {
   StoryBook book;
-  const Story& s1 = book.assign({"a", "https://x.test/a", "x.test", DupKind::kUnique}, "Title",
-                                {}, 10);
+  const Story& s1 =
+      book.assign({"a", "https://x.test/a", "x.test", DupKind::kUnique}, "Title", {}, 10);
   EXPECT_EQ(s1.story_id, "a");
   EXPECT_EQ(s1.version, 1u);
   const Story& s2 = book.assign({"b", "https://y.test/b", "y.test", DupKind::kExact}, "Other",

@@ -18,7 +18,10 @@ TEST(Utf8, AcceptsWellFormedAndRejectsIllFormed) {
   EXPECT_FALSE(is_valid_utf8("\xC0\xAF"));          // overlong
   EXPECT_FALSE(is_valid_utf8("\xED\xA0\x80"));      // surrogate
   EXPECT_FALSE(is_valid_utf8("\xF4\x90\x80\x80"));  // above U+10FFFF
-  EXPECT_EQ(sanitize_utf8("a\xFF" "b"), "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(sanitize_utf8("a\xFF"
+                          "b"),
+            "a\xEF\xBF\xBD"
+            "b");
 }
 
 TEST(Binary, DetectsNulAndControlNoise) {
@@ -58,7 +61,8 @@ TEST(Charset, BomWinsThenHeaderThenMeta) {
   auto meta = decode_to_utf8("<meta charset=\"koi8-r\"><p>\xF0\xD2\xC9\xD7\xC5\xD4</p>", "");
   ASSERT_TRUE(meta);
   EXPECT_EQ(meta->source, "meta");
-  EXPECT_EQ(meta->text, "<meta charset=\"koi8-r\"><p>\xD0\x9F\xD1\x80\xD0\xB8\xD0\xB2\xD0\xB5\xD1\x82</p>");
+  EXPECT_EQ(meta->text,
+            "<meta charset=\"koi8-r\"><p>\xD0\x9F\xD1\x80\xD0\xB8\xD0\xB2\xD0\xB5\xD1\x82</p>");
 
   auto utf16 = decode_to_utf8(std::string("\xFF\xFE<\0p\0>\0", 8), "");
   ASSERT_TRUE(utf16);

@@ -1,3 +1,5 @@
+#include "extractors/feed.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -5,7 +7,6 @@
 #include <sstream>
 
 #include "extractors/charset.h"
-#include "extractors/feed.h"
 #include "extractors/timestamp.h"
 
 namespace newsflow::extractors {
@@ -98,16 +99,17 @@ TEST(Feed, Atom10WithXmlBaseAndContentTypes) {
 
 TEST(Feed, IllFormedFeedsKeepWhatCanBeRead) {
   // Truncated: the complete first item is kept.
-  auto truncated = parse_feed("<rss><channel><title>T</title><item><title>A</title>"
-                              "<description>one</description></item><item><title>B",
-                              "https://x.test/");
+  auto truncated = parse_feed(
+      "<rss><channel><title>T</title><item><title>A</title>"
+      "<description>one</description></item><item><title>B",
+      "https://x.test/");
   ASSERT_TRUE(truncated) << truncated.error().detail;
   EXPECT_GE(truncated->items.size(), 1u);
   EXPECT_EQ(truncated->items[0].title, "A");
   EXPECT_FALSE(truncated->warnings.empty());
   // Garbage around well-formed items.
-  auto junk = parse_feed("<rss><channel><<<< <item><title>Ok</title></item> </bad>",
-                         "https://x.test/");
+  auto junk =
+      parse_feed("<rss><channel><<<< <item><title>Ok</title></item> </bad>", "https://x.test/");
   ASSERT_TRUE(junk) << junk.error().detail;
   ASSERT_EQ(junk->items.size(), 1u);
   EXPECT_EQ(junk->items[0].title, "Ok");
@@ -128,7 +130,8 @@ TEST(Feed, IllFormedFeedsKeepWhatCanBeRead) {
 // Conformance documents from the feedparser project (tests/data/feeds, BSD-2-Clause): their
 // expectations, checked by hand.
 std::string corpus(const std::string& name) {
-  std::ifstream in(std::string(NEWSFLOW_SOURCE_DIR) + "/tests/data/feeds/" + name, std::ios::binary);
+  std::ifstream in(std::string(NEWSFLOW_SOURCE_DIR) + "/tests/data/feeds/" + name,
+                   std::ios::binary);
   std::ostringstream s;
   s << in.rdbuf();
   auto decoded = decode_to_utf8(s.str(), "");

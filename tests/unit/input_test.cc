@@ -1,8 +1,9 @@
+#include "daemon/input.h"
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/input.h"
 #include "daemon/pipeline.h"
 
 namespace newsflow::daemon {
@@ -60,13 +61,16 @@ TEST(ReplayLine, EveryMalformedLineHasAReason) {
 }
 
 TEST(PageMessage, RawHtmlNeedsAUrlHeader) {
-  auto ok = parse_page_message("<p>x</p>", {{"url", "https://a.test/"}, {"content_type", "text/html; charset=latin1"}}, 1795255200);
+  auto ok = parse_page_message(
+      "<p>x</p>", {{"url", "https://a.test/"}, {"content_type", "text/html; charset=latin1"}},
+      1795255200);
   ASSERT_FALSE(ok.failure);
   EXPECT_EQ(ok.input.kind, BodyKind::kHtmlBytes);
   EXPECT_EQ(ok.input.fetched_at, 1795255200);
   EXPECT_EQ(ok.input.content_type, "text/html; charset=latin1");
 
-  auto with_time = parse_page_message("<p>x</p>", {{"url", "u"}, {"fetched_at", "2026-11-21T00:00:00Z"}}, 5);
+  auto with_time =
+      parse_page_message("<p>x</p>", {{"url", "u"}, {"fetched_at", "2026-11-21T00:00:00Z"}}, 5);
   EXPECT_EQ(with_time.input.fetched_at, 1795219200);
 
   EXPECT_EQ(parse_page_message("<p>x</p>", {}, 0).failure->reason, "missing_url");
@@ -80,8 +84,9 @@ TEST(PageMessage, JsonEnvelopeIsReadWhenDeclared) {
   EXPECT_EQ(p.input.id, "e1");
   EXPECT_EQ(p.input.kind, BodyKind::kHtmlText);
   // The url header fills in for an envelope without one.
-  auto h = parse_page_message(R"({"html":"<p>x</p>"})",
-                              {{"content_type", "application/json"}, {"url", "https://h.test/"}}, 0);
+  auto h =
+      parse_page_message(R"({"html":"<p>x</p>"})",
+                         {{"content_type", "application/json"}, {"url", "https://h.test/"}}, 0);
   ASSERT_FALSE(h.failure);
   EXPECT_EQ(h.input.url, "https://h.test/");
   EXPECT_EQ(parse_page_message("{oops", {{"content_type", "application/json"}}, 0).failure->reason,
@@ -94,7 +99,8 @@ TEST(Pipeline, ArticleJsonFollowsTheContract) {
   Input in;
   in.url = "https://www.a.test/story";
   in.fetched_at = 1795255200;
-  in.body = "<html><head><title>T</title></head><body><p>Some words of the story.</p></body></html>";
+  in.body =
+      "<html><head><title>T</title></head><body><p>Some words of the story.</p></body></html>";
   auto out = pipeline.process(in);
   ASSERT_TRUE(out);
   ASSERT_EQ(out->size(), 1u);
