@@ -288,8 +288,11 @@ tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_te
       std::string scheme = "shingles";
       d.string("signature", scheme);
       if (!dedup::parse_signature_scheme(scheme, c.signature.scheme)) {
-        d.problem("signature", "must be one of shingles, spotsigs, got '" + scheme + "'");
+        d.problem("signature",
+                  "must be one of shingles, spotsigs, sentences, simhash, got '" + scheme + "'");
       }
+      c.window.simhash = c.signature.scheme == dedup::SignatureScheme::kSimHash;
+      d.integer("simhash_max_bits", c.window.simhash_max_bits, 0, 32);
       d.integer("shingle_words", c.signature.shingle_words, 1, 16);
       d.integer("spot_chain", c.signature.spot_chain, 1, 8);
       d.number("near_threshold", c.window.near_threshold, 0.0, 1.0);

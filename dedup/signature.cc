@@ -6,6 +6,8 @@
 #include <string>
 #include <unordered_set>
 
+#include "dedup/normalize.h"
+
 namespace newsflow::dedup {
 namespace {
 
@@ -78,18 +80,49 @@ bool parse_signature_scheme(std::string_view name, SignatureScheme& out) {
     out = SignatureScheme::kShingles;
   } else if (name == "spotsigs") {
     out = SignatureScheme::kSpotSigs;
+  } else if (name == "sentences") {
+    out = SignatureScheme::kSentences;
+  } else if (name == "simhash") {
+    out = SignatureScheme::kSimHash;
   } else {
     return false;
   }
   return true;
 }
 
-std::vector<std::uint64_t> phrase_hashes(std::string_view normalized_text,
-                                         const SignatureOptions& options) {
-  const auto words = split_words(normalized_text);
+std::vector<std::uint64_t> phrase_hashes(std::string_view text, const SignatureOptions& options) {
   std::vector<std::uint64_t> out;
+  if (options.scheme == SignatureScheme::kSentences) {
+    // Sentences end at . ! ? and at paragraph breaks; very short ones (datelines, "Share")
+    // carry no evidence.
+    std::size_t start = 0;
+    for (std::size_t i = 0; i <= text.size(); ++i) {
+      const bool end =
+          i == text.size() || text[i] == '.' || text[i] == '!' || text[i] == '?' || text[i] == '\n';
+      if (!end) continue;
+      const std::string s = normalize_text(text.substr(start, i - start));
+      start = i + 1;
+      if (std::count(s.begin(), s.end(), ' ') < 3) continue;
+      out.push_back(XXH3_64bits(s.data(), s.size()));
+    }
+    if (out.empty()) {
+      const std::string all = normalize_text(text);
+      if (!all.empty()) out.push_back(XXH3_64bits(all.data(), all.size()));
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  }
+  return phrase_hashes_of_normalized(normalize_text(text), options);
+}
+
+std::vector<std::uint64_t> phrase_hashes_of_normalized(std::string_view normalized,
+                                                       const SignatureOptions& options) {
+  std::vector<std::uint64_t> out;
+  if (options.scheme == SignatureScheme::kSentences) return phrase_hashes(normalized, options);
+  const auto words = split_words(normalized);
   if (words.empty()) return out;
-  if (options.scheme == SignatureScheme::kShingles) {
+  if (options.scheme == SignatureScheme::kShingles || options.scheme == SignatureScheme::kSimHash) {
     const auto n = static_cast<std::size_t>(std::max(1, options.shingle_words));
     if (words.size() <= n) {
       out.push_back(hash_words(words, 0, words.size()));
@@ -112,6 +145,19 @@ std::vector<std::uint64_t> phrase_hashes(std::string_view normalized_text,
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::uint64_t simhash(const std::vector<std::uint64_t>& phrases) {
+  int counts[64] = {};
+  for (const std::uint64_t p : phrases) {
+    const std::uint64_t h = mix(p ^ 0x5851F42D4C957F2DULL);
+    for (int b = 0; b < 64; ++b) counts[b] += (h >> b) & 1 ? 1 : -1;
+  }
+  std::uint64_t out = 0;
+  for (int b = 0; b < 64; ++b) {
+    if (counts[b] > 0) out |= std::uint64_t{1} << b;
+  }
   return out;
 }
 

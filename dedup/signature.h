@@ -9,8 +9,10 @@ namespace newsflow::dedup {
 
 /// Which phrases of an article its near-duplicate signature is made of.
 enum class SignatureScheme {
-  kShingles,  ///< every run of `shingle_words` consecutive words
-  kSpotSigs,  ///< SpotSigs: a stopword antecedent plus the next `spot_chain` non-stopwords
+  kShingles,   ///< every run of `shingle_words` consecutive words
+  kSpotSigs,   ///< SpotSigs: a stopword antecedent plus the next `spot_chain` non-stopwords
+  kSentences,  ///< every sentence (share of shared sentences)
+  kSimHash,    ///< 64-bit SimHash of the shingles; near when few bits differ (Charikar; Manku)
 };
 
 /// Options of signature computation; filled by `config/`.
@@ -20,13 +22,22 @@ struct SignatureOptions {
   int spot_chain = 2;
 };
 
-/// Parses "shingles" or "spotsigs"; false for anything else.
+/// Parses "shingles", "spotsigs", "sentences" or "simhash"; false for anything else.
 bool parse_signature_scheme(std::string_view name, SignatureScheme& out);
 
-/// The distinct phrase hashes of normalized text (see `normalize_text`), sorted. A text shorter
-/// than one phrase yields one phrase of all its words.
-std::vector<std::uint64_t> phrase_hashes(std::string_view normalized_text,
-                                         const SignatureOptions& options);
+/// The distinct phrase hashes of a text, sorted: its shingles or SpotSigs of the normalized
+/// text (see `normalize_text`), or its normalized sentences. A text shorter than one phrase
+/// yields one phrase of all its words. (kSimHash uses the shingles.)
+std::vector<std::uint64_t> phrase_hashes(std::string_view text, const SignatureOptions& options);
+
+/// `phrase_hashes` of text already normalized (`normalize_text`), for every scheme but
+/// sentences (which need the punctuation normalization removes).
+std::vector<std::uint64_t> phrase_hashes_of_normalized(std::string_view normalized,
+                                                       const SignatureOptions& options);
+
+/// Charikar's SimHash of a set of phrase hashes: bit i is set when more phrases have bit i of
+/// their (remixed) hash set than not.
+std::uint64_t simhash(const std::vector<std::uint64_t>& phrases);
 
 /// Slots of a MinHash sketch.
 inline constexpr int kSketchSlots = 64;

@@ -1,6 +1,9 @@
 #include "dedup/window.h"
 
 #include <algorithm>
+#include <bit>
+
+#include "dedup/normalize.h"
 
 namespace newsflow::dedup {
 
@@ -18,11 +21,18 @@ std::string_view dup_kind_name(DupKind k) {
   return "unique";
 }
 
-Fingerprint make_fingerprint(std::string_view normalized_text, const SignatureOptions& options) {
+Fingerprint make_fingerprint(std::string_view text, const SignatureOptions& options) {
   Fingerprint fp;
-  fp.exact = content_hash(normalized_text);
-  const auto phrases = phrase_hashes(normalized_text, options);
-  fp.sketch = minhash_sketch(phrases);
+  const std::string normalized = normalize_text(text);
+  fp.exact = content_hash(normalized);
+  const auto phrases = options.scheme == SignatureScheme::kSentences
+                           ? phrase_hashes(text, options)
+                           : phrase_hashes_of_normalized(normalized, options);
+  if (options.scheme == SignatureScheme::kSimHash) {
+    fp.simhash = simhash(phrases);
+  } else {
+    fp.sketch = minhash_sketch(phrases);
+  }
   fp.phrases = static_cast<std::uint32_t>(phrases.size());
   return fp;
 }
@@ -30,8 +40,18 @@ Fingerprint make_fingerprint(std::string_view normalized_text, const SignatureOp
 DedupWindow::DedupWindow(WindowOptions options)
     : options_(options), rows_(kSketchSlots / std::clamp(options.bands, 1, kSketchSlots)) {}
 
-std::vector<std::uint32_t> DedupWindow::band_keys(const Sketch& sketch) const {
+std::vector<std::uint32_t> DedupWindow::band_keys(const Fingerprint& fp) const {
   std::vector<std::uint32_t> keys;
+  if (options_.simhash) {
+    // Permuted-table lookup (Manku et al.) in its simplest form: with at most 3 differing bits
+    // of 64, one of four 16-bit blocks is equal.
+    for (std::uint32_t b = 0; b < 4; ++b) {
+      const auto block = static_cast<std::uint32_t>(fp.simhash >> (16 * b) & 0xFFFF);
+      keys.push_back(((b << 16) | block) * 0x9E3779B1u);
+    }
+    return keys;
+  }
+  const Sketch& sketch = fp.sketch;
   const int bands = kSketchSlots / rows_;
   keys.reserve(static_cast<std::size_t>(bands));
   for (int b = 0; b < bands; ++b) {
@@ -55,7 +75,7 @@ Verdict DedupWindow::judge(const Fingerprint& fp) const {
   }
   if (fp.phrases == 0 || fp.phrases < options_.min_phrases) return best;
   std::vector<std::uint32_t> candidates;
-  for (const std::uint32_t key : band_keys(fp.sketch)) {
+  for (const std::uint32_t key : band_keys(fp)) {
     buckets_.for_each(key, [&](std::uint32_t slot) { candidates.push_back(slot); });
   }
   std::sort(candidates.begin(), candidates.end());
@@ -65,6 +85,17 @@ Verdict DedupWindow::judge(const Fingerprint& fp) const {
   for (const std::uint32_t slot : candidates) {
     const Entry& e = slots_[slot];
     if (e.fp.phrases < options_.min_phrases) continue;
+    if (options_.simhash) {
+      const int bits = std::popcount(fp.simhash ^ e.fp.simhash);
+      if (bits > options_.simhash_max_bits) continue;
+      const double score = 1.0 - bits / 64.0;
+      if (score > best_score || (score == best_score && e.event_time < best_time)) {
+        best_score = score;
+        best_time = e.event_time;
+        best = {DupKind::kNear, e.id, score};
+      }
+      continue;
+    }
     const double j = estimate_jaccard(fp.sketch, e.fp.sketch);
     DupKind kind = DupKind::kUnique;
     double score = 0;
@@ -130,7 +161,7 @@ void DedupWindow::insert(std::string key, const Fingerprint& fp, std::int64_t ev
     it->second.second = slot;
   }
   if (fp.phrases > 0) {
-    for (const std::uint32_t k : band_keys(fp.sketch)) buckets_.insert(k, slot);
+    for (const std::uint32_t k : band_keys(fp)) buckets_.insert(k, slot);
   }
   by_time_.push_back({event_time, slot});
   std::push_heap(by_time_.begin(), by_time_.end(), std::greater<>());
@@ -152,7 +183,7 @@ void DedupWindow::expire() {
       if (it->second.first == kNone) by_hash_.erase(it);
     }
     if (e.fp.phrases > 0) {
-      for (const std::uint32_t k : band_keys(e.fp.sketch)) buckets_.erase(k, slot);
+      for (const std::uint32_t k : band_keys(e.fp)) buckets_.erase(k, slot);
     }
     by_id_.erase(e.id);
     e = Entry{};

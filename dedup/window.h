@@ -31,10 +31,11 @@ struct Fingerprint {
   ContentHash exact;          ///< of the normalized text
   Sketch sketch{};            ///< MinHash of its phrases
   std::uint32_t phrases = 0;  ///< number of distinct phrases
+  std::uint64_t simhash = 0;  ///< for SignatureScheme::kSimHash
 };
 
-/// Fingerprint of normalized text (see `normalize_text`).
-Fingerprint make_fingerprint(std::string_view normalized_text, const SignatureOptions& options);
+/// Fingerprint of an article's text (normalized inside).
+Fingerprint make_fingerprint(std::string_view text, const SignatureOptions& options);
 
 /// Options of the dedup window; filled by `config/`.
 struct WindowOptions {
@@ -45,6 +46,8 @@ struct WindowOptions {
                                             ///< share of the longer one's phrases
   int bands = 32;                           ///< LSH bands over the sketch (rows = 64 / bands)
   std::uint32_t min_phrases = 0;  ///< shorter articles (in distinct phrases) match exactly only
+  bool simhash = false;           ///< candidates and verdicts from the SimHash instead
+  int simhash_max_bits = 3;       ///< near when at most this many of 64 bits differ
 };
 
 /// The sliding event-time window of recent articles: exact duplicates by fingerprint, near
@@ -88,7 +91,7 @@ class DedupWindow {
     bool operator>(const Expiry& o) const { return event_time > o.event_time; }
   };
   void expire();
-  std::vector<std::uint32_t> band_keys(const Sketch& sketch) const;
+  std::vector<std::uint32_t> band_keys(const Fingerprint& fp) const;
   Verdict judge(const Fingerprint& fp) const;
   void insert(std::string key, const Fingerprint& fp, std::int64_t event_time,
               const Verdict& verdict);

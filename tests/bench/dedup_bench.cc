@@ -47,13 +47,14 @@ void BM_SignatureInsertQuery(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
-void BM_Signature(benchmark::State& state) {
+void BM_Signature(benchmark::State& state, SignatureScheme scheme) {
   std::mt19937_64 rng(1);
   std::vector<std::string> texts;
   for (int i = 0; i < 256; ++i) texts.push_back(synthetic_article(rng));
   std::size_t i = 0;
+  const SignatureOptions options{scheme, 5, 2};
   for (auto _ : state) {
-    benchmark::DoNotOptimize(make_fingerprint(texts[i++ % texts.size()], {}));
+    benchmark::DoNotOptimize(make_fingerprint(texts[i++ % texts.size()], options));
   }
   state.counters["articles/s"] =
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
@@ -107,7 +108,10 @@ void BM_WindowInsertQuery(benchmark::State& state) {
   state.counters["p99_us"] = latencies[latencies.size() * 99 / 100];
 }
 
-BENCHMARK(BM_Signature);
+BENCHMARK_CAPTURE(BM_Signature, shingles, SignatureScheme::kShingles);
+BENCHMARK_CAPTURE(BM_Signature, spotsigs, SignatureScheme::kSpotSigs);
+BENCHMARK_CAPTURE(BM_Signature, sentences, SignatureScheme::kSentences);
+BENCHMARK_CAPTURE(BM_Signature, simhash, SignatureScheme::kSimHash);
 BENCHMARK(BM_SignatureInsertQuery);
 BENCHMARK(BM_WindowInsertQuery)
     ->Arg(100000)

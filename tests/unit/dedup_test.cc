@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <bit>
+
 #include "dedup/boilerplate.h"
 #include "dedup/fingerprint.h"
 #include "dedup/normalize.h"
@@ -29,7 +31,7 @@ TEST(Fingerprint, EqualNormalizedTextsHashEqual) {
   EXPECT_EQ(content_hash("").hex().size(), 32u);
 }
 
-Fingerprint fp(std::string_view text) { return make_fingerprint(normalize_text(text), {}); }
+Fingerprint fp(std::string_view text) { return make_fingerprint(text, {}); }
 
 // A text of `n` distinct sentences, deterministic.
 std::string article(int n, int seed = 0) {
@@ -55,6 +57,40 @@ TEST(Signature, ShinglesAndSpotSigs) {
   SignatureOptions spot{SignatureScheme::kSpotSigs, 5, 2};
   // "the" and "was" are antecedents; "of" is skipped as a stopword.
   EXPECT_EQ(phrase_hashes("the mayor of town was happy today", spot).size(), 2u);
+}
+
+TEST(Signature, SentencesAndSimHash) {
+  SignatureOptions sentences{SignatureScheme::kSentences, 5, 2};
+  // Two sentences of four or more words; "Short one." is too short to count.
+  EXPECT_EQ(
+      phrase_hashes("The first sentence is here. Short one.\nAnd the second one too!", sentences)
+          .size(),
+      2u);
+  EXPECT_EQ(phrase_hashes("The first sentence is here.", sentences),
+            phrase_hashes("THE FIRST sentence, is here!", sentences));
+  std::vector<std::uint64_t> a;
+  for (std::uint64_t i = 0; i < 200; ++i) a.push_back(i * 0x9E3779B97F4A7C15ULL);
+  auto b = a;
+  b[0] ^= 1;  // one phrase of 200 differs
+  EXPECT_LE(std::popcount(simhash(a) ^ simhash(b)), 3);
+  std::vector<std::uint64_t> c;
+  for (std::uint64_t i = 1000; i < 1200; ++i) c.push_back(i * 0x9E3779B97F4A7C15ULL);
+  EXPECT_GT(std::popcount(simhash(a) ^ simhash(c)), 16);
+}
+
+TEST(Window, SimHashSchemeFindsNearIdenticalCopies) {
+  WindowOptions options;
+  options.simhash = true;
+  DedupWindow w(options);
+  SignatureOptions s{SignatureScheme::kSimHash, 5, 2};
+  const std::string original = article(40);
+  std::string edited = original;
+  edited.replace(edited.find("river"), 5, "creek");
+  EXPECT_EQ(w.observe("a", make_fingerprint(original, s), 0).kind, DupKind::kUnique);
+  const Verdict v = w.observe("b", make_fingerprint(edited, s), 1);
+  EXPECT_EQ(v.kind, DupKind::kNear);
+  EXPECT_EQ(v.of, "a");
+  EXPECT_EQ(w.observe("c", make_fingerprint(article(40, 5), s), 2).kind, DupKind::kUnique);
 }
 
 TEST(Signature, SketchEstimatesJaccard) {
