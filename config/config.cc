@@ -314,6 +314,9 @@ tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_te
     {
       Section s = top.section("stories");
       s.integer("max_listed", c.stories.max_listed, 1, 100000);
+      s.number("similarity_threshold", c.stories.similarity_threshold, 0.0, 1.0);
+      s.number("decay_hours", c.stories.decay_hours, 0.1, 24.0 * 365);
+      s.integer("lead_words", c.stories.lead_words, 0, 10000);
     }
   }
   if (!problems.empty()) return tl::unexpected(std::move(problems));

@@ -258,11 +258,10 @@ bool Pipeline::restore(std::string_view article_json) {
   }
   const std::string id = str("id");
   const std::string core = boilerplate_.filter(str("source"), str("url"), str("text"), *event_time);
-  const dedup::Fingerprint fp =
-      dedup::make_fingerprint(core, config_.signature);
+  const dedup::Fingerprint fp = dedup::make_fingerprint(core, config_.signature);
   window_.restore(id, fp, *event_time, verdict);
-  stories_.assign({id, str("url"), str("source"), verdict.kind}, str("title"), verdict,
-                  *event_time);
+  stories_.assign({id, str("url"), str("source"), verdict.kind}, str("title"), verdict, *event_time,
+                  str("text"), str("story_id"));
   return true;
 }
 
@@ -294,8 +293,7 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
   }
   // The site's own furniture that extraction let through says nothing about the article.
   const std::string core = boilerplate_.filter(a.source, a.url, a.text, event_time);
-  const dedup::Fingerprint fp =
-      dedup::make_fingerprint(core, config_.signature);
+  const dedup::Fingerprint fp = dedup::make_fingerprint(core, config_.signature);
   out.content_hash = fp.exact.hex();
   out.event_time = event_time;
   out.verdict = window_.observe(a.id, fp, event_time);

@@ -6,6 +6,7 @@
 #include <string>
 #include <unordered_set>
 
+#include "dedup/internal/stopwords.h"
 #include "dedup/normalize.h"
 
 namespace newsflow::dedup {
@@ -19,19 +20,6 @@ bool is_antecedent(std::string_view w) {
       "has", "had", "be",  "der", "die",  "das", "ist",   "ein", "eine", "le",
       "la",  "les", "est", "un",  "une",  "el",  "los",   "las", "es",   "il",
       "lo",  "gli", "è",   "o",   "os",   "as",  "é",     "de",  "het",  "een"};
-  return kWords.count(w) > 0;
-}
-
-bool is_stopword(std::string_view w) {
-  static const std::unordered_set<std::string_view> kWords = {
-      "the", "a",    "an",   "is",   "said", "was",   "there", "it",    "are", "were",
-      "has", "had",  "be",   "of",   "to",   "in",    "and",   "or",    "for", "on",
-      "at",  "by",   "with", "from", "that", "this",  "as",    "but",   "not", "he",
-      "she", "they", "we",   "his",  "her",  "their", "its",   "which", "der", "die",
-      "das", "und",  "ist",  "ein",  "eine", "zu",    "den",   "mit",   "von", "le",
-      "la",  "les",  "et",   "un",   "une",  "du",    "des",   "est",   "el",  "los",
-      "las", "y",    "en",   "que",  "es",   "il",    "di",    "che",   "è",   "e",
-      "o",   "os",   "as",   "é",    "de",   "het",   "een",   "van"};
   return kWords.count(w) > 0;
 }
 
@@ -137,7 +125,7 @@ std::vector<std::uint64_t> phrase_hashes_of_normalized(std::string_view normaliz
       if (!is_antecedent(words[i])) continue;
       spot.assign(1, words[i]);
       for (std::size_t j = i + 1; j < words.size() && spot.size() <= chain; ++j) {
-        if (!is_stopword(words[j])) spot.push_back(words[j]);
+        if (!internal::is_stopword(words[j])) spot.push_back(words[j]);
       }
       if (spot.size() == chain + 1) out.push_back(hash_words(spot, 0, spot.size()));
     }

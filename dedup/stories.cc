@@ -1,25 +1,128 @@
 #include "dedup/stories.h"
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_set>
+
+#include "dedup/internal/stopwords.h"
+#include "dedup/normalize.h"
 
 namespace newsflow::dedup {
 
+namespace {
+
+// Title (twice) and lead terms of an article: normalized words without stopwords and without
+// one- and two-letter words that are not numbers.
+std::unordered_map<std::string, float> article_terms(std::string_view title, std::string_view text,
+                                                     std::size_t lead_words) {
+  std::unordered_map<std::string, float> terms;
+  auto add = [&terms](std::string_view normalized, float weight, std::size_t limit) {
+    std::size_t count = 0, pos = 0;
+    while (pos < normalized.size() && count < limit) {
+      std::size_t end = normalized.find(' ', pos);
+      if (end == std::string_view::npos) end = normalized.size();
+      const std::string_view w = normalized.substr(pos, end - pos);
+      pos = end + 1;
+      ++count;
+      const bool digits = !w.empty() && w[0] >= '0' && w[0] <= '9';
+      if ((w.size() < 3 && !digits) || internal::is_stopword(w)) continue;
+      terms[std::string(w)] += weight;
+    }
+  };
+  add(normalize_text(title), 2.0f, 64);
+  add(normalize_text(text.substr(0, lead_words * 12)), 1.0f, lead_words);
+  return terms;
+}
+
+constexpr std::size_t kTermsPerStory = 64;
+
+}  // namespace
+
+void StoryBook::add_terms(const std::string& story_id,
+                          const std::unordered_map<std::string, float>& terms) {
+  auto& st = story_terms_[story_id];
+  for (const auto& [t, w] : terms) {
+    auto [it, inserted] = st.try_emplace(t, 0.0f);
+    it->second += w;
+    if (inserted) term_stories_[t].push_back(story_id);
+  }
+  if (st.size() > kTermsPerStory) {
+    std::vector<std::pair<float, std::string>> by_weight;
+    for (const auto& [t, w] : st) by_weight.emplace_back(-w, t);
+    std::nth_element(by_weight.begin(), by_weight.begin() + kTermsPerStory, by_weight.end());
+    for (std::size_t i = kTermsPerStory; i < by_weight.size(); ++i) st.erase(by_weight[i].second);
+  }
+}
+
+std::string StoryBook::best_similar_story(const std::unordered_map<std::string, float>& terms,
+                                          std::int64_t event_time) const {
+  if (options_.similarity_threshold <= 0 || terms.empty()) return {};
+  const double n = static_cast<double>(std::max<std::size_t>(1, story_terms_.size()));
+  auto idf = [&](const std::string& t) {
+    const auto it = term_stories_.find(t);
+    const double df = it == term_stories_.end() ? 0 : static_cast<double>(it->second.size());
+    return std::log((n + 1) / (df + 1)) + 1;
+  };
+  // Candidates: stories sharing at least one term.
+  std::unordered_map<std::string_view, int> shared;
+  for (const auto& [t, w] : terms) {
+    if (auto it = term_stories_.find(t); it != term_stories_.end() && it->second.size() < 2000) {
+      for (const auto& s : it->second) ++shared[s];
+    }
+  }
+  double article_norm = 0;
+  std::unordered_map<std::string_view, double> weights;
+  for (const auto& [t, w] : terms) {
+    const double x = w * idf(t);
+    weights[t] = x;
+    article_norm += x * x;
+  }
+  article_norm = std::sqrt(article_norm);
+  std::string best;
+  double best_score = options_.similarity_threshold;
+  for (const auto& [story_id, count] : shared) {
+    if (count < 2) continue;
+    const auto st = story_terms_.find(std::string(story_id));
+    const auto story = stories_.find(std::string(story_id));
+    if (st == story_terms_.end() || story == stories_.end()) continue;
+    double dot = 0, norm = 0;
+    for (const auto& [t, w] : st->second) {
+      const double x = w * idf(t);
+      norm += x * x;
+      if (auto a = weights.find(t); a != weights.end()) dot += x * a->second;
+    }
+    if (norm <= 0 || article_norm <= 0) continue;
+    const double hours =
+        std::abs(static_cast<double>(event_time - story->second.last_updated)) / 3600;
+    const double score =
+        dot / (std::sqrt(norm) * article_norm) * std::exp(-hours / options_.decay_hours);
+    if (score >= best_score) {
+      best_score = score;
+      best = std::string(story_id);
+    }
+  }
+  return best;
+}
+
 const Story& StoryBook::assign(const StoryMember& member, std::string_view title,
-                               const Verdict& verdict, std::int64_t event_time) {
+                               const Verdict& verdict, std::int64_t event_time,
+                               std::string_view text, std::string_view story_hint) {
   if (auto placed = story_of_.find(member.id); placed != story_of_.end()) {
     if (auto story = stories_.find(placed->second); story != stories_.end()) return story->second;
   }
   watermark_ = std::max(watermark_, event_time);
   if (++since_sweep_ >= 1024) expire(watermark_);
 
-  std::string story_id;
-  if (verdict.kind != DupKind::kUnique) {
+  std::string story_id(story_hint);
+  if (story_id.empty() && verdict.kind != DupKind::kUnique) {
     if (auto it = story_of_.find(verdict.of); it != story_of_.end() && stories_.count(it->second)) {
       story_id = it->second;
     }
   }
+  const auto terms = article_terms(title, text, options_.lead_words);
+  if (story_id.empty()) story_id = best_similar_story(terms, event_time);
   if (story_id.empty()) story_id = member.id;
+  add_terms(story_id, terms);
   auto [it, created] = stories_.try_emplace(story_id);
   Story& story = it->second;
   if (created) {
@@ -69,6 +172,13 @@ void StoryBook::expire(std::int64_t watermark) {
   }
   for (auto it = story_of_.begin(); it != story_of_.end();) {
     it = stories_.count(it->second) ? std::next(it) : story_of_.erase(it);
+  }
+  for (auto it = story_terms_.begin(); it != story_terms_.end();) {
+    it = stories_.count(it->first) ? std::next(it) : story_terms_.erase(it);
+  }
+  term_stories_.clear();
+  for (const auto& [id, terms] : story_terms_) {
+    for (const auto& [t, w] : terms) term_stories_[t].push_back(id);
   }
 }
 

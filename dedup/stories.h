@@ -35,6 +35,12 @@ struct Story {
 struct StoryOptions {
   std::int64_t window_seconds = 72 * 3600;  ///< stories idle this long behind the watermark go
   std::size_t max_listed = 100;             ///< members listed per story
+  /// A new article that duplicates nothing joins the most similar recent story when the cosine
+  /// of their TF-IDF vectors (title twice, then the lead), decayed by the time between them,
+  /// reaches this; 0 disables grouping beyond duplicates.
+  double similarity_threshold = 0.3;
+  double decay_hours = 24;      ///< similarity halves... e-folds every this many hours apart
+  std::size_t lead_words = 80;  ///< words of the text that count with the title
 };
 
 /// Groups articles into stories: a duplicate joins the story of the article it duplicates,
@@ -43,10 +49,13 @@ class StoryBook {
  public:
   explicit StoryBook(StoryOptions options = {}) : options_(options) {}
 
-  /// Puts the article into a story and returns that story's new state. An article already
+  /// Puts the article into a story and returns that story's new state: the story of the article
+  /// it duplicates, else the most similar recent story by title and lead (`text`), else a new
+  /// one. `story_hint` forces a story id (state restored after a restart). An article already
   /// placed returns its story unchanged (replays are idempotent).
   const Story& assign(const StoryMember& member, std::string_view title, const Verdict& verdict,
-                      std::int64_t event_time);
+                      std::int64_t event_time, std::string_view text = {},
+                      std::string_view story_hint = {});
 
   /// Story id of an article still held, or empty.
   std::string story_of(std::string_view article_id) const;
@@ -63,6 +72,13 @@ class StoryBook {
   StoryOptions options_;
   std::unordered_map<std::string, Story> stories_;
   std::unordered_map<std::string, std::string> story_of_;  // article id -> story id
+  // Term weights per story (title and lead of its articles), capped, and the index from terms
+  // to the stories that have them; rebuilt at every sweep.
+  std::unordered_map<std::string, std::unordered_map<std::string, float>> story_terms_;
+  std::unordered_map<std::string, std::vector<std::string>> term_stories_;
+  std::string best_similar_story(const std::unordered_map<std::string, float>& terms,
+                                 std::int64_t event_time) const;
+  void add_terms(const std::string& story_id, const std::unordered_map<std::string, float>& terms);
   std::int64_t watermark_ = 0;
   std::size_t since_sweep_ = 0;
 };

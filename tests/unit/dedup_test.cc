@@ -166,6 +166,31 @@ TEST(Window, EditedCopyIsNearAndTruncatedCopyIsContained) {
   EXPECT_EQ(w.observe("other", fp(article(30, 7)), 30).kind, DupKind::kUnique);
 }
 
+TEST(Stories, DifferentArticlesOnOneEventShareAStory) {
+  StoryBook book;
+  const Verdict unique;
+  book.assign({"a", "u1", "x.test", DupKind::kUnique},
+              "Doobie Brothers announce 50th anniversary tour", unique, 0,
+              "The Doobie Brothers will tour North America next year with Michael McDonald.");
+  book.assign({"z", "u9", "z.test", DupKind::kUnique}, "Council approves river bridge", unique, 10,
+              "The town council voted to approve a new bridge across the river.");
+  const Story& s =
+      book.assign({"b", "u2", "y.test", DupKind::kUnique},
+                  "Doobie Brothers reunite with Michael McDonald for tour", unique, 3600,
+                  "Michael McDonald rejoins the Doobie Brothers for their anniversary tour.");
+  EXPECT_EQ(s.story_id, "a");
+  EXPECT_EQ(book.story_of("z"), "z");
+  // Days later the same words start a new story (time decay).
+  const Story& late =
+      book.assign({"c", "u3", "w.test", DupKind::kUnique}, "Doobie Brothers tour", unique,
+                  40 * 86400, "The Doobie Brothers anniversary tour with Michael McDonald.");
+  EXPECT_EQ(late.story_id, "c");
+  // A restored article goes where it was.
+  EXPECT_EQ(book.assign({"d", "u4", "v.test", DupKind::kUnique}, "x", unique, 40 * 86400, "", "z")
+                .story_id,
+            "z");
+}
+
 TEST(Boilerplate, ParagraphsRepeatedOnASitesOtherPagesAreDropped) {
   BoilerplateFilter f;
   const std::string furniture = "Trending now\n\nSubscribe to our newsletter";
