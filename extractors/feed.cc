@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <pugixml.hpp>
 #include <tuple>
 #include <unordered_map>
@@ -346,6 +347,63 @@ std::string html_fragment_text(std::string_view html) {
   return render_blocks(*page, all);
 }
 
+namespace {
+
+// JSON Feed 1.x (jsonfeed.org).
+tl::expected<Feed, ExtractError> parse_json_feed(std::string_view text, std::string_view feed_url) {
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object() || !j.contains("items") || !j["items"].is_array()) {
+    return tl::unexpected(ExtractError{ExtractReason::kParse, "not a JSON Feed (no items array)"});
+  }
+  auto str = [](const nlohmann::json& o, const char* key) {
+    const auto it = o.find(key);
+    return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  Feed feed;
+  feed.title = str(j, "title");
+  feed.link = resolve_url(feed_url, str(j, "home_page_url"));
+  feed.language = str(j, "language");
+  for (const auto& item : j["items"]) {
+    if (!item.is_object()) continue;
+    FeedItem it;
+    it.id = item.contains("id") && item["id"].is_number() ? item["id"].dump() : str(item, "id");
+    it.title = str(item, "title");
+    const std::string url = str(item, "url");
+    if (!url.empty()) it.link = resolve_url(feed_url, url);
+    it.content_html = str(item, "content_html");
+    if (it.content_html.empty()) {
+      // Plain text: escaped, so a '<' in it stays text when the item is rendered.
+      for (const char c : str(item, "content_text")) {
+        if (c == '<') {
+          it.content_html += "&lt;";
+        } else if (c == '&') {
+          it.content_html += "&amp;";
+        } else {
+          it.content_html += c;
+        }
+      }
+    }
+    it.summary_html = str(item, "summary");
+    it.published = parse_date(str(item, "date_published"));
+    it.updated = parse_date(str(item, "date_modified"));
+    if (item.contains("author") && item["author"].is_object())
+      it.author = str(item["author"], "name");
+    if (item.contains("authors") && item["authors"].is_array() && !item["authors"].empty() &&
+        item["authors"][0].is_object()) {
+      it.author = str(item["authors"][0], "name");
+    }
+    if (item.contains("tags") && item["tags"].is_array()) {
+      for (const auto& t : item["tags"]) {
+        if (t.is_string()) it.categories.push_back(t.get<std::string>());
+      }
+    }
+    feed.items.push_back(std::move(it));
+  }
+  return feed;
+}
+
+}  // namespace
+
 tl::expected<Feed, ExtractError> parse_feed(std::string_view xml, std::string_view feed_url) {
   if (collapse_whitespace(xml.substr(0, 4096)).empty() && collapse_whitespace(xml).empty()) {
     return tl::unexpected(ExtractError{ExtractReason::kEmpty, "feed is empty"});
@@ -357,6 +415,8 @@ tl::expected<Feed, ExtractError> parse_feed(std::string_view xml, std::string_vi
   if (!is_valid_utf8(xml)) {
     return tl::unexpected(ExtractError{ExtractReason::kInvalidUtf8, "feed is not UTF-8"});
   }
+  const std::size_t first = xml.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && xml[first] == '{') return parse_json_feed(xml, feed_url);
   const std::string text = xml_escape_html_entities(xml);
   Feed feed;
   pugi::xml_document doc;

@@ -97,6 +97,24 @@ TEST(Feed, Atom10WithXmlBaseAndContentTypes) {
   EXPECT_EQ(f->items[1].content_html, "Example <b>Atom</b>");
 }
 
+TEST(Feed, JsonFeed) {
+  auto f = parse_feed(R"({"version": "https://jsonfeed.org/version/1.1", "title": "J",
+    "home_page_url": "https://j.test/", "items": [
+      {"id": "1", "url": "/p/1", "title": "One", "content_html": "<p>Hello <b>JSON</b></p>",
+       "date_published": "2020-01-02T03:04:05Z", "authors": [{"name": "Al"}], "tags": ["t"]},
+      {"id": 2, "content_text": "Plain text item"}]})",
+                      "https://j.test/feed.json");
+  ASSERT_TRUE(f) << f.error().detail;
+  EXPECT_EQ(f->title, "J");
+  ASSERT_EQ(f->items.size(), 2u);
+  EXPECT_EQ(f->items[0].link, "https://j.test/p/1");
+  EXPECT_EQ(html_fragment_text(f->items[0].content_html), "Hello JSON");
+  EXPECT_EQ(f->items[0].published, parse_iso8601("2020-01-02T03:04:05Z"));
+  EXPECT_EQ(f->items[0].author, "Al");
+  EXPECT_EQ(f->items[1].id, "2");
+  EXPECT_EQ(parse_feed("{\"title\": 1}", "u").error().reason, ExtractReason::kParse);
+}
+
 TEST(Feed, IllFormedFeedsKeepWhatCanBeRead) {
   // Truncated: the complete first item is kept.
   auto truncated = parse_feed(
