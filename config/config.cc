@@ -233,6 +233,7 @@ tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_te
       k.integer("flush_timeout_ms", c.kafka.flush_timeout_ms, 100, 600000);
       k.integer("embedded_brokers", c.kafka.embedded_brokers, 1, 9);
       k.integer("embedded_partitions", c.kafka.embedded_partitions, 1, 256);
+      k.integer("workers", c.kafka.workers, 0, 256);
     }
     {
       Section t = top.section("topics");

@@ -25,6 +25,7 @@ struct KafkaConfig {
   int flush_timeout_ms = 30000;  ///< how long to wait for output acknowledgements
   int embedded_brokers = 1;      ///< brokers of the embedded mock cluster
   int embedded_partitions = 16;  ///< partitions per topic of the embedded cluster
+  int workers = 0;               ///< threads extracting a batch; 0: one per core
 };
 
 /// Topic names.

@@ -42,7 +42,12 @@ std::string_view key_of(const rd_kafka_message_t* msg) {
 }  // namespace
 
 Daemon::Daemon(const config::Config& config, Metrics& metrics)
-    : config_(config), metrics_(metrics), pipeline_(config, &metrics) {}
+    : config_(config),
+      metrics_(metrics),
+      pipeline_(config, &metrics),
+      workers_(config.kafka.workers > 0
+                   ? static_cast<std::size_t>(config.kafka.workers)
+                   : std::max<std::size_t>(1, std::thread::hardware_concurrency())) {}
 
 Daemon::~Daemon() {
   if (consumer_) rd_kafka_consumer_close(consumer_.get());
@@ -271,23 +276,24 @@ void Daemon::dead_letter(rd_kafka_message_t* msg, const Failure& failure) {
   produce(config_.topics.dlq, std::string(key_of(msg)), std::string(payload(msg)), headers);
 }
 
-void Daemon::handle(rd_kafka_message_t* msg) {
-  const std::string topic = rd_kafka_topic_name(msg->rkt);
-  metrics_.consumed(topic);
-  ++progress_.consumed;
+ParsedInput Daemon::parse(rd_kafka_message_t* msg) const {
+  rd_kafka_timestamp_type_t ts_type;
+  const std::int64_t ts_ms = rd_kafka_message_timestamp(msg, &ts_type);
+  ParsedInput parsed =
+      parse_page_message(payload(msg), message_headers(msg), ts_ms > 0 ? ts_ms / 1000 : 0);
+  if (config_.topics.feeds == rd_kafka_topic_name(msg->rkt) &&
+      parsed.input.kind == BodyKind::kHtmlBytes) {
+    parsed.input.kind = BodyKind::kFeedBytes;
+  }
+  return parsed;
+}
+
+void Daemon::publish(rd_kafka_message_t* msg, Work& work) {
   // One try/catch per message: no input can crash-loop the daemon.
   try {
-    rd_kafka_timestamp_type_t ts_type;
-    const std::int64_t ts_ms = rd_kafka_message_timestamp(msg, &ts_type);
-    ParsedInput parsed =
-        parse_page_message(payload(msg), message_headers(msg), ts_ms > 0 ? ts_ms / 1000 : 0);
-    if (topic == config_.topics.feeds && parsed.input.kind == BodyKind::kHtmlBytes) {
-      parsed.input.kind = BodyKind::kFeedBytes;
-    }
-    if (parsed.failure) return dead_letter(msg, *parsed.failure);
-    auto result = pipeline_.process(parsed.input);
-    if (!result) return dead_letter(msg, result.error());
-    for (const Output& o : *result) {
+    if (work.parsed.failure) return dead_letter(msg, *work.parsed.failure);
+    if (!work.prepared) return dead_letter(msg, work.prepared.error());
+    for (const Output& o : pipeline_.commit(std::move(*work.prepared), work.parsed.input)) {
       const std::string kind(dedup::dup_kind_name(o.verdict.kind));
       produce(config_.topics.articles, o.article.id, article_json(o), {});
       produce(config_.topics.stories, o.story.story_id, story_json(o.story), {});
@@ -301,9 +307,36 @@ void Daemon::handle(rd_kafka_message_t* msg) {
   }
 }
 
+void Daemon::prepare_batch(std::vector<rd_kafka_message_t*>& messages, std::vector<Work>& work) {
+  work.clear();
+  work.resize(messages.size());
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    metrics_.consumed(rd_kafka_topic_name(messages[i]->rkt));
+    ++progress_.consumed;
+  }
+  // Extraction is stateless: spread it over the workers; dedup stays in input order.
+  auto run = [&](std::size_t first, std::size_t stride) {
+    for (std::size_t i = first; i < messages.size(); i += stride) {
+      try {
+        work[i].parsed = parse(messages[i]);
+        if (!work[i].parsed.failure) work[i].prepared = pipeline_.prepare(work[i].parsed.input);
+      } catch (const std::exception& e) {
+        work[i].prepared = tl::unexpected(Failure{"internal_error", e.what()});
+      }
+    }
+  };
+  const std::size_t workers = std::min<std::size_t>(workers_, messages.size());
+  std::vector<std::thread> threads;
+  for (std::size_t w = 1; w < workers; ++w) threads.emplace_back(run, w, workers);
+  run(0, std::max<std::size_t>(1, workers));
+  for (auto& t : threads) t.join();
+}
+
 bool Daemon::process_batch(std::vector<rd_kafka_message_t*>& messages) {
   delivery_errors_ = 0;
-  for (rd_kafka_message_t* msg : messages) handle(msg);
+  std::vector<Work> work;
+  prepare_batch(messages, work);
+  for (std::size_t i = 0; i < messages.size(); ++i) publish(messages[i], work[i]);
   // Wait for every output of the batch to be acknowledged before committing its inputs.
   const rd_kafka_resp_err_t flushed =
       rd_kafka_flush(producer_.get(), config_.kafka.flush_timeout_ms);

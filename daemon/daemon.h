@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "daemon/input.h"
 #include "daemon/kafka.h"
 #include "daemon/pipeline.h"
 #include "tl/expected.hpp"
@@ -61,8 +62,16 @@ class Daemon {
   const Pipeline& pipeline() const { return pipeline_; }
 
  private:
+  // One input of a batch: parsed and extracted (in parallel), then published in order.
+  struct Work {
+    ParsedInput parsed;
+    tl::expected<std::vector<Pipeline::Extracted>, Failure> prepared =
+        tl::unexpected(Failure{"internal_error", "not prepared"});
+  };
   bool process_batch(std::vector<rd_kafka_message_t*>& messages);
-  void handle(rd_kafka_message_t* msg);
+  void prepare_batch(std::vector<rd_kafka_message_t*>& messages, std::vector<Work>& work);
+  ParsedInput parse(rd_kafka_message_t* msg) const;
+  void publish(rd_kafka_message_t* msg, Work& work);
   bool produce(const std::string& topic, const std::string& key, const std::string& value,
                const std::vector<std::pair<std::string, std::string>>& headers);
   void dead_letter(rd_kafka_message_t* msg, const Failure& failure);
@@ -72,6 +81,7 @@ class Daemon {
   config::Config config_;
   Metrics& metrics_;
   Pipeline pipeline_;
+  std::size_t workers_;
   KafkaHandle consumer_;
   KafkaHandle producer_;
   std::atomic<bool> stop_{false};

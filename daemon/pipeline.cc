@@ -106,7 +106,8 @@ Pipeline::Pipeline(const config::Config& config, Metrics* metrics)
       stories_(config.stories),
       boilerplate_(config.boilerplate) {}
 
-tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract_feed(const Input& input) {
+tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract_feed(
+    const Input& input) const {
   auto fail = [](const extractors::ExtractError& e) {
     return tl::unexpected(Failure{std::string(extractors::reason_name(e.reason)), e.detail});
   };
@@ -164,7 +165,8 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract_feed(c
   return out;
 }
 
-tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract(const Input& input) {
+tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract(
+    const Input& input) const {
   if (input.kind == BodyKind::kFeedText || input.kind == BodyKind::kFeedBytes) {
     return extract_feed(input);
   }
@@ -220,16 +222,26 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract(const 
   return tl::unexpected(Failure{"internal_error", "unknown body kind"});
 }
 
-tl::expected<std::vector<Output>, Failure> Pipeline::process(const Input& input) {
+tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::prepare(
+    const Input& input) const {
   if (input.url.empty()) return tl::unexpected(Failure{"missing_url", "input has no url"});
   const auto t0 = Clock::now();
   auto extracted = extract(input);
   if (metrics_) metrics_->stage_seconds("extract", seconds_since(t0));
-  if (!extracted) return tl::unexpected(extracted.error());
+  return extracted;
+}
+
+std::vector<Output> Pipeline::commit(std::vector<Extracted> extracted, const Input& input) {
   std::vector<Output> outputs;
-  outputs.reserve(extracted->size());
-  for (auto& e : *extracted) outputs.push_back(finish(std::move(e), input));
+  outputs.reserve(extracted.size());
+  for (auto& e : extracted) outputs.push_back(finish(std::move(e), input));
   return outputs;
+}
+
+tl::expected<std::vector<Output>, Failure> Pipeline::process(const Input& input) {
+  auto extracted = prepare(input);
+  if (!extracted) return tl::unexpected(extracted.error());
+  return commit(std::move(*extracted), input);
 }
 
 bool Pipeline::restore(std::string_view article_json) {

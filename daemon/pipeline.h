@@ -70,6 +70,20 @@ class Pipeline {
 
   tl::expected<std::vector<Output>, Failure> process(const Input& input);
 
+  // An article out of extraction, before dedup.
+  struct Extracted {
+    extractors::Article article;
+    std::optional<std::int64_t> event_time;
+    bool from_feed = false;
+  };
+
+  /// The first half of `process`: decode and extract. Thread-safe (reads only the
+  /// configuration and the model), so a batch can be extracted on several cores.
+  tl::expected<std::vector<Extracted>, Failure> prepare(const Input& input) const;
+
+  /// The second half: dedup and stories, in input order. Not thread-safe.
+  std::vector<Output> commit(std::vector<Extracted> extracted, const Input& input);
+
   /// Puts an article published earlier (its article JSON, as on the articles topic) back into
   /// the window and its story, with the verdict it was published with: the state a restarted
   /// process rebuilds. Returns false for a value that is not article JSON.
@@ -79,14 +93,8 @@ class Pipeline {
   const dedup::StoryBook& stories() const { return stories_; }
 
  private:
-  // An article out of extraction, before dedup.
-  struct Extracted {
-    extractors::Article article;
-    std::optional<std::int64_t> event_time;
-    bool from_feed = false;
-  };
-  tl::expected<std::vector<Extracted>, Failure> extract(const Input& input);
-  tl::expected<std::vector<Extracted>, Failure> extract_feed(const Input& input);
+  tl::expected<std::vector<Extracted>, Failure> extract(const Input& input) const;
+  tl::expected<std::vector<Extracted>, Failure> extract_feed(const Input& input) const;
   Output finish(Extracted extracted, const Input& input);
 
   config::Config config_;

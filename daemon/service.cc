@@ -215,6 +215,8 @@ int run_demo(const config::Config& config, const DemoOptions& options) {
             {{"messages", std::to_string(produced)}, {"topic", config.topics.pages}});
   std::atomic<bool> interrupted{false};
   int code = 0;
+  std::optional<std::chrono::steady_clock::time_point> first_consumed;
+  double processing_seconds = 0;
   {
     StopSignalWatcher watcher([&] {
       interrupted = true;
@@ -224,8 +226,16 @@ int run_demo(const config::Config& config, const DemoOptions& options) {
     const auto deadline = std::chrono::steady_clock::now() + 120s;
     while (!interrupted && service.daemon->progress().committed.load() < produced &&
            std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(100ms);
+      if (!first_consumed && service.daemon->progress().consumed.load() > 0) {
+        first_consumed = std::chrono::steady_clock::now();
+      }
+      std::this_thread::sleep_for(10ms);
     }
+    processing_seconds =
+        first_consumed
+            ? std::chrono::duration<double>(std::chrono::steady_clock::now() - *first_consumed)
+                  .count()
+            : 0.0;
     service.daemon->stop();
     runner.join();
   }
@@ -240,6 +250,10 @@ int run_demo(const config::Config& config, const DemoOptions& options) {
   std::printf("  stories            : %llu\n", static_cast<unsigned long long>(p.stories.load()));
   std::printf("  offsets committed  : %llu of %zu inputs\n",
               static_cast<unsigned long long>(p.committed.load()), produced);
+  if (processing_seconds > 0) {
+    std::printf("  throughput         : %.0f inputs/s (first consumed to last committed, %.2f s)\n",
+                static_cast<double>(p.committed.load()) / processing_seconds, processing_seconds);
+  }
   std::printf("  metrics            : %s\n\n", service.metrics_url(config).c_str());
   std::printf("Largest stories:\n");
   for (const auto& s : service.daemon->pipeline().stories().largest(5)) {
