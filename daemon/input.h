@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "daemon/pipeline.h"
+#include "extractors/text.h"
 
 namespace newsflow::daemon {
 
@@ -35,7 +36,6 @@ ParsedInput parse_page_message(std::string_view value, const Headers& headers,
 /// Returns false when the file cannot be opened or is corrupt.
 bool read_lines(const std::string& path, const std::function<void(std::string_view)>& fn);
 
-/// Decodes standard or URL-safe base64 (padding optional, whitespace ignored).
-std::optional<std::string> base64_decode(std::string_view in);
+using extractors::base64_decode;
 
 }  // namespace newsflow::daemon

@@ -121,32 +121,6 @@ std::string inner_xml(const pugi::xml_node& n) {
   return w.out;
 }
 
-std::optional<std::string> base64_decode(std::string_view in) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  std::string out;
-  std::uint32_t acc = 0;
-  int bits = 0;
-  for (const char c : in) {
-    if (c == '=' || c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
-    const int v = value(c);
-    if (v < 0) return std::nullopt;
-    acc = (acc << 6) | static_cast<std::uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((acc >> bits) & 0xFF);
-    }
-  }
-  return out;
-}
-
 // Atom text constructs: type text | html | xhtml | a MIME type (base64 when not text).
 std::string atom_html(const pugi::xml_node& n) {
   if (!n) return {};

@@ -41,10 +41,10 @@ struct Feed {
   std::vector<std::string> warnings;
 };
 
-/// Parses RSS 0.9x/2.0, RSS 1.0 (RDF), Atom 0.3/1.0 and JSON Feed 1.x from UTF-8 text (see `decode_to_utf8`).
-/// HTML named entities that XML lacks (`&nbsp;`, `&eacute;`, ...) and bare ampersands are
-/// accepted. A document that is not well-formed XML still yields the items whose own markup
-/// is, with a warning. Fails (kParse) when nothing feed-like can be read.
+/// Parses RSS 0.9x/2.0, RSS 1.0 (RDF), Atom 0.3/1.0 and JSON Feed 1.x from UTF-8 text (see
+/// `decode_to_utf8`). HTML named entities that XML lacks (`&nbsp;`, `&eacute;`, ...) and bare
+/// ampersands are accepted. A document that is not well-formed XML still yields the items whose own
+/// markup is, with a warning. Fails (kParse) when nothing feed-like can be read.
 tl::expected<Feed, ExtractError> parse_feed(std::string_view xml, std::string_view feed_url);
 
 /// Replaces HTML named character references that XML does not define with numeric ones and

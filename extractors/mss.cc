@@ -7,6 +7,8 @@
 #include <numeric>
 #include <random>
 
+#include "extractors/internal/hash.h"
+
 namespace newsflow::extractors {
 
 extern const char* const kBuiltinMssModel;
@@ -21,15 +23,6 @@ double logistic(const std::vector<float>& w, const std::vector<std::uint64_t>& f
   double z = 0;
   for (const std::uint64_t f : features) z += w[f & mask];
   return 1.0 / (1.0 + std::exp(-z));
-}
-
-std::uint64_t fnv1a(std::string_view s) {
-  std::uint64_t h = 1469598103934665603ULL;
-  for (const char c : s) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ULL;
-  }
-  return h;
 }
 
 void sgd(std::vector<float>& w, const std::vector<const std::vector<std::uint64_t>*>& features,
@@ -70,21 +63,21 @@ void append_context_features(const std::vector<double>& stage1, std::size_t i,
   const auto name = [](double p) {
     return p < 0 ? std::string("none") : std::to_string(bucket10(p));
   };
-  features.push_back(fnv1a("s0=" + name(at(0))));
+  features.push_back(internal::fnv1a("s0=" + name(at(0))));
   for (int d : {-2, -1, 1, 2})
-    features.push_back(fnv1a("s" + std::to_string(d) + "=" + name(at(d))));
+    features.push_back(internal::fnv1a("s" + std::to_string(d) + "=" + name(at(d))));
   double best_before = 0, best_after = 0;
   for (int d = 1; d <= 3; ++d) {
     best_before = std::max(best_before, at(-d));
     best_after = std::max(best_after, at(d));
   }
-  features.push_back(fnv1a("smaxb=" + name(best_before)));
-  features.push_back(fnv1a("smaxa=" + name(best_after)));
-  features.push_back(
-      fnv1a(std::string("s3=") + level3(at(-1)) + "/" + level3(at(0)) + "/" + level3(at(1))));
-  features.push_back(fnv1a(std::string("sba=") + level3(best_before) + "/" + level3(at(0)) + "/" +
-                           level3(best_after)));
-  features.push_back(fnv1a("s2bias"));
+  features.push_back(internal::fnv1a("smaxb=" + name(best_before)));
+  features.push_back(internal::fnv1a("smaxa=" + name(best_after)));
+  features.push_back(internal::fnv1a(std::string("s3=") + level3(at(-1)) + "/" + level3(at(0)) +
+                                     "/" + level3(at(1))));
+  features.push_back(internal::fnv1a(std::string("sba=") + level3(best_before) + "/" +
+                                     level3(at(0)) + "/" + level3(best_after)));
+  features.push_back(internal::fnv1a("s2bias"));
 }
 
 tl::expected<MssModel, std::string> MssModel::parse(std::string_view text) {

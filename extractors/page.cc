@@ -6,6 +6,7 @@
 #include <bitset>
 #include <cmath>
 
+#include "extractors/internal/hash.h"
 #include "extractors/internal/stopwords.h"
 #include "extractors/text.h"
 
@@ -196,15 +197,6 @@ std::size_t find_ci(std::string_view hay, std::string_view needle, std::size_t f
     if (match) return i;
     from = i + 1;
   }
-}
-
-std::uint64_t fnv1a(std::string_view s) {
-  std::uint64_t h = 1469598103934665603ULL;
-  for (const char c : s) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ULL;
-  }
-  return h;
 }
 
 void class_words(const GumboElement& el, std::vector<std::string>& out) {
@@ -398,7 +390,7 @@ void compute_features(ParsedPage& page, const std::vector<BlockInfo>& infos,
     }
     b.features.clear();
     b.features.reserve(f.size());
-    for (const auto& s : f) b.features.push_back(fnv1a(s));
+    for (const auto& s : f) b.features.push_back(internal::fnv1a(s));
   }
 }
 

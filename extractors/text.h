@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,6 +25,10 @@ std::string collapse_whitespace(std::string_view s);
 /// start with whitespace (ASCII space/tab/newline/CR/FF/VT, U+00A0, U+2000-U+200B, U+202F,
 /// U+205F, U+3000, U+FEFF).
 std::size_t whitespace_prefix(std::string_view s);
+
+/// Decodes standard or URL-safe base64 (padding optional, whitespace ignored); nothing for
+/// anything else.
+std::optional<std::string> base64_decode(std::string_view in);
 
 /// ASCII lowercase copy.
 std::string ascii_lower(std::string_view s);
