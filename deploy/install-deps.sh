@@ -9,6 +9,7 @@ packages=(
   libyaml-cpp-dev libexpected-dev nlohmann-json3-dev libxxhash-dev libutf8proc-dev
   libuchardet-dev libsystemd-dev zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev
   libcivetweb-dev libcli11-dev
+  clang libclang-rt-14-dev
   kcat curl clang-format
 )
 

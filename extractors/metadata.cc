@@ -90,10 +90,11 @@ std::string url_source(std::string_view url) {
 
 PageMetadata resolve_metadata(const RawMetadata& raw, std::string_view url) {
   PageMetadata out;
+  // Held here: a view of a temporary inside the list below would dangle.
+  const std::string ld_headline = json_ld_string(raw.json_ld, "headline");
   for (std::string_view candidate :
-       {find_meta(raw, "og:title"), std::string_view(json_ld_string(raw.json_ld, "headline")),
-        std::string_view(raw.first_h1), find_meta(raw, "twitter:title"),
-        std::string_view(raw.title_tag)}) {
+       {find_meta(raw, "og:title"), std::string_view(ld_headline), std::string_view(raw.first_h1),
+        find_meta(raw, "twitter:title"), std::string_view(raw.title_tag)}) {
     if (!candidate.empty()) {
       out.title = collapse_whitespace(candidate);
       break;

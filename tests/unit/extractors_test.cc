@@ -109,6 +109,19 @@ TEST(Html, FinnKeepsTheTextBodyAndDropsNavigation) {
   EXPECT_EQ(a->published_at, parse_iso8601("2026-11-20T08:00:00Z"));
 }
 
+TEST(Html, JsonLdHeadlineAndDateAreUsedWhenMetaTagsAreMissing) {
+  // The headline comes from JSON-LD (a bug once read it through a dangling view: ASan build).
+  auto a = extract_html(
+      "<html><head><script type='application/ld+json'>{\"@type\":\"NewsArticle\","
+      "\"headline\":\"A headline long enough to live on the heap, not in SSO storage\","
+      "\"datePublished\":\"2026-11-20T08:00:00+01:00\"}</script></head>"
+      "<body><p>Some words of the article body here.</p></body></html>",
+      "https://x.test/", {});
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->title, "A headline long enough to live on the heap, not in SSO storage");
+  EXPECT_EQ(a->published_at, parse_iso8601("2026-11-20T07:00:00Z"));
+}
+
 TEST(Html, InlineMarkupDoesNotSplitWords) {
   ExtractOptions finn;
   finn.method = ExtractMethod::kFinn;
