@@ -128,6 +128,15 @@ int main(int argc, char** argv) {
                      "write the bootstrap address to this file once ready");
   broker->add_option("--config", config_path, "YAML config file (for topic names)");
 
+  daemon::ProduceOptions produce_opts;
+  auto* produce = app.add_subcommand(
+      "produce", "Send replay lines to kafka.brokers (pages and feeds topics) as a crawler would");
+  produce->add_option("--input", produce_opts.input, "replay JSONL(.gz)")->required();
+  produce->add_option("--repeat", produce_opts.repeat, "copies of each line (new ids and URLs)")
+      ->capture_default_str();
+  produce->add_flag("--poison", produce_opts.poison, "also send three poison messages");
+  produce->add_option("--config", config_path, "YAML config file");
+
   daemon::TrainCommand train_cmd;
   auto* train = app.add_subcommand(
       "train-extractor",
@@ -194,6 +203,7 @@ int main(int argc, char** argv) {
   }
   if (*broker) return daemon::run_dev_broker(*c, broker_opts);
   if (*train) return daemon::run_train_extractor(*c, train_cmd);
+  if (*produce) return daemon::run_produce(*c, produce_opts);
   if (*replay) {
     auto stats = daemon::run_replay(*c, paths, nullptr);
     if (!stats) {

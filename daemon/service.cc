@@ -125,67 +125,98 @@ struct Service {
   }
 };
 
-// Produces the sample file's pages to the pages topic as a crawler would: raw HTML values with
-// url and fetched_at headers. Returns the number of messages produced.
+// A producer for replay files: each line becomes a message as a crawler or feed poller would
+// send it (raw bytes, url/id/fetched_at headers); html and text lines go to the pages topic,
+// feed lines to the feeds topic.
+class ReplayProducer {
+ public:
+  ReplayProducer(const std::string& bootstrap, const config::Config& config) : config_(config) {
+    char err[512];
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof err);
+    rd_kafka_conf_set(conf, "message.max.bytes", "10000000", err, sizeof err);
+    rd_kafka_conf_set(conf, "enable.idempotence", "true", err, sizeof err);
+    producer_.reset(rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err));
+    if (!producer_) rd_kafka_conf_destroy(conf);
+  }
+  bool ok() const { return producer_ != nullptr; }
+
+  void send(const std::string& topic, const std::string& key, const std::string& value,
+            const Headers& headers) {
+    while (true) {
+      rd_kafka_headers_t* hdrs = rd_kafka_headers_new(headers.size());
+      for (const auto& [n, v] : headers) {
+        rd_kafka_header_add(hdrs, n.data(), -1, v.data(), static_cast<ssize_t>(v.size()));
+      }
+      const auto e = rd_kafka_producev(
+          producer_.get(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_KEY(key.data(), key.size()),
+          RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_END);
+      if (e == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        ++produced_;
+        return;
+      }
+      rd_kafka_headers_destroy(hdrs);
+      if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) return;
+      rd_kafka_poll(producer_.get(), 100);
+    }
+  }
+
+  // Produces every line of `path` `repeat` times (copies get "-N" ids and "#N" URLs).
+  bool send_file(const std::string& path, int repeat) {
+    return read_lines(path, [&](std::string_view line) {
+      ParsedInput p = parse_replay_line(line);
+      if (p.failure) return;
+      const bool feed = p.input.kind == BodyKind::kFeedText || p.input.kind == BodyKind::kFeedBytes;
+      for (int k = 0; k < repeat; ++k) {
+        const std::string suffix = k == 0 ? "" : std::to_string(k);
+        const std::string url = k == 0 ? p.input.url : p.input.url + "#" + suffix;
+        Headers headers{{"url", url}};
+        if (!p.input.id.empty())
+          headers.emplace_back("id", k == 0 ? p.input.id : p.input.id + "-" + suffix);
+        if (p.input.fetched_at) {
+          headers.emplace_back("fetched_at", extractors::format_rfc3339(*p.input.fetched_at));
+        }
+        if (!feed && p.input.kind != BodyKind::kHtmlBytes) {
+          headers.emplace_back("content_type", "text/html; charset=utf-8");
+        }
+        send(feed ? config_.topics.feeds : config_.topics.pages, url, p.input.body, headers);
+      }
+    });
+  }
+
+  // Poison a real crawler produces too: each must end in the DLQ with its reason.
+  void send_poison() {
+    const std::string& pages = config_.topics.pages;
+    send(pages, "junk", std::string("\x00\x01\x02\xff\xfe binary", 13),
+         {{"url", "https://junk.example/bin"}});
+    send(pages, "empty", "", {{"url", "https://junk.example/empty"}});
+    send(pages, "nourl", "<html><body><p>no url header</p></body></html>", {});
+  }
+
+  std::size_t flush() {
+    rd_kafka_flush(producer_.get(), 60000);
+    return produced_;
+  }
+
+ private:
+  const config::Config& config_;
+  KafkaHandle producer_;
+  std::size_t produced_ = 0;
+};
+
+// The demo's input: the sample pages and feeds plus three poison messages.
 std::size_t produce_samples(const std::string& bootstrap, const config::Config& config,
                             const std::string& path, const std::string& feeds_path) {
-  char err[512];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof err);
-  rd_kafka_conf_set(conf, "message.max.bytes", "10000000", err, sizeof err);
-  KafkaHandle producer(rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err));
-  if (!producer) return 0;
-  std::size_t produced = 0;
-  auto send_to = [&](const std::string& topic, const std::string& key, const std::string& value,
-                     const Headers& headers) {
-    rd_kafka_headers_t* hdrs = rd_kafka_headers_new(headers.size());
-    for (const auto& [n, v] : headers)
-      rd_kafka_header_add(hdrs, n.data(), -1, v.data(), static_cast<ssize_t>(v.size()));
-    if (rd_kafka_producev(producer.get(), RD_KAFKA_V_TOPIC(topic.c_str()),
-                          RD_KAFKA_V_KEY(key.data(), key.size()),
-                          RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-                          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(hdrs),
-                          RD_KAFKA_V_END) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      ++produced;
-    } else {
-      rd_kafka_headers_destroy(hdrs);
-    }
-  };
-  auto send = [&](const std::string& key, const std::string& value, const Headers& headers) {
-    send_to(config.topics.pages, key, value, headers);
-  };
-  const bool read = read_lines(path, [&](std::string_view line) {
-    ParsedInput p = parse_replay_line(line);
-    if (p.failure) return;
-    Headers headers{{"url", p.input.url}, {"id", p.input.id}};
-    if (p.input.fetched_at) {
-      headers.emplace_back("fetched_at", extractors::format_rfc3339(*p.input.fetched_at));
-    }
-    headers.emplace_back("content_type", "text/html; charset=utf-8");
-    send(p.input.url, p.input.body, headers);
-  });
-  if (!read) {
+  ReplayProducer producer(bootstrap, config);
+  if (!producer.ok()) return 0;
+  if (!producer.send_file(path, 1)) {
     log::error("samples_missing", {{"path", path}});
     return 0;
   }
-  if (!feeds_path.empty()) {
-    read_lines(feeds_path, [&](std::string_view line) {
-      ParsedInput p = parse_replay_line(line);
-      if (p.failure) return;
-      Headers headers{{"url", p.input.url}, {"id", p.input.id}};
-      if (p.input.fetched_at) {
-        headers.emplace_back("fetched_at", extractors::format_rfc3339(*p.input.fetched_at));
-      }
-      send_to(config.topics.feeds, p.input.url, p.input.body, headers);
-    });
-  }
-  // Poison a real crawler produces too: each must end in the DLQ with its reason.
-  send("junk", std::string("\x00\x01\x02\xff\xfe binary", 13),
-       {{"url", "https://junk.example/bin"}});
-  send("empty", "", {{"url", "https://junk.example/empty"}});
-  send("nourl", "<html><body><p>no url header</p></body></html>", {});
-  rd_kafka_flush(producer.get(), 30000);
-  return produced;
+  if (!feeds_path.empty()) producer.send_file(feeds_path, 1);
+  producer.send_poison();
+  return producer.flush();
 }
 
 }  // namespace
@@ -203,6 +234,24 @@ int run_service(const config::Config& config) {
   if (auto code = service.start(config)) return *code;
   StopSignalWatcher watcher([&] { service.daemon->stop(); });
   return service.daemon->run();
+}
+
+int run_produce(const config::Config& config, const ProduceOptions& options) {
+  if (config.kafka.brokers.empty()) {
+    std::fprintf(stderr,
+                 "produce: set kafka.brokers (NEWSFLOW_KAFKA__BROKERS) to a running broker\n");
+    return 2;
+  }
+  ReplayProducer producer(config.kafka.brokers, config);
+  if (!producer.ok()) return 2;
+  if (!producer.send_file(options.input, std::max(1, options.repeat))) {
+    std::fprintf(stderr, "produce: cannot read %s\n", options.input.c_str());
+    return 1;
+  }
+  if (options.poison) producer.send_poison();
+  const std::size_t n = producer.flush();
+  std::printf("%zu\n", n);
+  return 0;
 }
 
 int run_demo(const config::Config& config, const DemoOptions& options) {

@@ -26,6 +26,17 @@ struct DemoOptions {
 /// poison messages; prints what happened and where the metrics are.
 int run_demo(const config::Config& config, const DemoOptions& options);
 
+/// Options of `newsflow produce`.
+struct ProduceOptions {
+  std::string input;    ///< replay JSONL(.gz)
+  int repeat = 1;       ///< copies of each line (ids "-N", URLs "#N")
+  bool poison = false;  ///< also the three poison messages of the demo
+};
+
+/// `newsflow produce`: replay lines to the configured brokers' pages and feeds topics, as a
+/// crawler would send them; prints the number of messages produced.
+int run_produce(const config::Config& config, const ProduceOptions& options);
+
 /// Options of `newsflow dev-broker`.
 struct DevBrokerOptions {
   int brokers = 3;
