@@ -23,6 +23,12 @@ struct KafkaConfig {
   int batch_max_messages = 500;  ///< inputs processed before outputs are flushed and committed
   int batch_max_ms = 200;        ///< ... or after this long
   int flush_timeout_ms = 30000;  ///< how long to wait for output acknowledgements
+  /// Input bytes a batch may hold: with the producer's own queue limit this bounds in-flight
+  /// memory (a batch of many large pages closes early).
+  std::int64_t batch_max_bytes = 64LL << 20;
+  /// After SIGTERM: how long the last batch may take to be acknowledged before the process
+  /// exits without committing it (it is then processed again after the restart).
+  int drain_timeout_ms = 20000;
   int embedded_brokers = 1;      ///< brokers of the embedded mock cluster
   int embedded_partitions = 16;  ///< partitions per topic of the embedded cluster
   int workers = 0;               ///< threads extracting a batch; 0: one per core

@@ -2,18 +2,36 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "daemon/input.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
+#include "daemon/version.h"
 
 namespace newsflow::daemon {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+std::int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+
+std::int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 Headers message_headers(const rd_kafka_message_t* msg) {
   Headers out;
@@ -47,7 +65,28 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
       pipeline_(config, &metrics),
       workers_(config.kafka.workers > 0
                    ? static_cast<std::size_t>(config.kafka.workers)
-                   : std::max<std::size_t>(1, std::thread::hardware_concurrency())) {}
+                   : std::max<std::size_t>(1, std::thread::hardware_concurrency())) {
+  status_.version = kVersion;
+  status_.started = unix_now();
+}
+
+void Daemon::stop() {
+  drain_deadline_ms_.store(steady_ms() + config_.kafka.drain_timeout_ms);
+  stop_.store(true);
+  notifier_.stopping();
+}
+
+bool Daemon::live(std::chrono::milliseconds stall_limit) const {
+  const std::int64_t last = last_tick_ms_.load();
+  return last == 0 || steady_ms() - last <= stall_limit.count();
+}
+
+StatusSnapshot Daemon::status() const {
+  std::lock_guard lock(status_mu_);
+  StatusSnapshot copy = status_;
+  copy.now = unix_now();
+  return copy;
+}
 
 Daemon::~Daemon() {
   if (consumer_) rd_kafka_consumer_close(consumer_.get());
@@ -77,6 +116,9 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
                                 {"enable.auto.commit", "false"},
                                 {"enable.auto.offset.store", "false"},
                                 {"auto.offset.reset", "earliest"},
+                                {"partition.assignment.strategy", "cooperative-sticky"},
+                                {"statistics.interval.ms", "5000"},
+                                {"queued.max.messages.kbytes", "16384"},
                                 {"client.id", "newsflow"}},
                                config_.kafka.consumer, "kafka.consumer");
   if (!cconf) return tl::unexpected(cconf.error());
@@ -84,6 +126,7 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
       cconf->get(),
       reinterpret_cast<void (*)(rd_kafka_t*, rd_kafka_resp_err_t, rd_kafka_topic_partition_list_t*,
                                 void*)>(&Daemon::on_rebalance));
+  rd_kafka_conf_set_stats_cb(cconf->get(), &Daemon::on_statistics);
   rd_kafka_conf_set_opaque(cconf->get(), this);
   consumer_.reset(rd_kafka_new(RD_KAFKA_CONSUMER, cconf->get(), err, sizeof err));
   if (!consumer_)
@@ -92,6 +135,7 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
   rd_kafka_poll_set_consumer(consumer_.get());
 
   // The window before the first input: a copy arriving right after a restart is still caught.
+  notifier_.status("restoring the dedup window from " + config_.topics.articles);
   if (auto restored = restore_state(bootstrap); !restored) {
     return tl::unexpected(std::vector<config::Problem>{
         {"window", "cannot restore the dedup window from " + config_.topics.articles + ": " +
@@ -165,7 +209,14 @@ tl::expected<std::size_t, std::string> Daemon::restore_state(const std::string& 
   rd_kafka_topic_partition_list_destroy(list);
   std::size_t restored = 0, skipped = 0;
   const auto deadline = Clock::now() + std::chrono::minutes(10);
+  auto last_extend = Clock::time_point{};
   while (pending > 0 && !stop_.load() && Clock::now() < deadline) {
+    if (Clock::now() - last_extend > std::chrono::seconds(10)) {
+      // A long restore is progress, not a hung start: ask systemd for more start-up time.
+      last_extend = Clock::now();
+      notifier_.extend_timeout(30'000'000);
+      notifier_.status("restoring the dedup window: " + std::to_string(restored) + " articles");
+    }
     rd_kafka_message_t* m = rd_kafka_consumer_poll(c.get(), 500);
     if (!m) continue;
     if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
@@ -180,7 +231,8 @@ tl::expected<std::size_t, std::string> Daemon::restore_state(const std::string& 
     rd_kafka_message_destroy(m);
   }
   rd_kafka_consumer_close(c.get());
-  metrics_.window_size(static_cast<double>(pipeline_.window().size()));
+  metrics_.window_size(static_cast<double>(pipeline_.window().size()),
+                       static_cast<double>(pipeline_.window().memory_bytes()));
   metrics_.stories_active(static_cast<double>(pipeline_.stories().size()));
   log::info(
       "window_restored",
@@ -209,7 +261,11 @@ void Daemon::on_rebalance(rd_kafka_t* rk, int err_int, void* partitions_ptr, voi
     }
     log::info("partitions_assigned", {{"count", std::to_string(partitions->cnt)}});
   } else {
-    // Batches are synchronous: nothing is in flight for revoked partitions here.
+    // Batches are synchronous (rebalance callbacks run inside the consumer poll, between
+    // batches): nothing is in flight for revoked partitions here.
+    for (int i = 0; i < partitions->cnt; ++i) {
+      self->metrics_.forget_lag(partitions->elems[i].topic, partitions->elems[i].partition);
+    }
     if (cooperative) {
       if (rd_kafka_error_t* e = rd_kafka_incremental_unassign(rk, partitions))
         rd_kafka_error_destroy(e);
@@ -221,6 +277,26 @@ void Daemon::on_rebalance(rd_kafka_t* rk, int err_int, void* partitions_ptr, voi
     log::info("partitions_revoked",
               {{"count", std::to_string(partitions->cnt)}, {"reason", rd_kafka_err2name(err)}});
   }
+}
+
+int Daemon::on_statistics(rd_kafka_t*, char* json, size_t len, void* opaque) {
+  auto* self = static_cast<Daemon*>(opaque);
+  const auto stats = nlohmann::json::parse(std::string_view(json, len), nullptr, false);
+  if (!stats.is_object() || !stats.contains("topics") || !stats["topics"].is_object()) return 0;
+  for (const auto& [topic, t] : stats["topics"].items()) {
+    if (!t.is_object() || !t.contains("partitions") || !t["partitions"].is_object()) continue;
+    for (const auto& [partition, p] : t["partitions"].items()) {
+      if (partition == "-1" || !p.is_object()) continue;  // -1: librdkafka's internal partition
+      // Only partitions this consumer fetches; consumer_lag is -1 until both offsets are known.
+      if (p.value("fetch_state", "") != "active") continue;
+      const std::int64_t lag = p.value("consumer_lag", std::int64_t{-1});
+      if (lag < 0) continue;
+      self->metrics_.consumer_lag(topic,
+                                  static_cast<int>(std::strtol(partition.c_str(), nullptr, 10)),
+                                  static_cast<double>(lag));
+    }
+  }
+  return 0;  // librdkafka frees the JSON
 }
 
 void Daemon::on_delivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opaque) {
@@ -269,6 +345,14 @@ void Daemon::dead_letter(rd_kafka_message_t* msg, const Failure& failure) {
   headers.emplace_back("source_offset", std::to_string(msg->offset));
   metrics_.dead_letter(failure.reason);
   ++progress_.dead_letters;
+  {
+    std::lock_guard lock(status_mu_);
+    status_.dead_letters.push_front({unix_now(), failure.reason, failure.detail,
+                                     rd_kafka_topic_name(msg->rkt), msg->partition, msg->offset});
+    if (status_.dead_letters.size() > StatusSnapshot::kMaxDeadLetters) {
+      status_.dead_letters.pop_back();
+    }
+  }
   log::debug("dead_letter", {{"reason", failure.reason},
                              {"detail", failure.detail},
                              {"topic", rd_kafka_topic_name(msg->rkt)},
@@ -311,14 +395,16 @@ void Daemon::prepare_batch(std::vector<rd_kafka_message_t*>& messages, std::vect
   work.clear();
   work.resize(messages.size());
   for (std::size_t i = 0; i < messages.size(); ++i) {
-    metrics_.consumed(rd_kafka_topic_name(messages[i]->rkt));
+    metrics_.consumed(rd_kafka_topic_name(messages[i]->rkt), messages[i]->partition);
     ++progress_.consumed;
   }
   // Extraction is stateless: spread it over the workers; dedup stays in input order.
   auto run = [&](std::size_t first, std::size_t stride) {
     for (std::size_t i = first; i < messages.size(); i += stride) {
       try {
+        const auto t0 = Clock::now();
         work[i].parsed = parse(messages[i]);
+        metrics_.stage_seconds("parse", seconds_since(t0));
         if (!work[i].parsed.failure) work[i].prepared = pipeline_.prepare(work[i].parsed.input);
       } catch (const std::exception& e) {
         work[i].prepared = tl::unexpected(Failure{"internal_error", e.what()});
@@ -336,10 +422,14 @@ bool Daemon::process_batch(std::vector<rd_kafka_message_t*>& messages) {
   delivery_errors_ = 0;
   std::vector<Work> work;
   prepare_batch(messages, work);
+  const auto t0 = Clock::now();
   for (std::size_t i = 0; i < messages.size(); ++i) publish(messages[i], work[i]);
-  // Wait for every output of the batch to be acknowledged before committing its inputs.
-  const rd_kafka_resp_err_t flushed =
-      rd_kafka_flush(producer_.get(), config_.kafka.flush_timeout_ms);
+  metrics_.producer_queue(rd_kafka_outq_len(producer_.get()));
+  // Wait for every output of the batch to be acknowledged before committing its inputs; after
+  // SIGTERM only as long as the drain limit leaves.
+  const rd_kafka_resp_err_t flushed = rd_kafka_flush(producer_.get(), flush_timeout_ms());
+  metrics_.stage_seconds("produce", seconds_since(t0));
+  metrics_.producer_queue(rd_kafka_outq_len(producer_.get()));
   if (flushed != RD_KAFKA_RESP_ERR_NO_ERROR || delivery_errors_ > 0) {
     log::error("batch_not_delivered", {{"errors", std::to_string(delivery_errors_)},
                                        {"flush", rd_kafka_err2str(flushed)},
@@ -386,13 +476,66 @@ bool Daemon::process_batch(std::vector<rd_kafka_message_t*>& messages) {
   return true;
 }
 
+int Daemon::flush_timeout_ms() const {
+  if (!stop_.load()) return config_.kafka.flush_timeout_ms;
+  const std::int64_t left = drain_deadline_ms_.load() - steady_ms();
+  return static_cast<int>(
+      std::clamp<std::int64_t>(left, 0, static_cast<std::int64_t>(config_.kafka.flush_timeout_ms)));
+}
+
+void Daemon::refresh_status(bool force) {
+  const auto now = Clock::now();
+  if (!force && now - last_status_ < std::chrono::seconds(1)) return;
+  last_status_ = now;
+  const bool is_ready = ready();
+  metrics_.ready(is_ready);
+  std::lock_guard lock(status_mu_);
+  status_.ready = is_ready;
+  status_.window_articles = pipeline_.window().size();
+  status_.window_bytes = pipeline_.window().memory_bytes();
+  status_.stories_active = pipeline_.stories().size();
+  status_.stories = pipeline_.stories().largest(10);
+  if (force || status_.samples.empty() || now - last_sample_ >= std::chrono::seconds(10)) {
+    last_sample_ = now;
+    status_.samples.push_back({unix_now(), progress_.consumed.load(), progress_.articles.load(),
+                               progress_.duplicates.load(), progress_.dead_letters.load()});
+    if (status_.samples.size() > StatusSnapshot::kMaxSamples) status_.samples.pop_front();
+  }
+}
+
+// Once per turn of the processing loop: the watchdog ping comes from here, so a pipeline that
+// stops turning (a hung flush, a stuck extraction) stops the pings.
+void Daemon::tick() {
+  last_tick_ms_.store(steady_ms());
+  notifier_.alive();
+  metrics_.loop_alive(static_cast<double>(unix_now()));
+  if (!notified_ready_ && ready()) {
+    notified_ready_ = true;
+    notifier_.ready();
+    log::info("daemon_ready", {{"partitions", std::to_string(assigned_.load())}});
+  }
+  const bool status_due = Clock::now() - last_status_ >= std::chrono::seconds(10);
+  refresh_status(false);
+  if (status_due || last_status_ == Clock::time_point{}) {
+    notifier_.status("consumed " + std::to_string(progress_.consumed.load()) + ", articles " +
+                     std::to_string(progress_.articles.load()) + ", duplicates " +
+                     std::to_string(progress_.duplicates.load()) + ", dead letters " +
+                     std::to_string(progress_.dead_letters.load()) + ", window " +
+                     std::to_string(pipeline_.window().size()));
+  }
+}
+
 int Daemon::run() {
   std::vector<rd_kafka_message_t*> batch;
   int exit_code = 0;
   auto backoff = std::chrono::milliseconds(100);
+  refresh_status(true);
   while (!stop_.load()) {
+    tick();
     const auto deadline = Clock::now() + std::chrono::milliseconds(config_.kafka.batch_max_ms);
-    while (static_cast<int>(batch.size()) < config_.kafka.batch_max_messages && !stop_.load()) {
+    std::int64_t batch_bytes = 0;
+    while (static_cast<int>(batch.size()) < config_.kafka.batch_max_messages &&
+           batch_bytes < config_.kafka.batch_max_bytes && !stop_.load()) {
       const auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
       if (left.count() <= 0) break;
@@ -414,6 +557,7 @@ int Daemon::run() {
         }
         continue;
       }
+      batch_bytes += static_cast<std::int64_t>(msg->len + msg->key_len);
       batch.push_back(msg);
     }
     rd_kafka_poll(producer_.get(), 0);
@@ -421,9 +565,10 @@ int Daemon::run() {
     const bool delivered = process_batch(batch);
     for (auto* m : batch) rd_kafka_message_destroy(m);
     batch.clear();
+    refresh_status(false);
     if (delivered) {
       backoff = std::chrono::milliseconds(100);
-    } else {
+    } else if (!stop_.load()) {
       char reason[512];
       if (rd_kafka_fatal_error(producer_.get(), reason, sizeof reason) !=
           RD_KAFKA_RESP_ERR_NO_ERROR) {
@@ -435,12 +580,19 @@ int Daemon::run() {
       backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
     }
   }
+  notifier_.stopping();
   log::info("daemon_stopping", {{"consumed", std::to_string(progress_.consumed.load())},
                                 {"articles", std::to_string(progress_.articles.load())},
                                 {"dead_letters", std::to_string(progress_.dead_letters.load())}});
   rd_kafka_consumer_close(consumer_.get());
-  rd_kafka_flush(producer_.get(), config_.kafka.flush_timeout_ms);
+  if (rd_kafka_flush(producer_.get(), flush_timeout_ms()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    // Only outputs of an uncommitted batch can be left: the restart processes it again.
+    log::warn("drain_timeout",
+              {{"unacknowledged", std::to_string(rd_kafka_outq_len(producer_.get()))},
+               {"drain_timeout_ms", std::to_string(config_.kafka.drain_timeout_ms)}});
+  }
   consumer_.reset();
+  refresh_status(true);
   return exit_code;
 }
 

@@ -1,15 +1,19 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "config/config.h"
 #include "daemon/input.h"
 #include "daemon/kafka.h"
+#include "daemon/notify.h"
 #include "daemon/pipeline.h"
+#include "daemon/status_page.h"
 #include "tl/expected.hpp"
 
 typedef struct rd_kafka_message_s rd_kafka_message_t;
@@ -50,13 +54,21 @@ class Daemon {
   /// Processes batches until `stop`; returns the process exit code (0 after a clean drain).
   int run();
 
-  /// Asks `run` to finish the current batch, commit and return.
-  void stop() { stop_.store(true); }
+  /// Asks `run` to finish the current batch, commit and return within
+  /// `kafka.drain_timeout_ms`.
+  void stop();
 
   /// True while partitions are assigned and the last poll succeeded.
   bool ready() const { return assigned_.load() > 0 && !stop_.load(); }
 
   const Progress& progress() const { return progress_; }
+
+  /// False when the processing loop has started but not gone round for `stall_limit` (a hung
+  /// pipeline, not a Kafka outage: polls keep the loop turning while brokers are away).
+  bool live(std::chrono::milliseconds stall_limit) const;
+
+  /// A copy of what the status page shows (refreshed about once a second). Thread-safe.
+  StatusSnapshot status() const;
 
   /// The pipeline's state; read it only after `run` has returned.
   const Pipeline& pipeline() const { return pipeline_; }
@@ -77,6 +89,10 @@ class Daemon {
   void dead_letter(rd_kafka_message_t* msg, const Failure& failure);
   static void on_delivery(rd_kafka_t* rk, const rd_kafka_message_t* msg, void* opaque);
   static void on_rebalance(rd_kafka_t* rk, int err, void* partitions, void* opaque);
+  static int on_statistics(rd_kafka_t* rk, char* json, size_t len, void* opaque);
+  void refresh_status(bool force);
+  int flush_timeout_ms() const;
+  void tick();
 
   config::Config config_;
   Metrics& metrics_;
@@ -85,6 +101,14 @@ class Daemon {
   KafkaHandle consumer_;
   KafkaHandle producer_;
   std::atomic<bool> stop_{false};
+  std::atomic<std::int64_t> drain_deadline_ms_{0};  // steady clock, set by stop()
+  std::atomic<std::int64_t> last_tick_ms_{0};       // steady clock; 0 before run()
+  SystemdNotifier notifier_;
+  bool notified_ready_ = false;
+  std::chrono::steady_clock::time_point last_status_{};
+  std::chrono::steady_clock::time_point last_sample_{};
+  mutable std::mutex status_mu_;
+  StatusSnapshot status_;  // guarded by status_mu_
   std::atomic<int> assigned_{0};
   Progress progress_;
   std::uint64_t delivery_errors_ = 0;  // touched only on the run thread (delivery callbacks)

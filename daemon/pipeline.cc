@@ -317,7 +317,13 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
   out.story_id = out.story.story_id;
   if (metrics_) {
     metrics_->stage_seconds("cluster", seconds_since(t0));
-    metrics_->window_size(static_cast<double>(window_.size()));
+    if (out.story.version == 1) {
+      metrics_->story_created();
+    } else {
+      metrics_->story_updated();
+    }
+    metrics_->window_size(static_cast<double>(window_.size()),
+                          static_cast<double>(window_.memory_bytes()));
     metrics_->stories_active(static_cast<double>(stories_.size()));
   }
   return out;

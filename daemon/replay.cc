@@ -116,7 +116,7 @@ tl::expected<ReplayStats, std::string> run_replay(const config::Config& config,
   };
   while (reader.next(line, too_long)) {
     ++stats.lines;
-    if (metrics) metrics->consumed("replay");
+    if (metrics) metrics->consumed("replay", 0);
     bool ok = true;
     if (too_long) {
       ok = dead_letter(

@@ -17,6 +17,7 @@
 #include "daemon/kafka.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
+#include "daemon/status_page.h"
 
 namespace newsflow::daemon {
 namespace {
@@ -90,6 +91,10 @@ struct Service {
     if (!config.http.listen.empty()) {
       auto registry = metrics.registry();
       Daemon* d = daemon.get();
+      // Liveness: the loop turns at least once per batch, and a batch takes at most its flush
+      // timeout plus extraction; a loop silent for far longer than that is hung.
+      const auto stall_limit = std::chrono::milliseconds(
+          std::max(120000, 4 * (config.kafka.flush_timeout_ms + config.kafka.batch_max_ms)));
       auto server = HttpServer::start(
           config.http.listen,
           {{"/metrics",
@@ -98,12 +103,18 @@ struct Service {
                                   prometheus::TextSerializer().Serialize(registry->Collect())};
             }},
            {"/healthz",
-            [] {
-              return HttpResponse{200, "text/plain; charset=utf-8", "ok\n"};
+            [d, stall_limit] {
+              return d->live(stall_limit) ? HttpResponse{200, "text/plain; charset=utf-8", "ok\n"}
+                                          : HttpResponse{503, "text/plain; charset=utf-8",
+                                                         "processing loop stalled\n"};
             }},
-           {"/readyz", [d] {
+           {"/readyz",
+            [d] {
               return d->ready() ? HttpResponse{200, "text/plain; charset=utf-8", "ready\n"}
                                 : HttpResponse{503, "text/plain; charset=utf-8", "not ready\n"};
+            }},
+           {"/", [d] {
+              return HttpResponse{200, "text/html; charset=utf-8", render_status_page(d->status())};
             }}});
       if (!server) {
         log::error("startup_failed", {{"key", "http.listen"}, {"error", server.error()}});

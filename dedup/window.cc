@@ -143,6 +143,24 @@ void DedupWindow::restore(std::string_view id, const Fingerprint& fp, std::int64
   insert(std::move(key), fp, event_time, verdict);
 }
 
+std::size_t DedupWindow::heap_bytes(const Entry& e) {
+  // Strings longer than the small-string buffer live on the heap; the id is held twice (slot
+  // and index key).
+  auto heap = [](const std::string& s) { return s.size() > 15 ? s.capacity() + 1 : 0; };
+  return 2 * heap(e.id) + heap(e.verdict.of);
+}
+
+std::size_t DedupWindow::memory_bytes() const {
+  // Node-based maps: one node per element (key, value, next pointer, cached hash) plus the
+  // bucket array.
+  const std::size_t id_node = sizeof(std::string) + sizeof(std::uint32_t) + 2 * sizeof(void*);
+  const std::size_t hash_node = sizeof(ContentHash) + 2 * sizeof(std::uint32_t) + 2 * sizeof(void*);
+  return slots_.capacity() * sizeof(Entry) + free_slots_.capacity() * sizeof(std::uint32_t) +
+         by_id_.size() * id_node + by_id_.bucket_count() * sizeof(void*) +
+         by_hash_.size() * hash_node + by_hash_.bucket_count() * sizeof(void*) +
+         buckets_.memory_bytes() + by_time_.capacity() * sizeof(Expiry) + string_bytes_;
+}
+
 void DedupWindow::insert(std::string key, const Fingerprint& fp, std::int64_t event_time,
                          const Verdict& verdict) {
   std::uint32_t slot;
@@ -154,6 +172,7 @@ void DedupWindow::insert(std::string key, const Fingerprint& fp, std::int64_t ev
     slots_.emplace_back();
   }
   slots_[slot] = Entry{key, fp, event_time, verdict, kNone, kNone};
+  string_bytes_ += heap_bytes(slots_[slot]);
   by_id_.emplace(std::move(key), slot);
   if (auto [it, inserted] = by_hash_.try_emplace(fp.exact, slot, slot); !inserted) {
     slots_[it->second.second].next_same = slot;
@@ -186,6 +205,7 @@ void DedupWindow::expire() {
       for (const std::uint32_t k : band_keys(e.fp)) buckets_.erase(k, slot);
     }
     by_id_.erase(e.id);
+    string_bytes_ -= heap_bytes(e);
     e = Entry{};
     free_slots_.push_back(slot);
   }

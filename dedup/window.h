@@ -72,6 +72,10 @@ class DedupWindow {
   /// Number of articles held.
   std::size_t size() const { return by_id_.size(); }
 
+  /// Estimated bytes the window holds on the heap (slots, indexes, ids), for the
+  /// `newsflow_window_bytes` gauge; O(1).
+  std::size_t memory_bytes() const;
+
   /// Largest event time seen (0 before the first article).
   std::int64_t watermark() const { return watermark_; }
 
@@ -91,6 +95,7 @@ class DedupWindow {
     bool operator>(const Expiry& o) const { return event_time > o.event_time; }
   };
   void expire();
+  static std::size_t heap_bytes(const Entry& e);
   std::vector<std::uint32_t> band_keys(const Fingerprint& fp) const;
   Verdict judge(const Fingerprint& fp) const;
   void insert(std::string key, const Fingerprint& fp, std::int64_t event_time,
@@ -107,7 +112,8 @@ class DedupWindow {
   std::unordered_map<ContentHash, std::pair<std::uint32_t, std::uint32_t>, ContentHashHasher>
       by_hash_;
   internal::LshTable buckets_;
-  std::vector<Expiry> by_time_;  // min-heap on event time
+  std::vector<Expiry> by_time_;   // min-heap on event time
+  std::size_t string_bytes_ = 0;  // heap bytes of ids and verdict references (beyond SSO)
 };
 
 }  // namespace newsflow::dedup

@@ -25,6 +25,7 @@ class LshTable {
 
   std::size_t size() const { return size_; }
   std::size_t capacity() const { return entries_.size(); }
+  std::size_t memory_bytes() const { return entries_.capacity() * sizeof(Entry); }
 
  private:
   struct Entry {

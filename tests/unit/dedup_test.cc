@@ -136,6 +136,20 @@ TEST(Window, EntriesExpireBehindTheWatermark) {
   EXPECT_EQ(w.observe("c", h, 7300).kind, DupKind::kUnique);
 }
 
+TEST(Window, MemoryEstimateGrowsWithArticlesAndShrinksBackAfterExpiry) {
+  DedupWindow w({.window_seconds = 100});
+  const std::size_t empty = w.memory_bytes();
+  for (int i = 0; i < 1000; ++i) {
+    w.observe("a-rather-long-article-id-" + std::to_string(i), fp("text " + std::to_string(i)), 0);
+  }
+  const std::size_t full = w.memory_bytes();
+  EXPECT_GT(full, empty + 1000 * (sizeof(Fingerprint) + 2 * 26));
+  EXPECT_LT(full, empty + 1000 * 2048);
+  w.observe("late", fp("late text"), 1000);  // everything else expires; capacity stays
+  EXPECT_EQ(w.size(), 1u);
+  EXPECT_LT(w.memory_bytes(), full);
+}
+
 TEST(Window, OriginalExpiringHandsOverToTheNextCopy) {
   DedupWindow w({.window_seconds = 100});
   const auto h = fp("text");

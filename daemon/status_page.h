@@ -1,0 +1,52 @@
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "dedup/stories.h"
+
+namespace newsflow::daemon {
+
+/// What the live status page shows; the daemon refreshes a copy after its batches.
+struct StatusSnapshot {
+  struct DeadLetter {
+    std::int64_t at = 0;  ///< unix seconds
+    std::string reason;
+    std::string detail;
+    std::string topic;
+    int partition = 0;
+    std::int64_t offset = 0;
+  };
+  /// Running totals at one moment; rates are the differences between neighbours.
+  struct Sample {
+    std::int64_t at = 0;  ///< unix seconds
+    std::uint64_t consumed = 0;
+    std::uint64_t articles = 0;
+    std::uint64_t duplicates = 0;
+    std::uint64_t dead_letters = 0;
+  };
+  static constexpr std::size_t kMaxDeadLetters = 20;
+  static constexpr std::size_t kMaxSamples = 90;  ///< 15 minutes at one sample per 10 s
+
+  std::string version;
+  std::int64_t started = 0;
+  std::int64_t now = 0;
+  bool ready = false;
+  std::size_t window_articles = 0;
+  std::size_t window_bytes = 0;
+  std::size_t stories_active = 0;
+  std::vector<dedup::Story> stories;    ///< the largest, largest first
+  std::deque<DeadLetter> dead_letters;  ///< newest first
+  std::deque<Sample> samples;           ///< oldest first
+};
+
+/// The status page: one self-contained HTML document (inline CSS and SVG, no scripts, no
+/// external assets), refreshed by the browser every 10 s.
+std::string render_status_page(const StatusSnapshot& status);
+
+/// `text` with &, <, >, " and ' escaped for HTML text and attribute values.
+std::string html_escape(std::string_view text);
+
+}  // namespace newsflow::daemon
