@@ -176,9 +176,9 @@ std::string render_status_page(const StatusSnapshot& s) {
     html += "<ol class=stories>";
     for (const dedup::Story& story : s.stories) {
       html += "<li><b>" + html_escape(story.title.empty() ? "(untitled)" : story.title) +
-              "</b> <span class=muted>" + std::to_string(story.article_count) + " articles, " +
-              std::to_string(story.sources) + " sources, updated " +
-              clock_time(story.last_updated) + "</span><ul class=members>";
+              "</b> <span class=muted>" + count(story.article_count, "article", "articles") + ", " +
+              count(story.sources, "source", "sources") + ", latest " +
+              date_time(story.last_updated) + " UTC</span><ul class=members>";
       std::size_t shown = 0;
       for (const dedup::StoryMember& m : story.articles) {
         if (++shown > 8) {
