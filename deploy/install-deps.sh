@@ -1,17 +1,28 @@
 #!/usr/bin/env bash
 # Installs every Debian 12 package that building, testing and demoing newsflow needs.
 # Idempotent and non-interactive; run as root (or with sudo available).
+# `--build-only`: only what compiling the binary needs (the container image's build stage).
 set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config ninja-build git ca-certificates python3
   librdkafka-dev libgumbo-dev libpugixml-dev prometheus-cpp-dev libcurl4-openssl-dev
   libyaml-cpp-dev libexpected-dev nlohmann-json3-dev libxxhash-dev libutf8proc-dev
-  libuchardet-dev libsystemd-dev zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libcivetweb-dev libcli11-dev
-  clang libclang-rt-14-dev
-  kcat curl clang-format
+  libuchardet-dev libsystemd-dev zlib1g-dev libcivetweb-dev libcli11-dev
 )
+if [ "${1:-}" != "--build-only" ]; then
+  packages+=(
+    libgtest-dev libgmock-dev libbenchmark-dev
+    clang libclang-rt-14-dev
+    kcat curl clang-format
+    # Checks of the deployment files: systemd-analyze, promtool, kubectl (kustomize), the
+    # status page in headless Chromium, YAML in the Kubernetes check.
+    systemd prometheus python3-yaml chromium fonts-dejavu-core
+  )
+  # kubectl: Debian's kubernetes-client unless one is installed already (e.g. from the
+  # Kubernetes or Google Cloud apt repositories).
+  command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The real daemon against a dev broker in its own process, with the sample pages, checked the
+# way production watches it:
+#   1. /metrics names every metric the Grafana dashboard and the alert rules use;
+#   2. the status page on / renders the stories and dead letters in headless Chromium (a
+#      screenshot is saved);
+#   3. the systemd protocol: STATUS= during restore, READY=1 once partitions are assigned,
+#      WATCHDOG=1 from the processing loop, STOPPING=1 on SIGTERM, and a clean exit.
+set -euo pipefail
+bin=${NEWSFLOW_BIN}; src=$1; work=$2/live_daemon
+rm -rf "$work"; mkdir -p "$work"
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT
+fail() {
+  echo "FAIL: $*" >&2
+  for f in "$work"/*.log; do echo "== $f"; grep -v '^WATCHDOG=1$' "$f" | tail -20; done
+  exit 1
+}
+for tool in chromium python3 curl; do
+  command -v $tool >/dev/null || fail "$tool is not installed (deploy/install-deps.sh installs it)"
+done
+
+"$bin" dev-broker --partitions 4 --bootstrap-file "$work/bootstrap" > "$work/broker.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do [ -s "$work/bootstrap" ] && break; sleep 0.1; done
+[ -s "$work/bootstrap" ] || fail "dev-broker wrote no bootstrap file"
+export NEWSFLOW_KAFKA__BROKERS=$(cat "$work/bootstrap")
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+export NEWSFLOW_HTTP__LISTEN=127.0.0.1:$port NEWSFLOW_KAFKA__BATCH_MAX_MS=50
+export NEWSFLOW_KAFKA__CONSUMER__STATISTICS_INTERVAL_MS=500
+produced=$("$bin" produce --input "$src/samples/pages.jsonl.gz" --poison)
+"$bin" produce --input "$src/samples/feeds.jsonl.gz" > /dev/null
+produced=$((produced + $(python3 -c 'import gzip,sys; print(sum(1 for _ in gzip.open(sys.argv[1])))' "$src/samples/feeds.jsonl.gz")))
+
+python3 "$src/tests/deploy/notify_listener.py" "$work/notify.sock" "$work/notify.log" &
+pids+=($!)
+for _ in $(seq 50); do [ -S "$work/notify.sock" ] && break; sleep 0.1; done
+NOTIFY_SOCKET=$work/notify.sock WATCHDOG_USEC=400000 "$bin" run --log-format json > "$work/run.log" 2>&1 &
+run=$!; pids+=($run)
+
+base=http://127.0.0.1:$port
+metric_sum() { curl -sf "$base/metrics" | awk -v m="$1" '$1 ~ "^"m"({|$)" {s += $2} END {print s + 0}'; }
+for _ in $(seq 300); do
+  [ "$(metric_sum newsflow_messages_consumed_total)" -ge "$produced" ] 2>/dev/null && \
+    [ "$(metric_sum newsflow_offset_commits_total)" -ge 1 ] && break
+  sleep 0.1
+done
+[ "$(metric_sum newsflow_messages_consumed_total)" -ge "$produced" ] || fail "consumed fewer than $produced inputs"
+sleep 1.5  # a statistics interval, so the lag gauges are set
+curl -sf "$base/metrics" > "$work/metrics.txt" || fail "no /metrics"
+
+# 1. The dashboard and the rules name only metrics the binary exposes.
+python3 "$src/tests/deploy/metric_names.py" "$work/metrics.txt" \
+  "$src/deploy/monitoring/newsflow-dashboard.json" "$src/deploy/monitoring/newsflow-alerts.yaml" \
+  || fail "deploy/monitoring names metrics the binary does not expose"
+grep -q '^newsflow_consumer_lag_messages{' "$work/metrics.txt" || fail "no consumer lag gauges"
+grep -q '^newsflow_ready 1' "$work/metrics.txt" || fail "newsflow_ready is not 1"
+
+# 2. The status page in headless Chromium.
+chrome=(chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run
+        --disable-background-networking --disable-component-update --disable-sync
+        --user-data-dir="$work/chromium" --hide-scrollbars --window-size=1200,1800)
+timeout 60 "${chrome[@]}" --dump-dom "$base/" > "$work/status.dom.html" 2> "$work/chromium.log" \
+  || fail "chromium could not load the status page"
+for want in "Biggest stories" "The Doobie Brothers Set 50th Anniversary Tour" "binary_content" \
+            "missing_url" "Throughput"; do
+  grep -q "$want" "$work/status.dom.html" || fail "status page lacks '$want'"
+done
+timeout 60 "${chrome[@]}" --screenshot="$work/status-page.png" "$base/" >> "$work/chromium.log" 2>&1 \
+  || fail "chromium could not take a screenshot"
+size=$(stat -c %s "$work/status-page.png")
+[ "$size" -gt 20000 ] || fail "screenshot is only $size bytes"
+echo "status page screenshot: $work/status-page.png ($size bytes)"
+
+# 3. systemd notifications, then a clean stop.
+kill -TERM $run
+wait $run || fail "daemon exited non-zero on SIGTERM"
+sleep 0.2
+grep -q '^STATUS=restoring' "$work/notify.log" || fail "no STATUS= during the window restore"
+ready=$(grep -n '^READY=1$' "$work/notify.log" | head -1 | cut -d: -f1)
+stopping=$(grep -n '^STOPPING=1$' "$work/notify.log" | head -1 | cut -d: -f1)
+[ -n "$ready" ] || fail "no READY=1"
+[ -n "$stopping" ] && [ "$stopping" -gt "$ready" ] || fail "no STOPPING=1 after READY=1"
+pings=$(grep -c '^WATCHDOG=1$' "$work/notify.log" || true)
+[ "$pings" -ge 3 ] || fail "only $pings watchdog pings with WatchdogSec=0.4s"
+grep -q '^STATUS=consumed [1-9]' "$work/notify.log" || fail "no throughput STATUS= line"
+echo "notify: READY=1 at message $ready, $pings watchdog pings, STOPPING=1 at message $stopping"
+echo "1 passed, 0 failed"
