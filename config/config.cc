@@ -65,6 +65,40 @@ class Section {
     }
   }
 
+  void boolean(const std::string& key, bool& out) {
+    if (const auto v = get(key)) {
+      const std::string text = v->IsScalar() ? v->Scalar() : "";
+      if (text == "true" || text == "yes" || text == "on") {
+        out = true;
+      } else if (text == "false" || text == "no" || text == "off") {
+        out = false;
+      } else {
+        problem(key, "must be true or false, got '" + text + "'");
+      }
+    }
+  }
+
+  // A YAML sequence of strings, or one comma-separated string (as environment overrides give).
+  void string_list(const std::string& key, std::vector<std::string>& out) {
+    if (const auto v = get(key)) {
+      out.clear();
+      if (v->IsSequence()) {
+        for (const auto& item : *v) {
+          if (!item.IsScalar()) return problem(key, "must be a list of strings");
+          out.push_back(item.Scalar());
+        }
+      } else if (v->IsScalar()) {
+        for (auto& part : split(v->Scalar(), ",")) {
+          const auto b = part.find_first_not_of(' ');
+          const auto e = part.find_last_not_of(' ');
+          if (b != std::string::npos) out.push_back(part.substr(b, e - b + 1));
+        }
+      } else if (!v->IsNull()) {
+        problem(key, "must be a list of strings");
+      }
+    }
+  }
+
   void string_choice(const std::string& key, std::string& out,
                      std::initializer_list<std::string_view> choices) {
     std::string value = out;
@@ -313,6 +347,24 @@ tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_te
       if (dedup::kSketchSlots % c.window.bands != 0) {
         d.problem("bands", "must divide " + std::to_string(dedup::kSketchSlots));
       }
+    }
+    {
+      Section f = top.section("fetch");
+      f.boolean("enabled", c.fetch.enabled);
+      f.integer("min_feed_words", c.fetch.min_feed_words, 0, 1000000);
+      f.string("user_agent", c.fetch.user_agent);
+      if (c.fetch.user_agent.empty()) f.problem("user_agent", "must not be empty");
+      f.integer("max_concurrency", c.fetch.max_concurrency, 1, 1024);
+      f.integer("per_host_concurrency", c.fetch.per_host_concurrency, 1, 64);
+      f.integer("host_delay_ms", c.fetch.host_delay_ms, 0, 600000);
+      f.integer("connect_timeout_ms", c.fetch.connect_timeout_ms, 100, 600000);
+      f.integer("timeout_ms", c.fetch.timeout_ms, 100, 600000);
+      f.integer("max_redirects", c.fetch.max_redirects, 0, 50);
+      f.integer("max_body_bytes", c.fetch.max_body_bytes, 1024, 1LL << 30);
+      f.integer("retries", c.fetch.retries, 0, 10);
+      f.integer("retry_backoff_ms", c.fetch.retry_backoff_ms, 0, 600000);
+      f.string_list("allow_networks", c.fetch.allow_networks);
+      f.integer("seen_urls_max", c.fetch.seen_urls_max, 0, 100000000);
     }
     {
       Section s = top.section("stories");

@@ -48,6 +48,28 @@ struct HttpConfig {
   std::string listen = "127.0.0.1:9464";  ///< host:port; port 0 picks a free port
 };
 
+/// The fetcher of article pages for feed items that carry no full text.
+struct FetchConfig {
+  bool enabled = true;
+  /// Feed items whose own text (content, else summary) has fewer words are fetched.
+  int min_feed_words = 80;
+  std::string user_agent = "newsflow/0.1 (+https://github.com/newsflow/newsflow)";
+  int max_concurrency = 16;      ///< transfers at once
+  int per_host_concurrency = 2;  ///< transfers at once to one host
+  int host_delay_ms = 250;       ///< politeness: between request starts to one host
+  int connect_timeout_ms = 5000;
+  int timeout_ms = 15000;  ///< whole transfer, per attempt
+  int max_redirects = 5;
+  std::int64_t max_body_bytes = 5 << 20;
+  int retries = 2;             ///< further attempts after a 5xx, 429, timeout or refused connection
+  int retry_backoff_ms = 500;  ///< doubles with every retry
+  /// Networks that may be fetched from although they are not public (loopback, private,
+  /// link-local, metadata, ...). Empty: only public addresses, checked after DNS resolution
+  /// and on every redirect.
+  std::vector<std::string> allow_networks;
+  std::size_t seen_urls_max = 200000;  ///< links remembered to skip fetching a page again
+};
+
 /// Logging.
 struct LogConfig {
   std::string format = "text";  ///< text | json
@@ -60,6 +82,7 @@ struct Config {
   TopicsConfig topics;
   HttpConfig http;
   LogConfig log;
+  FetchConfig fetch;
   extractors::ExtractOptions extract;
   std::string extract_model_file;  ///< `extract.model_file`: an MSS model to use instead of the
                                    ///< built-in one

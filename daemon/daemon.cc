@@ -111,6 +111,12 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
     return tl::unexpected(std::vector<config::Problem>{{"kafka.producer", std::string(err)}});
   pconf->release();
 
+  if (config_.fetch.enabled) {
+    auto f = Fetcher::create(config_.fetch, &metrics_);
+    if (!f) return tl::unexpected(std::vector<config::Problem>{{"fetch", f.error()}});
+    fetcher_ = std::move(*f);
+  }
+
   auto cconf = make_kafka_conf({{"bootstrap.servers", bootstrap},
                                 {"group.id", config_.kafka.group_id},
                                 {"enable.auto.commit", "false"},
@@ -343,6 +349,32 @@ void Daemon::dead_letter(rd_kafka_message_t* msg, const Failure& failure) {
   headers.emplace_back("source_topic", rd_kafka_topic_name(msg->rkt));
   headers.emplace_back("source_partition", std::to_string(msg->partition));
   headers.emplace_back("source_offset", std::to_string(msg->offset));
+  record_dead_letter(msg, failure);
+  produce(config_.topics.dlq, std::string(key_of(msg)), std::string(payload(msg)), headers);
+}
+
+// A feed item whose page could not be had: the DLQ record names the item (a small JSON value,
+// keyed by its link) rather than repeating the whole feed, with the feed message's coordinates.
+void Daemon::item_dead_letter(rd_kafka_message_t* msg, const Pipeline::Extracted& item) {
+  const Failure& failure = *item.fetch_failure;
+  Headers headers{{"url", item.fetch_url},
+                  {"error_reason", failure.reason},
+                  {"error_detail", failure.detail},
+                  {"source_topic", rd_kafka_topic_name(msg->rkt)},
+                  {"source_partition", std::to_string(msg->partition)},
+                  {"source_offset", std::to_string(msg->offset)}};
+  nlohmann::ordered_json value;
+  value["id"] = item.article.id;
+  value["link"] = item.fetch_url;
+  value["title"] = item.article.title;
+  value["feed_key"] = std::string(key_of(msg));
+  value["kept_feed_text"] = !item.skip;
+  record_dead_letter(msg, failure);
+  produce(config_.topics.dlq, item.fetch_url,
+          value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), headers);
+}
+
+void Daemon::record_dead_letter(rd_kafka_message_t* msg, const Failure& failure) {
   metrics_.dead_letter(failure.reason);
   ++progress_.dead_letters;
   {
@@ -357,7 +389,6 @@ void Daemon::dead_letter(rd_kafka_message_t* msg, const Failure& failure) {
                              {"detail", failure.detail},
                              {"topic", rd_kafka_topic_name(msg->rkt)},
                              {"offset", std::to_string(msg->offset)}});
-  produce(config_.topics.dlq, std::string(key_of(msg)), std::string(payload(msg)), headers);
 }
 
 ParsedInput Daemon::parse(rd_kafka_message_t* msg) const {
@@ -377,6 +408,9 @@ void Daemon::publish(rd_kafka_message_t* msg, Work& work) {
   try {
     if (work.parsed.failure) return dead_letter(msg, *work.parsed.failure);
     if (!work.prepared) return dead_letter(msg, work.prepared.error());
+    for (const auto& item : *work.prepared) {
+      if (item.fetch_failure) item_dead_letter(msg, item);
+    }
     for (const Output& o : pipeline_.commit(std::move(*work.prepared), work.parsed.input)) {
       const std::string kind(dedup::dup_kind_name(o.verdict.kind));
       produce(config_.topics.articles, o.article.id, article_json(o), {});
@@ -422,6 +456,23 @@ bool Daemon::process_batch(std::vector<rd_kafka_message_t*>& messages) {
   delivery_errors_ = 0;
   std::vector<Work> work;
   prepare_batch(messages, work);
+  if (fetcher_) {
+    // Link-only feed items of the whole batch are fetched together.
+    std::vector<Pipeline::Extracted*> items;
+    for (auto& w : work) {
+      if (!w.prepared) continue;
+      for (auto& e : *w.prepared) {
+        if (!e.fetch_url.empty()) items.push_back(&e);
+      }
+    }
+    if (!items.empty()) {
+      try {
+        pipeline_.resolve_links(items, *fetcher_);
+      } catch (const std::exception& e) {
+        log::error("fetch_failed", {{"error", e.what()}});
+      }
+    }
+  }
   const auto t0 = Clock::now();
   for (std::size_t i = 0; i < messages.size(); ++i) publish(messages[i], work[i]);
   metrics_.producer_queue(rd_kafka_outq_len(producer_.get()));
@@ -431,6 +482,7 @@ bool Daemon::process_batch(std::vector<rd_kafka_message_t*>& messages) {
   metrics_.stage_seconds("produce", seconds_since(t0));
   metrics_.producer_queue(rd_kafka_outq_len(producer_.get()));
   if (flushed != RD_KAFKA_RESP_ERR_NO_ERROR || delivery_errors_ > 0) {
+    pipeline_.drop_pending_links();
     log::error("batch_not_delivered", {{"errors", std::to_string(delivery_errors_)},
                                        {"flush", rd_kafka_err2str(flushed)},
                                        {"last_error", last_delivery_error_}});
@@ -454,6 +506,7 @@ bool Daemon::process_batch(std::vector<rd_kafka_message_t*>& messages) {
     rd_kafka_topic_partition_list_destroy(list);
     return false;
   }
+  pipeline_.confirm_links();
   std::map<std::pair<std::string, int>, std::int64_t> next;
   for (const auto* m : messages) {
     auto& o = next[{rd_kafka_topic_name(m->rkt), m->partition}];

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "daemon/fetcher.h"
 #include "daemon/input.h"
 #include "daemon/kafka.h"
 #include "daemon/notify.h"
@@ -87,6 +88,8 @@ class Daemon {
   bool produce(const std::string& topic, const std::string& key, const std::string& value,
                const std::vector<std::pair<std::string, std::string>>& headers);
   void dead_letter(rd_kafka_message_t* msg, const Failure& failure);
+  void item_dead_letter(rd_kafka_message_t* msg, const Pipeline::Extracted& item);
+  void record_dead_letter(rd_kafka_message_t* msg, const Failure& failure);
   static void on_delivery(rd_kafka_t* rk, const rd_kafka_message_t* msg, void* opaque);
   static void on_rebalance(rd_kafka_t* rk, int err, void* partitions, void* opaque);
   static int on_statistics(rd_kafka_t* rk, char* json, size_t len, void* opaque);
@@ -100,6 +103,7 @@ class Daemon {
   std::size_t workers_;
   KafkaHandle consumer_;
   KafkaHandle producer_;
+  std::unique_ptr<Fetcher> fetcher_;  // null when fetch.enabled is false
   std::atomic<bool> stop_{false};
   std::atomic<std::int64_t> drain_deadline_ms_{0};  // steady clock, set by stop()
   std::atomic<std::int64_t> last_tick_ms_{0};       // steady clock; 0 before run()

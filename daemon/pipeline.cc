@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "daemon/fetcher.h"
 #include "daemon/metrics.h"
 #include "dedup/fingerprint.h"
 #include "dedup/normalize.h"
@@ -36,6 +37,17 @@ std::string dump(const nlohmann::ordered_json& j) {
 
 // UTF-16 and UTF-32 text holds NUL bytes; it is not binary when a BOM or an ASCII '<' shows
 // which it is.
+std::size_t word_count(std::string_view text) {
+  std::size_t n = 0;
+  bool in_word = false;
+  for (const char c : text) {
+    const bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r';
+    if (!space && !in_word) ++n;
+    in_word = !space;
+  }
+  return n;
+}
+
 bool wide_unicode(std::string_view b) {
   if (b.size() < 4) return false;
   const auto u = [&b](std::size_t i) { return static_cast<unsigned char>(b[i]); };
@@ -142,7 +154,14 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract_feed(
     a.title = item.title;
     a.text = extractors::html_fragment_text(item.content_html);
     if (a.text.empty()) a.text = extractors::html_fragment_text(item.summary_html);
-    if (a.text.empty()) {
+    const bool linked = item.link.starts_with("http://") || item.link.starts_with("https://");
+    if (config_.fetch.enabled && linked &&
+        word_count(a.text) < static_cast<std::size_t>(config_.fetch.min_feed_words)) {
+      // A teaser or nothing: the article is on the linked page.
+      e.fetch_url = item.link;
+      e.feed_text = std::move(a.text);
+      a.text.clear();
+    } else if (a.text.empty()) {
       ++without_text;
       continue;
     }
@@ -157,10 +176,11 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract_feed(
   }
   if (out.empty()) {
     return tl::unexpected(Failure{
-        "feed_no_items",
-        feed->items.empty()
-            ? "the feed has no items"
-            : std::to_string(without_text) + " items, none with text (links are not fetched yet)"});
+        "feed_no_items", feed->items.empty()
+                             ? "the feed has no items"
+                             : std::to_string(without_text) +
+                                   " items, none with text or an http(s) link to fetch" +
+                                   (config_.fetch.enabled ? "" : " (fetch.enabled is false)")});
   }
   return out;
 }
@@ -231,10 +251,100 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::prepare(
   return extracted;
 }
 
+void Pipeline::remember_link(const std::string& url, std::int64_t event_time) {
+  if (url.empty() || config_.fetch.seen_urls_max == 0) return;
+  auto [it, inserted] = seen_links_.try_emplace(url, event_time);
+  if (!inserted) {
+    it->second = std::max(it->second, event_time);
+    return;
+  }
+  seen_order_.emplace_back(event_time, url);
+  // Forget links beyond the bound, and links older than the window (by the time they were
+  // last seen).
+  const std::int64_t horizon = window_.watermark() - config_.window.window_seconds;
+  while (!seen_order_.empty() && (seen_links_.size() > config_.fetch.seen_urls_max ||
+                                  seen_order_.front().first < horizon)) {
+    auto& [t, u] = seen_order_.front();
+    if (auto f = seen_links_.find(u); f != seen_links_.end() && f->second <= t) {
+      seen_links_.erase(f);
+    } else if (f != seen_links_.end() && seen_links_.size() <= config_.fetch.seen_urls_max) {
+      seen_order_.emplace_back(f->second, u);  // seen again since: keep it, in its new place
+    }
+    seen_order_.pop_front();
+  }
+}
+
+void Pipeline::confirm_links() {
+  for (const auto& [url, t] : pending_links_) remember_link(url, t);
+  pending_links_.clear();
+}
+
+void Pipeline::resolve_links(const std::vector<Extracted*>& items, Fetcher& fetcher) {
+  std::vector<std::string> urls;
+  std::unordered_map<std::string, std::size_t> url_index;
+  std::vector<Extracted*> to_fetch;
+  for (Extracted* e : items) {
+    if (e->fetch_url.empty() || e->skip) continue;
+    if (seen_links_.count(e->fetch_url)) {
+      e->skip = true;  // published before (an earlier poll of the feed, or another feed)
+      if (metrics_) metrics_->fetch("already_seen");
+      continue;
+    }
+    if (url_index.try_emplace(e->fetch_url, urls.size()).second) urls.push_back(e->fetch_url);
+    to_fetch.push_back(e);
+  }
+  if (urls.empty()) return;
+  const auto t0 = Clock::now();
+  const std::vector<FetchResult> results = fetcher.fetch(urls);
+  if (metrics_) metrics_->stage_seconds("fetch", seconds_since(t0));
+  for (Extracted* e : to_fetch) {
+    const FetchResult& r = results[url_index[e->fetch_url]];
+    extractors::Article& a = e->article;
+    if (r.ok()) {
+      auto decoded = extractors::decode_to_utf8(r.body, r.content_type);
+      auto page = decoded ? extractors::extract_html(decoded->text, r.final_url, config_.extract)
+                          : tl::unexpected(decoded.error());
+      if (page) {
+        // The feed knows the headline and the date; the page has the text and its metadata.
+        a.text = std::move(page->text);
+        if (a.title.empty()) a.title = page->title;
+        a.canonical_url = page->canonical_url.empty() ? r.final_url : page->canonical_url;
+        a.source = page->source.empty() ? a.source : page->source;
+        if (a.lang.empty()) a.lang = page->lang;
+        if (!a.published_at) a.published_at = page->published_at;
+      } else {
+        e->fetch_failure = Failure{std::string(extractors::reason_name(page.error().reason)),
+                                   "page " + r.final_url + ": " + page.error().detail};
+      }
+    } else {
+      e->fetch_failure = Failure{"fetch_" + r.outcome,
+                                 r.url + ": " + r.detail + " (" + std::to_string(r.attempts) +
+                                     (r.attempts == 1 ? " attempt)" : " attempts)")};
+    }
+    if (e->fetch_failure) {
+      if (extractors::collapse_whitespace(e->feed_text).size() >= config_.extract.min_text_chars &&
+          !e->feed_text.empty()) {
+        a.text = e->feed_text;  // the teaser is better than nothing
+      } else {
+        e->skip = true;
+      }
+    }
+  }
+}
+
 std::vector<Output> Pipeline::commit(std::vector<Extracted> extracted, const Input& input) {
   std::vector<Output> outputs;
   outputs.reserve(extracted.size());
-  for (auto& e : extracted) outputs.push_back(finish(std::move(e), input));
+  for (auto& e : extracted) {
+    if (e.skip) continue;
+    if (!e.fetch_url.empty() && e.article.text.empty()) {
+      if (e.feed_text.empty()) continue;  // fetching disabled for this call: nothing to publish
+      e.article.text = e.feed_text;
+    }
+    const std::string link = e.fetch_url;
+    outputs.push_back(finish(std::move(e), input));
+    if (!link.empty()) pending_links_.emplace_back(link, outputs.back().event_time);
+  }
   return outputs;
 }
 
@@ -272,6 +382,7 @@ bool Pipeline::restore(std::string_view article_json) {
   const std::string core = boilerplate_.filter(str("source"), str("url"), str("text"), *event_time);
   const dedup::Fingerprint fp = dedup::make_fingerprint(core, config_.signature);
   window_.restore(id, fp, *event_time, verdict);
+  if (j.contains("feed_url")) remember_link(str("url"), *event_time);
   stories_.assign({id, str("url"), str("source"), verdict.kind}, str("title"), verdict, *event_time,
                   str("text"), str("story_id"));
   return true;

@@ -1,7 +1,9 @@
 #pragma once
 
+#include <deque>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "config/config.h"
@@ -14,6 +16,7 @@
 namespace newsflow::daemon {
 
 class Metrics;
+class Fetcher;
 
 /// What the body of an input document is.
 enum class BodyKind {
@@ -75,13 +78,35 @@ class Pipeline {
     extractors::Article article;
     std::optional<std::int64_t> event_time;
     bool from_feed = false;
+    /// A feed item without full text: the page to fetch for it (see `resolve_links`).
+    std::string fetch_url;
+    std::string feed_text;  ///< the item's own short text, kept if the page cannot be had
+    /// Why the page could not be had (the item then carries `feed_text`, or is skipped).
+    std::optional<Failure> fetch_failure;
+    bool skip = false;  ///< no output: already published, or nothing to publish
   };
 
   /// The first half of `process`: decode and extract. Thread-safe (reads only the
   /// configuration and the model), so a batch can be extracted on several cores.
   tl::expected<std::vector<Extracted>, Failure> prepare(const Input& input) const;
 
-  /// The second half: dedup and stories, in input order. Not thread-safe.
+  /// Between the halves, for feed items that only link to their page: fetches the pages of
+  /// `items` (pointers into the results of several `prepare` calls, so one batch fetches
+  /// concurrently) and extracts them into the items. An item whose link was published within
+  /// the window (an earlier poll of the feed, or another feed) is skipped, not fetched again;
+  /// one whose page cannot be had records `fetch_failure` and keeps its feed text, or is
+  /// skipped when it has none. Not thread-safe.
+  void resolve_links(const std::vector<Extracted*>& items, Fetcher& fetcher);
+
+  /// The links of items committed since the last call count as published (their outputs are
+  /// acknowledged): later items with the same link are skipped.
+  void confirm_links();
+  /// Forgets the links committed since the last `confirm_links` (their outputs were not
+  /// acknowledged; the batch is processed again).
+  void drop_pending_links() { pending_links_.clear(); }
+
+  /// The second half: dedup and stories, in input order; skipped items give no output. Not
+  /// thread-safe.
   std::vector<Output> commit(std::vector<Extracted> extracted, const Input& input);
 
   /// Puts an article published earlier (its article JSON, as on the articles topic) back into
@@ -102,6 +127,11 @@ class Pipeline {
   dedup::DedupWindow window_;
   dedup::StoryBook stories_;
   dedup::BoilerplateFilter boilerplate_;
+  // Links whose page was fetched or published, with their event time, oldest first.
+  void remember_link(const std::string& url, std::int64_t event_time);
+  std::unordered_map<std::string, std::int64_t> seen_links_;
+  std::deque<std::pair<std::int64_t, std::string>> seen_order_;
+  std::vector<std::pair<std::string, std::int64_t>> pending_links_;
 };
 
 }  // namespace newsflow::daemon

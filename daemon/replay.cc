@@ -6,6 +6,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "daemon/fetcher.h"
 #include "daemon/input.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
@@ -97,14 +98,23 @@ tl::expected<ReplayStats, std::string> run_replay(const config::Config& config,
   if (!dlq) return tl::unexpected("cannot open dead-letter file " + dlq_path);
 
   Pipeline pipeline(config, metrics);
+  std::unique_ptr<Fetcher> fetcher;
+  if (config.fetch.enabled) {
+    auto f = Fetcher::create(config.fetch, metrics);
+    if (!f) return tl::unexpected(f.error());
+    fetcher = std::move(*f);
+  }
   ReplayStats stats;
   // A line holds the document plus JSON escaping; allow generous room over the HTML limit.
   LineReader reader(in, config.extract.max_html_bytes * 2 + (1 << 20));
   std::string line;
   bool too_long = false;
-  auto dead_letter = [&](const Input& input, const Failure& failure) {
+  // `feed_item`: the record is about one item of a feed line whose page could not be had, in
+  // addition to the line's own outcome.
+  auto dead_letter = [&](const Input& input, const Failure& failure, bool feed_item = false) {
     nlohmann::ordered_json j;
     j["input_line"] = stats.lines;
+    if (feed_item) j["feed_item"] = true;
     j["id"] = input.id.empty() ? nlohmann::json(nullptr) : nlohmann::json(input.id);
     j["url"] = input.url.empty() ? nlohmann::json(nullptr) : nlohmann::json(input.url);
     j["reason"] = failure.reason;
@@ -130,11 +140,27 @@ tl::expected<ReplayStats, std::string> run_replay(const config::Config& config,
       if (parsed.failure) {
         ok = dead_letter(parsed.input, *parsed.failure);
       } else {
-        auto result = pipeline.process(parsed.input);
-        if (!result) {
-          ok = dead_letter(parsed.input, result.error());
+        auto prepared = pipeline.prepare(parsed.input);
+        if (!prepared) {
+          ok = dead_letter(parsed.input, prepared.error());
         } else {
-          for (const Output& o : *result) {
+          if (fetcher) {
+            std::vector<Pipeline::Extracted*> items;
+            for (auto& e : *prepared) items.push_back(&e);
+            pipeline.resolve_links(items, *fetcher);
+            // A page that could not be had: its own DLQ line (the item keeps its teaser text
+            // in OUT when it has one).
+            for (const auto& e : *prepared) {
+              if (!e.fetch_failure) continue;
+              Input item;
+              item.id = e.article.id;
+              item.url = e.fetch_url;
+              ok = dead_letter(item, *e.fetch_failure, true) && ok;
+            }
+          }
+          const auto outputs = pipeline.commit(std::move(*prepared), parsed.input);
+          pipeline.confirm_links();
+          for (const Output& o : outputs) {
             ok = ok && write_line(out.get(), article_json(o));
             ++stats.articles;
             const std::string kind(dedup::dup_kind_name(o.verdict.kind));

@@ -69,6 +69,9 @@ class DedupWindow {
   void restore(std::string_view id, const Fingerprint& fp, std::int64_t event_time,
                const Verdict& verdict);
 
+  /// True while the article `id` is held.
+  bool contains(std::string_view id) const { return by_id_.find(std::string(id)) != by_id_.end(); }
+
   /// Number of articles held.
   std::size_t size() const { return by_id_.size(); }
 

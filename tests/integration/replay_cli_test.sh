@@ -25,7 +25,12 @@ items_extra=1  # the feed line gives two articles
 
 "$bin" replay --input "$work/in.jsonl" --output "$work/out.jsonl" --dlq "$work/dlq.jsonl"
 out=$(wc -l < "$work/out.jsonl"); dlq=$(wc -l < "$work/dlq.jsonl")
-[ $((out + dlq)) -eq $((lines + items_extra)) ] || fail "$lines lines in, $out articles + $dlq dead letters out"
+# Feed items whose page could not be fetched get their own record besides their line's outcome
+# (the rss1 item links to x.test, which never resolves; the item keeps its teaser text).
+item_dlq=$(grep -c '"feed_item":true' "$work/dlq.jsonl" || true)
+[ "$item_dlq" -eq 1 ] || fail "expected one feed-item dead letter, have $item_dlq"
+grep -q '"feed_item":true.*"reason":"fetch_dns_error"' "$work/dlq.jsonl" || fail "no fetch_dns_error record"
+[ $((out + dlq - item_dlq)) -eq $((lines + items_extra)) ] || fail "$lines lines in, $out articles + $dlq dead letters out"
 for reason in invalid_json missing_url missing_body empty_document binary_content feed_no_items empty_line invalid_utf8; do
   grep -q "\"reason\":\"$reason\"" "$work/dlq.jsonl" || fail "no dead letter with reason $reason"
 done

@@ -1,0 +1,359 @@
+#include "daemon/fetcher.h"
+
+#include <curl/curl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <mutex>
+
+#include "daemon/metrics.h"
+#include "daemon/net.h"
+#include "extractors/text.h"
+
+namespace newsflow::daemon {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::once_flag g_curl_init;
+
+// Scheme and host of a URL (lowercase), via libcurl's own parser; the host may be empty
+// (file:///...).
+bool split_url(const std::string& url, std::string& scheme, std::string& host) {
+  CURLU* u = curl_url();
+  if (!u) return false;
+  // Unknown schemes still parse, so they can be refused by name.
+  bool ok = curl_url_set(u, CURLUPART_URL, url.c_str(), CURLU_NON_SUPPORT_SCHEME) == CURLUE_OK;
+  char* s = nullptr;
+  char* h = nullptr;
+  ok = ok && curl_url_get(u, CURLUPART_SCHEME, &s, 0) == CURLUE_OK;
+  if (ok) {
+    scheme = extractors::ascii_lower(s);
+    host = curl_url_get(u, CURLUPART_HOST, &h, 0) == CURLUE_OK ? extractors::ascii_lower(h) : "";
+  }
+  curl_free(s);
+  curl_free(h);
+  curl_url_cleanup(u);
+  return ok;
+}
+
+bool html_like(const std::string& content_type) {
+  const std::string ct = extractors::ascii_lower(content_type);
+  return ct.empty() || ct.starts_with("text/html") || ct.starts_with("application/xhtml") ||
+         ct.starts_with("text/plain") || ct.starts_with("application/xml") ||
+         ct.starts_with("text/xml");
+}
+
+}  // namespace
+
+struct Fetcher::Impl {
+  config::FetchConfig options;
+  Metrics* metrics = nullptr;
+  std::vector<Cidr> allowed;
+  CURLM* multi = nullptr;
+  CURLSH* share = nullptr;  // DNS cache shared by every handle
+
+  struct Transfer {
+    Impl* impl = nullptr;
+    std::size_t index = 0;
+    std::string host;
+    CURL* easy = nullptr;
+    FetchResult result;
+    Clock::time_point first_start{};
+    Clock::time_point not_before{};
+    bool blocked = false;  // the open-socket callback refused an address
+    bool too_large = false;
+  };
+
+  ~Impl() {
+    if (multi) curl_multi_cleanup(multi);
+    if (share) curl_share_cleanup(share);
+  }
+
+  static size_t on_body(char* data, size_t size, size_t n, void* user) {
+    auto* t = static_cast<Transfer*>(user);
+    const size_t bytes = size * n;
+    if (static_cast<std::int64_t>(t->result.body.size() + bytes) >
+        t->impl->options.max_body_bytes) {
+      t->too_large = true;
+      return 0;  // aborts the transfer (CURLE_WRITE_ERROR)
+    }
+    t->result.body.append(data, bytes);
+    return bytes;
+  }
+
+  // Every connection libcurl opens, first hop or redirect, comes through here with the address
+  // DNS gave: the place to refuse non-public addresses.
+  static curl_socket_t on_open_socket(void* user, curlsocktype, curl_sockaddr* addr) {
+    auto* t = static_cast<Transfer*>(user);
+    const auto ip = ip_bytes(&addr->addr);
+    if (!ip) {
+      t->blocked = true;
+      t->result.detail = "address family " + std::to_string(addr->family) + " is not IP";
+      return CURL_SOCKET_BAD;
+    }
+    const std::string range = non_public_range(*ip);
+    if (!range.empty()) {
+      const bool allowed = std::any_of(t->impl->allowed.begin(), t->impl->allowed.end(),
+                                       [&](const Cidr& c) { return cidr_contains(c, *ip); });
+      if (!allowed) {
+        t->blocked = true;
+        t->result.detail = ip_string(*ip) + " is a " + range +
+                           " address (fetch.allow_networks lists the exceptions)";
+        return CURL_SOCKET_BAD;
+      }
+    }
+    return ::socket(addr->family, addr->socktype, addr->protocol);
+  }
+
+  void configure(Transfer& t) {
+    CURL* e = t.easy;
+    curl_easy_setopt(e, CURLOPT_URL, t.result.url.c_str());
+    curl_easy_setopt(e, CURLOPT_PRIVATE, &t);
+    curl_easy_setopt(e, CURLOPT_SHARE, share);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(e, CURLOPT_MAXREDIRS, static_cast<long>(options.max_redirects));
+    curl_easy_setopt(e, CURLOPT_PROXY, "");  // no proxy from the environment
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.connect_timeout_ms));
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(options.timeout_ms));
+    curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(options.max_body_bytes));
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");  // every encoding libcurl decodes
+    curl_easy_setopt(e, CURLOPT_USERAGENT, options.user_agent.c_str());
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Impl::on_body);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &t);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, &Impl::on_open_socket);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, &t);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+  }
+
+  // Classifies a finished attempt; returns true when it should be retried.
+  bool classify(Transfer& t, CURLcode code) {
+    FetchResult& r = t.result;
+    curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &r.status);
+    char* effective = nullptr;
+    if (curl_easy_getinfo(t.easy, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK && effective) {
+      r.final_url = effective;
+    }
+    char* ct = nullptr;
+    if (curl_easy_getinfo(t.easy, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct) {
+      r.content_type = ct;
+    }
+    if (t.blocked) {
+      r.outcome = "blocked_address";
+      return false;
+    }
+    if (t.too_large || code == CURLE_FILESIZE_EXCEEDED) {
+      r.outcome = "too_large";
+      r.detail =
+          "body exceeds fetch.max_body_bytes (" + std::to_string(options.max_body_bytes) + ")";
+      return false;
+    }
+    switch (code) {
+      case CURLE_OK:
+        break;
+      case CURLE_OPERATION_TIMEDOUT:
+        r.outcome = "timeout";
+        r.detail = curl_easy_strerror(code);
+        return true;
+      case CURLE_COULDNT_CONNECT:
+      case CURLE_RECV_ERROR:
+      case CURLE_SEND_ERROR:
+      case CURLE_GOT_NOTHING:
+      case CURLE_PARTIAL_FILE:
+        r.outcome = "connect_error";
+        r.detail = curl_easy_strerror(code);
+        return true;
+      case CURLE_COULDNT_RESOLVE_HOST:
+        r.outcome = "dns_error";
+        r.detail = curl_easy_strerror(code);
+        return false;
+      case CURLE_TOO_MANY_REDIRECTS:
+        r.outcome = "too_many_redirects";
+        r.detail = "more than " + std::to_string(options.max_redirects) + " redirects";
+        return false;
+      case CURLE_UNSUPPORTED_PROTOCOL:
+        r.outcome = "blocked_scheme";
+        r.detail = "only http and https are fetched (also on redirects)";
+        return false;
+      default:
+        r.outcome = "error";
+        r.detail = curl_easy_strerror(code);
+        return false;
+    }
+    if (r.status == 429 || r.status >= 500) {
+      r.outcome = r.status == 429 ? "http_429" : "http_5xx";
+      r.detail = "HTTP " + std::to_string(r.status);
+      return true;
+    }
+    if (r.status >= 400 || r.status < 200 || r.status >= 300) {
+      r.outcome = "http_4xx";
+      r.detail = "HTTP " + std::to_string(r.status);
+      if (r.status < 400) r.outcome = "error";
+      return false;
+    }
+    if (!html_like(r.content_type)) {
+      r.outcome = "not_html";
+      r.detail = "content type " + r.content_type;
+      return false;
+    }
+    r.outcome = "ok";
+    r.detail.clear();
+    return false;
+  }
+
+  curl_slist* headers = nullptr;
+};
+
+std::vector<config::Problem> check_fetch_config(const config::Config& config) {
+  std::vector<config::Problem> problems;
+  for (const auto& n : config.fetch.allow_networks) {
+    if (!parse_cidr(n)) {
+      problems.push_back({"fetch.allow_networks", "'" + n + "' is not an address or network"});
+    }
+  }
+  return problems;
+}
+
+Fetcher::Fetcher(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Fetcher::~Fetcher() {
+  if (impl_ && impl_->headers) curl_slist_free_all(impl_->headers);
+}
+
+tl::expected<std::unique_ptr<Fetcher>, std::string> Fetcher::create(
+    const config::FetchConfig& options, Metrics* metrics) {
+  std::call_once(g_curl_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->metrics = metrics;
+  for (const auto& n : options.allow_networks) {
+    const auto cidr = parse_cidr(n);
+    if (!cidr) return tl::unexpected("fetch.allow_networks: '" + n + "' is not a network");
+    impl->allowed.push_back(*cidr);
+  }
+  impl->multi = curl_multi_init();
+  impl->share = curl_share_init();
+  if (!impl->multi || !impl->share) return tl::unexpected(std::string("libcurl init failed"));
+  curl_share_setopt(impl->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+  curl_multi_setopt(impl->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
+                    static_cast<long>(options.max_concurrency));
+  curl_multi_setopt(impl->multi, CURLMOPT_MAX_HOST_CONNECTIONS,
+                    static_cast<long>(options.per_host_concurrency));
+  curl_multi_setopt(impl->multi, CURLMOPT_MAXCONNECTS, static_cast<long>(options.max_concurrency));
+  impl->headers = curl_slist_append(
+      nullptr, "Accept: text/html,application/xhtml+xml;q=0.9,text/plain;q=0.5,*/*;q=0.1");
+  return std::unique_ptr<Fetcher>(new Fetcher(std::move(impl)));
+}
+
+std::vector<FetchResult> Fetcher::fetch(const std::vector<std::string>& urls) {
+  Impl& im = *impl_;
+  std::vector<Impl::Transfer> transfers(urls.size());
+  std::deque<std::size_t> pending;
+  std::vector<FetchResult> results(urls.size());
+  std::size_t done = 0;
+  for (std::size_t i = 0; i < urls.size(); ++i) {
+    Impl::Transfer& t = transfers[i];
+    t.impl = &im;
+    t.index = i;
+    t.result.url = urls[i];
+    t.result.final_url = urls[i];
+    std::string scheme;
+    if (!split_url(urls[i], scheme, t.host)) {
+      t.result.outcome = "error";
+      t.result.detail = "not a URL";
+    } else if (scheme != "http" && scheme != "https") {
+      t.result.outcome = "blocked_scheme";
+      t.result.detail = "only http and https are fetched, not " + scheme;
+    } else {
+      pending.push_back(i);
+      continue;
+    }
+    results[i] = std::move(t.result);
+    ++done;
+  }
+  std::map<std::string, int> active_per_host;
+  std::map<std::string, Clock::time_point> next_start;  // politeness per host
+  int active = 0;
+  const auto delay = std::chrono::milliseconds(im.options.host_delay_ms);
+
+  auto finish = [&](Impl::Transfer& t) {
+    t.result.seconds = std::chrono::duration<double>(Clock::now() - t.first_start).count();
+    if (im.metrics) im.metrics->fetch(t.result.outcome);
+    results[t.index] = std::move(t.result);
+    ++done;
+  };
+
+  while (done < urls.size()) {
+    // Start what the limits allow, oldest first.
+    const auto now = Clock::now();
+    for (auto it = pending.begin(); it != pending.end() && active < im.options.max_concurrency;) {
+      Impl::Transfer& t = transfers[*it];
+      auto& host_active = active_per_host[t.host];
+      auto& host_next = next_start[t.host];
+      if (t.not_before > now || host_active >= im.options.per_host_concurrency || host_next > now) {
+        ++it;
+        continue;
+      }
+      t.easy = curl_easy_init();
+      t.result.body.clear();
+      t.result.content_type.clear();
+      t.result.status = 0;
+      t.blocked = t.too_large = false;
+      im.configure(t);
+      if (t.result.attempts++ == 0) t.first_start = now;
+      curl_multi_add_handle(im.multi, t.easy);
+      ++active;
+      ++host_active;
+      host_next = now + delay;
+      it = pending.erase(it);
+    }
+
+    int running = 0;
+    curl_multi_perform(im.multi, &running);
+    int left = 0;
+    while (CURLMsg* msg = curl_multi_info_read(im.multi, &left)) {
+      if (msg->msg != CURLMSG_DONE) continue;
+      Impl::Transfer* t = nullptr;
+      curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
+      const bool retry = im.classify(*t, msg->data.result);
+      curl_multi_remove_handle(im.multi, t->easy);
+      curl_easy_cleanup(t->easy);
+      t->easy = nullptr;
+      --active;
+      --active_per_host[t->host];
+      if (retry && t->result.attempts <= im.options.retries) {
+        const auto backoff = std::chrono::milliseconds(im.options.retry_backoff_ms) *
+                             (1 << (t->result.attempts - 1));
+        t->not_before = Clock::now() + backoff;
+        pending.push_back(t->index);
+      } else {
+        finish(*t);
+      }
+    }
+    if (done >= urls.size()) break;
+    // Sleep until a socket is ready or the next pending transfer may start.
+    int wait_ms = 100;
+    const auto now2 = Clock::now();
+    for (const std::size_t i : pending) {
+      // A transfer held back by a concurrency limit starts when another ends (socket activity).
+      if (active >= im.options.max_concurrency ||
+          active_per_host[transfers[i].host] >= im.options.per_host_concurrency) {
+        continue;
+      }
+      const auto at = std::max(transfers[i].not_before, next_start[transfers[i].host]);
+      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(at - now2).count();
+      wait_ms = static_cast<int>(std::clamp<long long>(ms, 0, wait_ms));
+    }
+    if (active > 0 || wait_ms > 0)
+      curl_multi_poll(im.multi, nullptr, 0, std::max(wait_ms, 1), nullptr);
+  }
+  return results;
+}
+
+}  // namespace newsflow::daemon

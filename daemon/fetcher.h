@@ -1,0 +1,60 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "tl/expected.hpp"
+
+namespace newsflow::daemon {
+
+class Metrics;
+
+/// The result of fetching one URL. `outcome` is "ok" or the reason it failed, a metric label
+/// and DLQ reason (prefixed "fetch_"): http_4xx, http_5xx, http_429, timeout, connect_error,
+/// dns_error, blocked_address, blocked_scheme, too_large, too_many_redirects, not_html, error.
+struct FetchResult {
+  std::string url;        ///< as requested
+  std::string final_url;  ///< after redirects
+  std::string outcome = "error";
+  std::string detail;
+  long status = 0;  ///< HTTP status of the last response
+  std::string content_type;
+  std::string body;  ///< decoded from gzip/deflate/br; raw charset
+  int attempts = 0;
+  double seconds = 0;  ///< from the first attempt's start to the end
+  bool ok() const { return outcome == "ok"; }
+};
+
+/// Checks the fetch section beyond what the YAML parser can (the allow-listed networks).
+std::vector<config::Problem> check_fetch_config(const config::Config& config);
+
+/// Fetches article pages over HTTP(S) with libcurl's multi interface: connections reused across
+/// calls, at most `max_concurrency` transfers and `per_host_concurrency` per host, a politeness
+/// delay between starts to one host, timeouts, a redirect limit, a body limit, gzip/deflate/br,
+/// retries with exponential backoff for 5xx, 429, timeouts and refused connections. Safety: only
+/// http and https, and no connection to a non-public address (loopback, private, link-local,
+/// metadata, ...) unless its network is allow-listed, judged on the resolved address of every
+/// connection, redirects included. Environment proxies are ignored. One thread at a time.
+class Fetcher {
+ public:
+  /// `metrics` may be null. Fails on an allow-list entry that is not a network.
+  static tl::expected<std::unique_ptr<Fetcher>, std::string> create(
+      const config::FetchConfig& options, Metrics* metrics);
+  ~Fetcher();
+  Fetcher(const Fetcher&) = delete;
+  Fetcher& operator=(const Fetcher&) = delete;
+
+  /// Fetches every URL (concurrently, within the limits) and returns the results in order.
+  std::vector<FetchResult> fetch(const std::vector<std::string>& urls);
+
+ private:
+  struct Impl;
+  explicit Fetcher(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace newsflow::daemon

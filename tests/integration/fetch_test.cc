@@ -1,0 +1,288 @@
+// The fetcher against a real HTTP server on 127.0.0.1: status codes, redirects, slow and
+// oversized responses, charsets and encodings, retries, limits, connection reuse and the
+// address policy; then link-only feed items through the pipeline.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <chrono>
+#include <thread>
+
+#include "daemon/fetcher.h"
+#include "daemon/metrics.h"
+#include "daemon/pipeline.h"
+#include "tests/integration/local_http_server.h"
+
+namespace newsflow::daemon {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::LocalHttpServer;
+
+std::string article_page(const std::string& title, const std::string& words) {
+  std::string body = "<html><head><title>" + title +
+                     "</title></head><body><nav><a href=/>Home</a>" +
+                     "<a href=/world>World</a></nav><article><h1>" + title + "</h1>";
+  for (int p = 0; p < 6; ++p) {
+    body += "<p>" + words + " Paragraph " + std::to_string(p) +
+            " of the report tells what happened, who said what and why it matters to the "
+            "readers of this newspaper in the city and beyond.</p>";
+  }
+  return body + "</article><footer>Copyright</footer></body></html>";
+}
+
+std::string gzip(const std::string& in) {
+  z_stream z{};
+  deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&z, in.size()), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z.avail_in = static_cast<uInt>(in.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+class FetcherTest : public ::testing::Test {
+ protected:
+  FetcherTest()
+      : server_({
+            {"/page/",
+             [](mg_connection* c, const mg_request_info* info) {
+               LocalHttpServer::send(
+                   c, 200, "text/html; charset=utf-8",
+                   article_page(std::string("Story ") + info->local_uri, "Fresh words."));
+             }},
+            {"/redirect", [](mg_connection* c,
+                             const mg_request_info*) { LocalHttpServer::redirect(c, "/page/r"); }},
+            {"/loop", [](mg_connection* c,
+                         const mg_request_info*) { LocalHttpServer::redirect(c, "/loop"); }},
+            {"/to-private",
+             [](mg_connection* c, const mg_request_info*) {
+               LocalHttpServer::redirect(c, "http://10.255.255.1/secret");
+             }},
+            {"/to-file",
+             [](mg_connection* c, const mg_request_info*) {
+               LocalHttpServer::redirect(c, "file:///etc/passwd");
+             }},
+            {"/slow",
+             [](mg_connection* c, const mg_request_info*) {
+               std::this_thread::sleep_for(1500ms);
+               LocalHttpServer::send(c, 200, "text/html", article_page("Slow", "Late."));
+             }},
+            {"/busy",
+             [](mg_connection* c, const mg_request_info*) {
+               std::this_thread::sleep_for(150ms);
+               LocalHttpServer::send(c, 200, "text/html", article_page("Busy", "Busy."));
+             }},
+            {"/big",
+             [](mg_connection* c, const mg_request_info*) {
+               LocalHttpServer::send(c, 200, "text/html", std::string(3 << 20, 'x'));
+             }},
+            {"/big-chunked",
+             [](mg_connection* c, const mg_request_info*) {
+               // No Content-Length: the limit must hold while the body streams in.
+               mg_printf(c,
+                         "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
+                         "Transfer-Encoding: chunked\r\n\r\n");
+               const std::string chunk(64 * 1024, 'y');
+               for (int i = 0; i < 64; ++i) mg_send_chunk(c, chunk.data(), chunk.size());
+               mg_send_chunk(c, "", 0);
+             }},
+            {"/flaky",
+             [this](mg_connection* c, const mg_request_info*) {
+               if (++flaky_calls_ <= 2) return LocalHttpServer::send(c, 503, "text/plain", "busy");
+               LocalHttpServer::send(c, 200, "text/html", article_page("Flaky", "Third time."));
+             }},
+            {"/down",
+             [](mg_connection* c, const mg_request_info*) {
+               LocalHttpServer::send(c, 503, "text/plain", "down");
+             }},
+            {"/gone",
+             [](mg_connection* c, const mg_request_info*) {
+               LocalHttpServer::send(c, 404, "text/plain", "gone");
+             }},
+            {"/image",
+             [](mg_connection* c, const mg_request_info*) {
+               LocalHttpServer::send(c, 200, "image/png", std::string("\x89PNG\r\n\x1a\n", 8));
+             }},
+            {"/latin1",
+             [](mg_connection* c, const mg_request_info*) {
+               // The header says latin-1; the page itself says nothing.
+               std::string page = article_page("Caf\xe9 cr\xe8me", "Caf\xe9 au lait.");
+               LocalHttpServer::send(c, 200, "text/html; charset=iso-8859-1", page);
+             }},
+            {"/gzip",
+             [](mg_connection* c, const mg_request_info*) {
+               LocalHttpServer::send(c, 200, "text/html", gzip(article_page("Zipped", "Packed.")),
+                                     "Content-Encoding: gzip\r\n");
+             }},
+            {"/ua",
+             [](mg_connection* c, const mg_request_info*) {
+               const char* ua = mg_get_header(c, "User-Agent");
+               LocalHttpServer::send(c, 200, "text/html", article_page(ua ? ua : "none", "UA."));
+             }},
+        }) {
+    options_.allow_networks = {"127.0.0.0/8"};
+    options_.host_delay_ms = 0;
+    options_.timeout_ms = 800;
+    options_.retry_backoff_ms = 20;
+    options_.max_body_bytes = 1 << 20;
+  }
+
+  std::unique_ptr<Fetcher> fetcher(Metrics* metrics = nullptr) {
+    auto f = Fetcher::create(options_, metrics);
+    EXPECT_TRUE(f) << f.error();
+    return std::move(*f);
+  }
+  FetchResult one(const std::string& path) { return fetcher()->fetch({server_.url(path)})[0]; }
+
+  LocalHttpServer server_;
+  config::FetchConfig options_;
+  std::atomic<int> flaky_calls_{0};
+};
+
+TEST_F(FetcherTest, FetchesPagesFollowsRedirectsAndReportsFailuresByReason) {
+  ASSERT_TRUE(server_.ok());
+  const FetchResult ok = one("/page/1");
+  EXPECT_EQ(ok.outcome, "ok") << ok.detail;
+  EXPECT_EQ(ok.status, 200);
+  EXPECT_NE(ok.body.find("Story /page/1"), std::string::npos);
+
+  const FetchResult moved = one("/redirect");
+  EXPECT_EQ(moved.outcome, "ok");
+  EXPECT_EQ(moved.final_url, server_.url("/page/r"));
+
+  EXPECT_EQ(one("/loop").outcome, "too_many_redirects");
+  EXPECT_EQ(one("/gone").outcome, "http_4xx");
+  EXPECT_EQ(one("/gone").attempts, 1);  // a 404 is not retried
+  EXPECT_EQ(one("/image").outcome, "not_html");
+  const FetchResult slow = one("/slow");
+  EXPECT_EQ(slow.outcome, "timeout");
+  EXPECT_EQ(slow.attempts, 3);  // retried twice
+  EXPECT_EQ(one("/big").outcome, "too_large");
+  EXPECT_EQ(one("/big-chunked").outcome, "too_large");
+  const FetchResult down = one("/down");
+  EXPECT_EQ(down.outcome, "http_5xx");
+  EXPECT_EQ(down.attempts, 3);
+}
+
+TEST_F(FetcherTest, RetriesServerErrorsWithBackoffUntilTheyPass) {
+  const FetchResult r = one("/flaky");
+  EXPECT_EQ(r.outcome, "ok");
+  EXPECT_EQ(r.attempts, 3);
+  EXPECT_GE(r.seconds, 0.02 + 0.04);  // 20 ms, then 40 ms
+}
+
+TEST_F(FetcherTest, DecodesGzipAndSendsTheConfiguredUserAgent) {
+  const FetchResult z = one("/gzip");
+  EXPECT_EQ(z.outcome, "ok");
+  EXPECT_NE(z.body.find("Zipped"), std::string::npos);
+  options_.user_agent = "newsflow-test/1.0";
+  EXPECT_NE(one("/ua").body.find("newsflow-test/1.0"), std::string::npos);
+}
+
+TEST_F(FetcherTest, RefusesNonPublicAddressesUnlessAllowedAndNonHttpSchemes) {
+  options_.allow_networks.clear();
+  const FetchResult local = one("/page/1");
+  EXPECT_EQ(local.outcome, "blocked_address");
+  EXPECT_NE(local.detail.find("127.0.0.1 is a loopback address"), std::string::npos)
+      << local.detail;
+  EXPECT_EQ(server_.requests(), 0u);  // refused before connecting
+  options_.allow_networks = {"127.0.0.0/8"};
+  // A public page that redirects into the private network is refused at the redirect.
+  const FetchResult hop = one("/to-private");
+  EXPECT_EQ(hop.outcome, "blocked_address");
+  EXPECT_NE(hop.detail.find("10.255.255.1 is a private address"), std::string::npos);
+  const FetchResult file = one("/to-file");
+  EXPECT_EQ(file.outcome, "blocked_scheme") << file.detail;
+  auto f = fetcher();
+  EXPECT_EQ(f->fetch({"file:///etc/passwd"})[0].outcome, "blocked_scheme");
+  EXPECT_EQ(f->fetch({"gopher://example.com/"})[0].outcome, "blocked_scheme");
+  EXPECT_EQ(f->fetch({"not a url"})[0].outcome, "error");
+  options_.allow_networks = {"not-a-network"};
+  EXPECT_FALSE(Fetcher::create(options_, nullptr));
+}
+
+TEST_F(FetcherTest, KeepsPerHostLimitsAndReusesConnections) {
+  options_.per_host_concurrency = 2;
+  options_.max_concurrency = 8;
+  std::vector<std::string> urls;
+  for (int i = 0; i < 8; ++i) urls.push_back(server_.url("/busy?" + std::to_string(i)));
+  Metrics metrics;
+  auto f = fetcher(&metrics);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto results = f->fetch(urls);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (const auto& r : results) EXPECT_EQ(r.outcome, "ok");
+  EXPECT_LE(server_.max_concurrent(), 2);
+  EXPECT_GE(seconds, 4 * 0.15);          // 8 requests, 2 at a time, 150 ms each
+  EXPECT_LE(server_.connections(), 2u);  // kept alive and reused
+  // Politeness: with a 100 ms delay between starts, 4 requests to one host take >= 300 ms.
+  options_.host_delay_ms = 100;
+  auto polite = fetcher();
+  const auto t1 = std::chrono::steady_clock::now();
+  polite->fetch({server_.url("/page/a"), server_.url("/page/b"), server_.url("/page/c"),
+                 server_.url("/page/d")});
+  EXPECT_GE(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count(), 0.3);
+}
+
+TEST_F(FetcherTest, LinkOnlyFeedItemsBecomeArticlesFromTheirPages) {
+  config::Config config;
+  config.fetch = options_;
+  Pipeline pipeline(config, nullptr);
+  auto f = fetcher();
+  Input feed;
+  feed.id = "feed1";
+  feed.url = server_.url("/feed.xml");
+  feed.kind = BodyKind::kFeedText;
+  feed.body =
+      "<rss version='2.0'><channel><title>Local</title>"
+      "<item><title>First headline</title><link>" +
+      server_.url("/page/one") +
+      "</link><guid>g1</guid><pubDate>Mon, 01 May 2023 10:00:00 GMT</pubDate></item>"
+      "<item><title>Latin headline</title><link>/latin1</link><guid>g2</guid>"
+      "<description>A short teaser.</description></item>"
+      "<item><title>Missing page</title><link>/gone</link><guid>g3</guid>"
+      "<description>Teaser kept when the page is gone.</description></item>"
+      "<item><title>Nothing at all</title><link>/gone/2</link><guid>g4</guid></item>"
+      "</channel></rss>";
+  auto prepared = pipeline.prepare(feed);
+  ASSERT_TRUE(prepared);
+  ASSERT_EQ(prepared->size(), 4u);
+  std::vector<Pipeline::Extracted*> items;
+  for (auto& e : *prepared) items.push_back(&e);
+  pipeline.resolve_links(items, *f);
+  EXPECT_FALSE((*prepared)[0].fetch_failure);
+  EXPECT_TRUE((*prepared)[2].fetch_failure);
+  EXPECT_EQ((*prepared)[2].fetch_failure->reason, "fetch_http_4xx");
+  EXPECT_TRUE((*prepared)[3].skip);  // no page and no teaser
+  const auto outputs = pipeline.commit(std::move(*prepared), feed);
+  pipeline.confirm_links();
+  ASSERT_EQ(outputs.size(), 3u);
+  EXPECT_EQ(outputs[0].article.title, "First headline");
+  EXPECT_NE(outputs[0].article.text.find("Fresh words. Paragraph 0"), std::string::npos);
+  EXPECT_EQ(outputs[0].article.text.find("Home"), std::string::npos);  // page extraction
+  EXPECT_EQ(outputs[0].feed_id, "feed1");
+  EXPECT_EQ(outputs[0].event_time, 1682935200);  // the item's date
+  EXPECT_NE(outputs[1].article.text.find("Caf\xc3\xa9 au lait"), std::string::npos);
+  EXPECT_EQ(outputs[2].article.text, "Teaser kept when the page is gone.");
+
+  // The next poll of the same feed fetches nothing again.
+  const std::size_t served = server_.requests();
+  auto again = pipeline.prepare(feed);
+  ASSERT_TRUE(again);
+  items.clear();
+  for (auto& e : *again) items.push_back(&e);
+  pipeline.resolve_links(items, *f);
+  EXPECT_TRUE((*again)[0].skip);
+  EXPECT_TRUE((*again)[1].skip);
+  EXPECT_TRUE((*again)[2].skip);  // published with its teaser
+  EXPECT_TRUE((*again)[3].fetch_failure);  // asked again, failed again
+  EXPECT_EQ(server_.requests(), served + 1);  // only the page that gave nothing is asked again
+}
+
+}  // namespace
+}  // namespace newsflow::daemon
