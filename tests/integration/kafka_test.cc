@@ -302,3 +302,69 @@ TEST_F(DaemonOnMockCluster, ARestartedDaemonStillRecognizesCopies) {
 
 }  // namespace
 }  // namespace newsflow::daemon
+
+#include "tests/integration/local_http_server.h"
+
+namespace newsflow::daemon {
+namespace {
+
+TEST_F(DaemonOnMockCluster, FeedItemsThatOnlyLinkBecomeArticlesFromFetchedPages) {
+  testing::LocalHttpServer server({
+      {"/story/",
+       [](mg_connection* c, const mg_request_info* info) {
+         std::string page = "<html><body><nav><a href=/>Home</a></nav><article><h1>Story</h1>";
+         for (int p = 0; p < 5; ++p) {
+           page += std::string("<p>The fetched page of ") + info->local_uri +
+                   " has its own full paragraph number " + std::to_string(p) +
+                   " with enough words to be the article body.</p>";
+         }
+         testing::LocalHttpServer::send(c, 200, "text/html; charset=utf-8",
+                                        page + "</article></body></html>");
+       }},
+  });
+  ASSERT_TRUE(server.ok());
+  config_.fetch.allow_networks = {"127.0.0.0/8"};
+  config_.fetch.host_delay_ms = 0;
+  const std::string feed =
+      "<rss version='2.0'><channel><title>Local news</title>"
+      "<item><title>One</title><link>" +
+      server.url("/story/one") +
+      "</link><guid>1</guid></item>"
+      "<item><title>Two</title><link>/story/two</link><guid>2</guid></item>"
+      "<item><title>Gone</title><link>/missing</link><guid>3</guid></item>"
+      "</channel></rss>";
+  produce(producer_.get(), config_.topics.feeds, "feed", feed,
+          {{"url", server.url("/feed.xml")}, {"id", "local-feed"}});
+  ASSERT_EQ(rd_kafka_flush(producer_.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  {
+    Metrics metrics;
+    Daemon daemon(config_, metrics);
+    ASSERT_TRUE(daemon.start(cluster_->bootstrap()));
+    std::thread t([&] { daemon.run(); });
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (daemon.progress().committed.load() < 1 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(50ms);
+    }
+    daemon.stop();
+    t.join();
+    EXPECT_EQ(daemon.progress().articles.load(), 2u);
+    EXPECT_EQ(daemon.progress().dead_letters.load(), 1u);
+  }
+  const int parts = config_.kafka.embedded_partitions;
+  std::set<std::string> texts;
+  for (const auto& r : read_topic(cluster_->bootstrap(), config_.topics.articles, parts)) {
+    const auto j = nlohmann::json::parse(r.value);
+    EXPECT_EQ(j["feed_id"], "local-feed");
+    texts.insert(j["text"].get<std::string>().substr(0, 40));
+  }
+  EXPECT_EQ(texts, (std::set<std::string>{"The fetched page of /story/one has its o",
+                                          "The fetched page of /story/two has its o"}));
+  const auto dlq = read_topic(cluster_->bootstrap(), config_.topics.dlq, parts);
+  ASSERT_EQ(dlq.size(), 1u);
+  EXPECT_EQ(header(dlq[0], "error_reason"), "fetch_http_4xx");
+  EXPECT_EQ(header(dlq[0], "url"), server.url("/missing"));
+  EXPECT_EQ(header(dlq[0], "source_topic"), config_.topics.feeds);
+}
+
+}  // namespace
+}  // namespace newsflow::daemon
