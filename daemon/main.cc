@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "config/config.h"
+#include "daemon/feed_cli.h"
 #include "daemon/kafka.h"
 #include "daemon/log.h"
 #include "daemon/pipeline.h"
@@ -107,6 +108,16 @@ int main(int argc, char** argv) {
   extract->add_flag("--explain", explain,
                     "print every block with its P(article) and whether MSS kept it, as TSV");
 
+  daemon::ParseFeedOptions feed_opts;
+  auto* parse_feed = app.add_subcommand(
+      "parse-feed", "Parse RSS/Atom/JSON feeds as the pipeline does and print one JSON line each");
+  parse_feed->add_option("files", feed_opts.files, "feed documents (raw bytes; charset detected)");
+  parse_feed->add_option("--url", feed_opts.url, "the feed's URL (for relative links)");
+  parse_feed->add_option("--content-type", feed_opts.content_type,
+                         "the Content-Type it was served with (may carry a charset)");
+  parse_feed->add_flag("--batch", feed_opts.batch,
+                       "read {\"path\",\"url\",\"content_type\"} JSON lines from stdin");
+
   std::string check_path;
   auto* check = app.add_subcommand("check-config", "Validate a config file; exit 1 on problems");
   check->add_option("file", check_path, "YAML config file")->required();
@@ -202,6 +213,7 @@ int main(int argc, char** argv) {
     return daemon::run_demo(*c, demo_opts);
   }
   if (*broker) return daemon::run_dev_broker(*c, broker_opts);
+  if (*parse_feed) return daemon::run_parse_feed(feed_opts);
   if (*train) return daemon::run_train_extractor(*c, train_cmd);
   if (*produce) return daemon::run_produce(*c, produce_opts);
   if (*replay) {

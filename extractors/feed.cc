@@ -121,19 +121,54 @@ std::string inner_xml(const pugi::xml_node& n) {
   return w.out;
 }
 
+std::string strip(std::string_view s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string_view::npos) return {};
+  const auto e = s.find_last_not_of(" \t\r\n");
+  return std::string(s.substr(b, e - b + 1));
+}
+
+bool has_element_child(const pugi::xml_node& n) {
+  for (pugi::xml_node c = n.first_child(); c; c = c.next_sibling()) {
+    if (c.type() == pugi::node_element) return true;
+  }
+  return false;
+}
+
+// All text under an element, in document order (markup that should have been escaped).
+std::string descendant_text(const pugi::xml_node& n) {
+  std::string out;
+  for (pugi::xml_node c = n.first_child(); c; c = c.next_sibling()) {
+    if (c.type() == pugi::node_pcdata || c.type() == pugi::node_cdata) {
+      out += c.value();
+    } else if (c.type() == pugi::node_element) {
+      out += descendant_text(c);
+    }
+  }
+  return out;
+}
+
+// An RSS HTML field: escaped or CDATA HTML as given; raw markup (unescaped HTML elements
+// inside the field, which strict RSS forbids but feeds do) kept as markup.
+std::string rss_html(const pugi::xml_node& n) {
+  if (!n) return {};
+  return has_element_child(n) ? inner_xml(n) : node_text(n);
+}
+
 // Atom text constructs: type text | html | xhtml | a MIME type (base64 when not text).
 std::string atom_html(const pugi::xml_node& n) {
   if (!n) return {};
   const std::string type = ascii_lower(n.attribute("type").value());
   const std::string mode = ascii_lower(n.attribute("mode").value());
   if (type == "xhtml" || type == "application/xhtml+xml") return inner_xml(n);
-  const std::string text = node_text(n);
+  if (mode == "xml") return inner_xml(n);
+  // Escaped HTML wrapped in an element anyway (a TypePad habit): the text is the HTML.
+  const std::string text = has_element_child(n) ? descendant_text(n) : node_text(n);
   if (mode == "base64" ||
       (!type.empty() && type != "text" && type != "html" && type != "text/html" &&
        type != "text/plain" && type.find("xml") == std::string::npos)) {
     if (auto decoded = base64_decode(text)) return *decoded;
   }
-  if (mode == "xml") return inner_xml(n);
   return text;
 }
 
@@ -162,9 +197,10 @@ FeedItem read_item(const pugi::xml_node& item, bool atom, std::string_view feed_
     for (pugi::xml_node l = item.first_child(); l; l = l.next_sibling()) {
       if (local_name(l) != "link") continue;
       const std::string rel = l.attribute("rel").value();
-      if (rel.empty() || rel == "alternate") {
-        it.link = resolve_url(xml_base(l, feed_url), l.attribute("href").value());
-        break;
+      const std::string_view href = l.attribute("href").value();
+      if ((rel.empty() || rel == "alternate") && !href.empty() && it.link.empty()) {
+        it.link = resolve_url(xml_base(l, feed_url), href);
+        continue;
       }
       if (rel == "enclosure") {
         it.enclosures.push_back(
@@ -172,6 +208,8 @@ FeedItem read_item(const pugi::xml_node& item, bool atom, std::string_view feed_
       }
     }
     it.author = trim(node_text(child(child(item, "author"), "name")));
+    const std::string email = trim(node_text(child(child(item, "author"), "email")));
+    if (!email.empty()) it.author = it.author.empty() ? email : it.author + " (" + email + ")";
     it.summary_html = atom_html(child(item, "summary"));
     it.content_html = atom_html(child(item, "content"));
     it.published = date_of(child(item, "published"));
@@ -194,10 +232,24 @@ FeedItem read_item(const pugi::xml_node& item, bool atom, std::string_view feed_
     if (!link.empty()) it.link = resolve_url(base, link);
     it.author = trim(node_text(child(item, "author")));
     if (it.author.empty()) it.author = trim(node_text(child(item, "creator")));
-    it.summary_html = node_text(child(item, "description"));
-    it.content_html = node_text(child(item, "encoded"));
+    it.summary_html = rss_html(child(item, "description"));
+    if (it.summary_html.empty()) it.summary_html = rss_html(child(item, "summary", "itunes"));
+    it.content_html = rss_html(child(item, "encoded"));
+    // Other full-content carriers: <xhtml:body> and <fullitem>.
+    if (it.content_html.empty()) {
+      const pugi::xml_node body = child(item, "body");
+      if (body && (prefix(body) != "" || std::string_view(body.attribute("xmlns").value()) ==
+                                             "http://www.w3.org/1999/xhtml")) {
+        it.content_html = strip(inner_xml(body));
+      }
+    }
+    if (it.content_html.empty()) it.content_html = node_text(child(item, "fullitem"));
     it.published = date_of(child(item, "pubDate"));
     if (!it.published) it.published = date_of(child(item, "date"));
+    if (!it.published) it.published = date_of(child(item, "issued"));
+    if (!it.published) it.published = date_of(child(item, "created"));
+    it.updated = date_of(child(item, "modified"));
+    if (!it.updated) it.updated = date_of(child(item, "updated"));
     for (pugi::xml_node c = item.first_child(); c; c = c.next_sibling()) {
       if (local_name(c) == "category") it.categories.push_back(trim(node_text(c)));
       if (local_name(c) == "subject") it.categories.push_back(trim(node_text(c)));
@@ -210,6 +262,13 @@ FeedItem read_item(const pugi::xml_node& item, bool atom, std::string_view feed_
     }
   }
   return it;
+}
+
+// A language tag as BCP 47 writes it: "en_US" -> "en-US".
+std::string language_tag(std::string_view s) {
+  std::string out(s);
+  std::replace(out.begin(), out.end(), '_', '-');
+  return out;
 }
 
 // Items of a parsed document, whatever its dialect.
@@ -227,7 +286,7 @@ bool read_document(const pugi::xml_document& doc, std::string_view feed_url, Fee
         break;
       }
     }
-    feed.language = root.attribute("xml:lang").value();
+    feed.language = language_tag(root.attribute("xml:lang").value());
     for (pugi::xml_node e = root.first_child(); e; e = e.next_sibling()) {
       if (local_name(e) == "entry") feed.items.push_back(read_item(e, true, feed_url));
     }
@@ -238,7 +297,8 @@ bool read_document(const pugi::xml_document& doc, std::string_view feed_url, Fee
     feed.title = html_fragment_text(node_text(child(channel, "title")));
     const std::string link = trim(node_text(child(channel, "link", "")));
     if (!link.empty()) feed.link = resolve_url(feed_url, link);
-    feed.language = trim(node_text(child(channel, "language")));
+    feed.language = language_tag(trim(node_text(child(channel, "language"))));
+    if (feed.language.empty()) feed.language = language_tag(root.attribute("xml:lang").value());
     // RSS 2.0 items live in the channel, RSS 1.0 items beside it.
     for (const pugi::xml_node parent : {channel, root}) {
       if (!parent) continue;
@@ -401,13 +461,16 @@ tl::expected<Feed, ExtractError> parse_feed(std::string_view xml, std::string_vi
   if (result && read_document(doc, feed_url, feed)) return feed;
   // pugixml keeps the tree it built before an error: a truncated feed still has its head and
   // its complete items.
-  if (!result && read_document(doc, feed_url, feed) &&
-      (!feed.items.empty() || !feed.title.empty())) {
-    feed.warnings.push_back(std::string("ill-formed XML (") + result.description() + " at offset " +
-                            std::to_string(result.offset) + "): read " +
-                            std::to_string(feed.items.size()) + " items before it");
+  const bool partial = !result && read_document(doc, feed_url, feed);
+  const std::string partial_warning = std::string("ill-formed XML (") + result.description() +
+                                      " at offset " + std::to_string(result.offset) + "): read " +
+                                      std::to_string(feed.items.size()) + " items before it";
+  if (partial && !feed.items.empty()) {
+    feed.warnings.push_back(partial_warning);
     return feed;
   }
+  // A feed head without items: the items may still be readable one by one below.
+  Feed head = partial ? std::move(feed) : Feed{};
   feed = Feed{};
 
   // Lenient path: parse each item or entry on its own and keep those that are well-formed.
@@ -434,6 +497,10 @@ tl::expected<Feed, ExtractError> parse_feed(std::string_view xml, std::string_vi
       }
       pos = end;
     }
+  }
+  if (feed.items.empty() && partial) {
+    head.warnings.push_back(partial_warning);
+    return head;
   }
   if (feed.items.empty()) {
     return tl::unexpected(ExtractError{
