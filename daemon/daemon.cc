@@ -567,9 +567,9 @@ void Daemon::tick() {
     notifier_.ready();
     log::info("daemon_ready", {{"partitions", std::to_string(assigned_.load())}});
   }
-  const bool status_due = Clock::now() - last_status_ >= std::chrono::seconds(10);
   refresh_status(false);
-  if (status_due || last_status_ == Clock::time_point{}) {
+  if (Clock::now() - last_notify_status_ >= std::chrono::seconds(2)) {
+    last_notify_status_ = Clock::now();
     notifier_.status("consumed " + std::to_string(progress_.consumed.load()) + ", articles " +
                      std::to_string(progress_.articles.load()) + ", duplicates " +
                      std::to_string(progress_.duplicates.load()) + ", dead letters " +

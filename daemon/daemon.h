@@ -111,6 +111,7 @@ class Daemon {
   bool notified_ready_ = false;
   std::chrono::steady_clock::time_point last_status_{};
   std::chrono::steady_clock::time_point last_sample_{};
+  std::chrono::steady_clock::time_point last_notify_status_{};
   mutable std::mutex status_mu_;
   StatusSnapshot status_;  // guarded by status_mu_
   std::atomic<int> assigned_{0};

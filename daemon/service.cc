@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <thread>
@@ -173,12 +174,21 @@ class ReplayProducer {
     }
   }
 
-  // Produces every line of `path` `repeat` times (copies get "-N" ids and "#N" URLs).
-  bool send_file(const std::string& path, int repeat) {
+  // Produces every line of `path` `repeat` times (copies get "-N" ids and "#N" URLs). Each
+  // (from, to) of `rewrites` is replaced in feed bodies.
+  bool send_file(const std::string& path, int repeat,
+                 const std::vector<std::pair<std::string, std::string>>& rewrites = {}) {
     return read_lines(path, [&](std::string_view line) {
       ParsedInput p = parse_replay_line(line);
       if (p.failure) return;
       const bool feed = p.input.kind == BodyKind::kFeedText || p.input.kind == BodyKind::kFeedBytes;
+      for (const auto& [from, to] : rewrites) {
+        if (!feed) break;
+        for (auto at = p.input.body.find(from); at != std::string::npos;
+             at = p.input.body.find(from, at + to.size())) {
+          p.input.body.replace(at, from.size(), to);
+        }
+      }
       for (int k = 0; k < repeat; ++k) {
         const std::string suffix = k == 0 ? "" : std::to_string(k);
         const std::string url = k == 0 ? p.input.url : p.input.url + "#" + suffix;
@@ -218,14 +228,15 @@ class ReplayProducer {
 
 // The demo's input: the sample pages and feeds plus three poison messages.
 std::size_t produce_samples(const std::string& bootstrap, const config::Config& config,
-                            const std::string& path, const std::string& feeds_path) {
+                            const std::string& path, const std::string& feeds_path,
+                            const std::vector<std::pair<std::string, std::string>>& rewrites) {
   ReplayProducer producer(bootstrap, config);
   if (!producer.ok()) return 0;
   if (!producer.send_file(path, 1)) {
     log::error("samples_missing", {{"path", path}});
     return 0;
   }
-  if (!feeds_path.empty()) producer.send_file(feeds_path, 1);
+  if (!feeds_path.empty()) producer.send_file(feeds_path, 1, rewrites);
   producer.send_poison();
   return producer.flush();
 }
@@ -265,11 +276,44 @@ int run_produce(const config::Config& config, const ProduceOptions& options) {
   return 0;
 }
 
-int run_demo(const config::Config& config, const DemoOptions& options) {
+// The sample blog of feeds.jsonl.gz (https://blog.example/, whose feed only links to its post)
+// served from 127.0.0.1, so the demo shows the fetcher end to end without the internet: the post
+// is one of the sample pages, so its fetched article comes out as a copy in a known story.
+struct DemoSite {
+  std::unique_ptr<HttpServer> server;
+  std::vector<std::pair<std::string, std::string>> rewrites;
+
+  static DemoSite start(const std::string& samples) {
+    DemoSite site;
+    std::string post;
+    read_lines(samples, [&](std::string_view line) {
+      ParsedInput p = parse_replay_line(line);
+      if (!p.failure && p.input.kind == BodyKind::kHtmlText) post = p.input.body;
+    });
+    if (post.empty()) return site;
+    auto server = HttpServer::start(
+        "127.0.0.1:0", {{"/posts/1", [post] {
+                           return HttpResponse{200, "text/html; charset=utf-8", post};
+                         }}});
+    if (!server) return site;
+    site.server = std::move(*server);
+    site.rewrites = {{"https://blog.example/",
+                      "http://127.0.0.1:" + std::to_string(site.server->port()) + "/"}};
+    return site;
+  }
+};
+
+int run_demo(const config::Config& base_config, const DemoOptions& options) {
+  const DemoSite site = DemoSite::start(options.samples);
+  config::Config config = base_config;
+  if (site.server) {
+    config.fetch.allow_networks.push_back("127.0.0.1/32");  // the demo site only
+    config.fetch.host_delay_ms = 0;
+  }
   Service service;
   if (auto code = service.start(config)) return *code;
   const std::size_t produced =
-      produce_samples(service.bootstrap, config, options.samples, options.feeds);
+      produce_samples(service.bootstrap, config, options.samples, options.feeds, site.rewrites);
   if (produced == 0) return 2;
   log::info("demo_samples_produced",
             {{"messages", std::to_string(produced)}, {"topic", config.topics.pages}});
@@ -320,14 +364,26 @@ int run_demo(const config::Config& config, const DemoOptions& options) {
     std::printf("  %3zu articles, %2zu sources  %s\n", s.article_count, s.sources,
                 s.title.substr(0, 90).c_str());
   }
-  std::printf("\nSelected metrics:\n");
+  std::printf("\nSelected metrics (consumed: summed over partitions):\n");
   std::istringstream text(
       prometheus::TextSerializer().Serialize(service.metrics.registry()->Collect()));
+  std::map<std::string, double> consumed_by_topic;
   for (std::string line; std::getline(text, line);) {
-    if (line.starts_with("newsflow_articles_total") || line.starts_with("newsflow_dlq_total") ||
-        line.starts_with("newsflow_messages_")) {
+    if (line.starts_with("newsflow_messages_consumed_total{")) {
+      const auto t = line.find("topic=\"");
+      const auto end = t == std::string::npos ? t : line.find('"', t + 7);
+      if (end != std::string::npos) {
+        consumed_by_topic[line.substr(t + 7, end - t - 7)] +=
+            std::strtod(line.c_str() + line.rfind(' ') + 1, nullptr);
+      }
+    } else if (line.starts_with("newsflow_articles_total") ||
+               line.starts_with("newsflow_dlq_total") || line.starts_with("newsflow_fetch_total") ||
+               line.starts_with("newsflow_messages_produced")) {
       std::printf("  %s\n", line.c_str());
     }
+  }
+  for (const auto& [topic, n] : consumed_by_topic) {
+    std::printf("  newsflow_messages_consumed_total{topic=\"%s\"} %.0f\n", topic.c_str(), n);
   }
   std::fflush(stdout);
   if (options.linger_seconds > 0 && !interrupted) {

@@ -30,8 +30,24 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 export NEWSFLOW_HTTP__LISTEN=127.0.0.1:$port NEWSFLOW_KAFKA__BATCH_MAX_MS=50
 export NEWSFLOW_KAFKA__CONSUMER__STATISTICS_INTERVAL_MS=500
 produced=$("$bin" produce --input "$src/samples/pages.jsonl.gz" --poison)
+# A feed whose item only links to its page, served on 127.0.0.1 (allow-listed for this test).
+mkdir -p "$work/site"
+python3 - "$src/samples/pages.jsonl.gz" "$work/site/post.html" <<'PY'
+import gzip, json, sys
+lines = gzip.open(sys.argv[1], "rt").read().splitlines()
+open(sys.argv[2], "w").write(json.loads(lines[-1])["html"])
+PY
+site_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+(cd "$work/site" && exec python3 -m http.server --bind 127.0.0.1 "$site_port" > "$work/site.log" 2>&1) &
+pids+=($!)
+site=http://127.0.0.1:$site_port
+for _ in $(seq 50); do curl -sf "$site/post.html" > /dev/null && break; sleep 0.1; done
+printf '{"id":"local-blog","url":"%s/feed.xml","feed":"<rss><channel><item><title>Linked only</title><link>%s/post.html</link></item></channel></rss>"}\n' \
+  "$site" "$site" > "$work/feed.jsonl"
 "$bin" produce --input "$src/samples/feeds.jsonl.gz" > /dev/null
-produced=$((produced + $(python3 -c 'import gzip,sys; print(sum(1 for _ in gzip.open(sys.argv[1])))' "$src/samples/feeds.jsonl.gz")))
+"$bin" produce --input "$work/feed.jsonl" > /dev/null
+produced=$((produced + 3))
+export NEWSFLOW_FETCH__ALLOW_NETWORKS=127.0.0.1/32 NEWSFLOW_FETCH__HOST_DELAY_MS=0
 
 python3 "$src/tests/deploy/notify_listener.py" "$work/notify.sock" "$work/notify.log" &
 pids+=($!)
@@ -56,6 +72,7 @@ python3 "$src/tests/deploy/metric_names.py" "$work/metrics.txt" \
   || fail "deploy/monitoring names metrics the binary does not expose"
 grep -q '^newsflow_consumer_lag_messages{' "$work/metrics.txt" || fail "no consumer lag gauges"
 grep -q '^newsflow_ready 1' "$work/metrics.txt" || fail "newsflow_ready is not 1"
+grep -q '^newsflow_fetch_total{outcome="ok"} 1' "$work/metrics.txt" || fail "the linked page was not fetched"
 
 # 2. The status page in headless Chromium.
 chrome=(chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run

@@ -66,6 +66,7 @@ def main():
     for m in missing:
         print("MISSING:", m)
     unused = sorted(n for n in have if n.startswith("newsflow_") and n not in used
+                    and n + "_bucket" not in used
                     and not re.search(r"_(bucket|sum|count)$", n))
     if unused:
         print("exposed but on no panel or rule:", ", ".join(unused))
