@@ -267,6 +267,9 @@ tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_te
       k.integer("flush_timeout_ms", c.kafka.flush_timeout_ms, 100, 600000);
       k.integer("batch_max_bytes", c.kafka.batch_max_bytes, 1 << 16, 1LL << 34);
       k.integer("drain_timeout_ms", c.kafka.drain_timeout_ms, 0, 600000);
+      k.string_choice("delivery", c.kafka.delivery, {"at_least_once", "exactly_once"});
+      k.string("transactional_id", c.kafka.transactional_id);
+      if (c.kafka.transactional_id.empty()) k.problem("transactional_id", "must not be empty");
       k.integer("embedded_brokers", c.kafka.embedded_brokers, 1, 9);
       k.integer("embedded_partitions", c.kafka.embedded_partitions, 1, 256);
       k.integer("workers", c.kafka.workers, 0, 256);

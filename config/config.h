@@ -32,6 +32,11 @@ struct KafkaConfig {
   int embedded_brokers = 1;      ///< brokers of the embedded mock cluster
   int embedded_partitions = 16;  ///< partitions per topic of the embedded cluster
   int workers = 0;               ///< threads extracting a batch; 0: one per core
+  /// at_least_once: outputs flushed, then offsets committed (a crash in between re-sends a
+  /// batch under the same keys). exactly_once: each batch's outputs and offsets in one Kafka
+  /// transaction (needs brokers with transactions; readers use isolation.level=read_committed).
+  std::string delivery = "at_least_once";
+  std::string transactional_id = "newsflow";  ///< exactly_once: stable per instance
 };
 
 /// Topic names.

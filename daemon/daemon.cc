@@ -65,7 +65,8 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
       pipeline_(config, &metrics),
       workers_(config.kafka.workers > 0
                    ? static_cast<std::size_t>(config.kafka.workers)
-                   : std::max<std::size_t>(1, std::thread::hardware_concurrency())) {
+                   : std::max<std::size_t>(1, std::thread::hardware_concurrency())),
+      exactly_once_(config.kafka.delivery == "exactly_once") {
   status_.version = kVersion;
   status_.started = unix_now();
 }
@@ -95,13 +96,14 @@ Daemon::~Daemon() {
 
 tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string& bootstrap) {
   const std::string max_bytes = std::to_string(config_.extract.max_html_bytes + (1 << 20));
-  auto pconf = make_kafka_conf({{"bootstrap.servers", bootstrap},
-                                {"enable.idempotence", "true"},
-                                {"acks", "all"},
-                                {"linger.ms", "5"},
-                                {"message.max.bytes", max_bytes},
-                                {"client.id", "newsflow"}},
-                               config_.kafka.producer, "kafka.producer");
+  std::map<std::string, std::string> producer_defaults{{"bootstrap.servers", bootstrap},
+                                                       {"enable.idempotence", "true"},
+                                                       {"acks", "all"},
+                                                       {"linger.ms", "5"},
+                                                       {"message.max.bytes", max_bytes},
+                                                       {"client.id", "newsflow"}};
+  if (exactly_once_) producer_defaults["transactional.id"] = config_.kafka.transactional_id;
+  auto pconf = make_kafka_conf(producer_defaults, config_.kafka.producer, "kafka.producer");
   if (!pconf) return tl::unexpected(pconf.error());
   rd_kafka_conf_set_dr_msg_cb(pconf->get(), &Daemon::on_delivery);
   rd_kafka_conf_set_opaque(pconf->get(), this);
@@ -110,6 +112,15 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
   if (!producer_)
     return tl::unexpected(std::vector<config::Problem>{{"kafka.producer", std::string(err)}});
   pconf->release();
+  if (exactly_once_) {
+    if (rd_kafka_error_t* e = rd_kafka_init_transactions(producer_.get(), 60000)) {
+      const std::string message = rd_kafka_error_string(e);
+      rd_kafka_error_destroy(e);
+      return tl::unexpected(std::vector<config::Problem>{
+          {"kafka.delivery", "exactly_once: cannot initialize transactions: " + message}});
+    }
+    log::info("transactions_initialized", {{"transactional_id", config_.kafka.transactional_id}});
+  }
 
   if (config_.fetch.enabled) {
     auto f = Fetcher::create(config_.fetch, &metrics_);
@@ -168,6 +179,8 @@ tl::expected<std::size_t, std::string> Daemon::restore_state(const std::string& 
                                {"group.id", config_.kafka.group_id + ".restore"},
                                {"enable.auto.commit", "false"},
                                {"enable.partition.eof", "true"},
+                               // Outputs of aborted transactions are not state.
+                               {"isolation.level", "read_committed"},
                                {"client.id", "newsflow-restore"}},
                               config_.kafka.consumer, "kafka.consumer");
   if (!conf) return tl::unexpected(conf.error().front().path + ": " + conf.error().front().message);
@@ -267,10 +280,25 @@ void Daemon::on_rebalance(rd_kafka_t* rk, int err_int, void* partitions_ptr, voi
     }
     log::info("partitions_assigned", {{"count", std::to_string(partitions->cnt)}});
   } else {
-    // Batches are synchronous (rebalance callbacks run inside the consumer poll, between
-    // batches): nothing is in flight for revoked partitions here.
+    // Rebalance callbacks run inside the consumer poll, while a batch is being collected and
+    // never while one is processed: the collected messages of revoked partitions are dropped
+    // (uncommitted, so their new owner reads them again); nothing else is in flight.
+    std::size_t abandoned = 0;
     for (int i = 0; i < partitions->cnt; ++i) {
-      self->metrics_.forget_lag(partitions->elems[i].topic, partitions->elems[i].partition);
+      const auto& tp = partitions->elems[i];
+      self->metrics_.forget_lag(tp.topic, tp.partition);
+      if (!self->collecting_) continue;
+      auto& batch = *self->collecting_;
+      for (auto it = batch.begin(); it != batch.end();) {
+        if ((*it)->partition == tp.partition &&
+            rd_kafka_topic_name((*it)->rkt) == std::string_view(tp.topic)) {
+          rd_kafka_message_destroy(*it);
+          it = batch.erase(it);
+          ++abandoned;
+        } else {
+          ++it;
+        }
+      }
     }
     if (cooperative) {
       if (rd_kafka_error_t* e = rd_kafka_incremental_unassign(rk, partitions))
@@ -280,8 +308,9 @@ void Daemon::on_rebalance(rd_kafka_t* rk, int err_int, void* partitions_ptr, voi
       rd_kafka_assign(rk, nullptr);
       self->assigned_ = 0;
     }
-    log::info("partitions_revoked",
-              {{"count", std::to_string(partitions->cnt)}, {"reason", rd_kafka_err2name(err)}});
+    log::info("partitions_revoked", {{"count", std::to_string(partitions->cnt)},
+                                     {"reason", rd_kafka_err2name(err)},
+                                     {"abandoned_messages", std::to_string(abandoned)}});
   }
 }
 
@@ -452,6 +481,74 @@ void Daemon::prepare_batch(std::vector<rd_kafka_message_t*>& messages, std::vect
   for (auto& t : threads) t.join();
 }
 
+namespace {
+
+// The offsets to commit after `messages`: one past the last message of each partition.
+rd_kafka_topic_partition_list_t* next_offsets(const std::vector<rd_kafka_message_t*>& messages) {
+  std::map<std::pair<std::string, int>, std::int64_t> next;
+  for (const auto* m : messages) {
+    auto& o = next[{rd_kafka_topic_name(m->rkt), m->partition}];
+    o = std::max(o, m->offset + 1);
+  }
+  rd_kafka_topic_partition_list_t* list =
+      rd_kafka_topic_partition_list_new(static_cast<int>(next.size()));
+  for (const auto& [tp, offset] : next) {
+    rd_kafka_topic_partition_list_add(list, tp.first.c_str(), tp.second)->offset = offset;
+  }
+  return list;
+}
+
+}  // namespace
+
+void Daemon::rewind(const std::vector<rd_kafka_message_t*>& messages) {
+  // Back to the batch's first offsets: the batch is processed again (ids are stable and the
+  // window repeats its verdicts), so nothing is lost.
+  std::map<std::pair<std::string, int>, std::int64_t> first;
+  for (const auto* m : messages) {
+    auto key = std::pair{std::string(rd_kafka_topic_name(m->rkt)), m->partition};
+    auto [it, inserted] = first.emplace(key, m->offset);
+    if (!inserted) it->second = std::min(it->second, m->offset);
+  }
+  rd_kafka_topic_partition_list_t* list =
+      rd_kafka_topic_partition_list_new(static_cast<int>(first.size()));
+  for (const auto& [tp, offset] : first) {
+    rd_kafka_topic_partition_list_add(list, tp.first.c_str(), tp.second)->offset = offset;
+  }
+  if (rd_kafka_error_t* e = rd_kafka_seek_partitions(consumer_.get(), list, 5000)) {
+    log::error("seek_failed", {{"error", rd_kafka_error_string(e)}});
+    rd_kafka_error_destroy(e);
+  }
+  rd_kafka_topic_partition_list_destroy(list);
+}
+
+bool Daemon::commit_transaction(const std::vector<rd_kafka_message_t*>& messages) {
+  const int timeout = std::max(1, flush_timeout_ms());
+  rd_kafka_topic_partition_list_t* offsets = next_offsets(messages);
+  rd_kafka_consumer_group_metadata_t* group = rd_kafka_consumer_group_metadata(consumer_.get());
+  rd_kafka_error_t* e =
+      rd_kafka_send_offsets_to_transaction(producer_.get(), offsets, group, timeout);
+  rd_kafka_consumer_group_metadata_destroy(group);
+  rd_kafka_topic_partition_list_destroy(offsets);
+  if (!e) e = rd_kafka_commit_transaction(producer_.get(), timeout);
+  for (int attempt = 0; e && rd_kafka_error_is_retriable(e) && attempt < 3; ++attempt) {
+    rd_kafka_error_destroy(e);
+    e = rd_kafka_commit_transaction(producer_.get(), timeout);
+  }
+  if (!e && delivery_errors_ == 0) return true;
+  const std::string message = e ? rd_kafka_error_string(e) : last_delivery_error_;
+  const bool fatal = e && rd_kafka_error_is_fatal(e);
+  if (e) rd_kafka_error_destroy(e);
+  log::error("transaction_failed", {{"error", message}, {"fatal", fatal ? "true" : "false"}});
+  if (!fatal) {
+    // Abortable (or a delivery failed): abort, so no reader sees this batch's outputs.
+    if (rd_kafka_error_t* a = rd_kafka_abort_transaction(producer_.get(), timeout)) {
+      log::error("transaction_abort_failed", {{"error", rd_kafka_error_string(a)}});
+      rd_kafka_error_destroy(a);
+    }
+  }
+  return false;
+}
+
 bool Daemon::process_batch(std::vector<rd_kafka_message_t*>& messages) {
   delivery_errors_ = 0;
   std::vector<Work> work;
@@ -474,49 +571,45 @@ bool Daemon::process_batch(std::vector<rd_kafka_message_t*>& messages) {
     }
   }
   const auto t0 = Clock::now();
+  if (exactly_once_) {
+    if (rd_kafka_error_t* e = rd_kafka_begin_transaction(producer_.get())) {
+      log::error("transaction_begin_failed", {{"error", rd_kafka_error_string(e)}});
+      rd_kafka_error_destroy(e);
+      rewind(messages);
+      return false;
+    }
+  }
   for (std::size_t i = 0; i < messages.size(); ++i) publish(messages[i], work[i]);
   metrics_.producer_queue(rd_kafka_outq_len(producer_.get()));
-  // Wait for every output of the batch to be acknowledged before committing its inputs; after
-  // SIGTERM only as long as the drain limit leaves.
-  const rd_kafka_resp_err_t flushed = rd_kafka_flush(producer_.get(), flush_timeout_ms());
+  bool delivered;
+  if (exactly_once_) {
+    // Outputs and input offsets commit together or not at all.
+    delivered = commit_transaction(messages);
+  } else {
+    // Wait for every output of the batch to be acknowledged before committing its inputs;
+    // after SIGTERM only as long as the drain limit leaves.
+    const rd_kafka_resp_err_t flushed = rd_kafka_flush(producer_.get(), flush_timeout_ms());
+    delivered = flushed == RD_KAFKA_RESP_ERR_NO_ERROR && delivery_errors_ == 0;
+    if (!delivered) {
+      log::error("batch_not_delivered", {{"errors", std::to_string(delivery_errors_)},
+                                         {"flush", rd_kafka_err2str(flushed)},
+                                         {"last_error", last_delivery_error_}});
+    }
+  }
   metrics_.stage_seconds("produce", seconds_since(t0));
   metrics_.producer_queue(rd_kafka_outq_len(producer_.get()));
-  if (flushed != RD_KAFKA_RESP_ERR_NO_ERROR || delivery_errors_ > 0) {
+  if (!delivered) {
     pipeline_.drop_pending_links();
-    log::error("batch_not_delivered", {{"errors", std::to_string(delivery_errors_)},
-                                       {"flush", rd_kafka_err2str(flushed)},
-                                       {"last_error", last_delivery_error_}});
-    // Rewind to the batch's first offsets: the batch is processed again (ids are stable and the
-    // window repeats its verdicts), so nothing is lost.
-    std::map<std::pair<std::string, int>, std::int64_t> first;
-    for (const auto* m : messages) {
-      auto key = std::pair{std::string(rd_kafka_topic_name(m->rkt)), m->partition};
-      auto [it, inserted] = first.emplace(key, m->offset);
-      if (!inserted) it->second = std::min(it->second, m->offset);
-    }
-    rd_kafka_topic_partition_list_t* list =
-        rd_kafka_topic_partition_list_new(static_cast<int>(first.size()));
-    for (const auto& [tp, offset] : first) {
-      rd_kafka_topic_partition_list_add(list, tp.first.c_str(), tp.second)->offset = offset;
-    }
-    if (rd_kafka_error_t* e = rd_kafka_seek_partitions(consumer_.get(), list, 5000)) {
-      log::error("seek_failed", {{"error", rd_kafka_error_string(e)}});
-      rd_kafka_error_destroy(e);
-    }
-    rd_kafka_topic_partition_list_destroy(list);
+    rewind(messages);
     return false;
   }
   pipeline_.confirm_links();
-  std::map<std::pair<std::string, int>, std::int64_t> next;
-  for (const auto* m : messages) {
-    auto& o = next[{rd_kafka_topic_name(m->rkt), m->partition}];
-    o = std::max(o, m->offset + 1);
+  if (exactly_once_) {
+    metrics_.committed();
+    progress_.committed += messages.size();
+    return true;
   }
-  rd_kafka_topic_partition_list_t* list =
-      rd_kafka_topic_partition_list_new(static_cast<int>(next.size()));
-  for (const auto& [tp, offset] : next) {
-    rd_kafka_topic_partition_list_add(list, tp.first.c_str(), tp.second)->offset = offset;
-  }
+  rd_kafka_topic_partition_list_t* list = next_offsets(messages);
   const rd_kafka_resp_err_t c = rd_kafka_commit(consumer_.get(), list, /*async=*/0);
   rd_kafka_topic_partition_list_destroy(list);
   if (c != RD_KAFKA_RESP_ERR_NO_ERROR) {
@@ -587,6 +680,7 @@ int Daemon::run() {
     tick();
     const auto deadline = Clock::now() + std::chrono::milliseconds(config_.kafka.batch_max_ms);
     std::int64_t batch_bytes = 0;
+    collecting_ = &batch;  // the rebalance callback drops messages of revoked partitions
     while (static_cast<int>(batch.size()) < config_.kafka.batch_max_messages &&
            batch_bytes < config_.kafka.batch_max_bytes && !stop_.load()) {
       const auto left =
@@ -613,6 +707,7 @@ int Daemon::run() {
       batch_bytes += static_cast<std::int64_t>(msg->len + msg->key_len);
       batch.push_back(msg);
     }
+    collecting_ = nullptr;
     rd_kafka_poll(producer_.get(), 0);
     if (batch.empty()) continue;
     const bool delivered = process_batch(batch);

@@ -82,6 +82,8 @@ class Daemon {
         tl::unexpected(Failure{"internal_error", "not prepared"});
   };
   bool process_batch(std::vector<rd_kafka_message_t*>& messages);
+  void rewind(const std::vector<rd_kafka_message_t*>& messages);
+  bool commit_transaction(const std::vector<rd_kafka_message_t*>& messages);
   void prepare_batch(std::vector<rd_kafka_message_t*>& messages, std::vector<Work>& work);
   ParsedInput parse(rd_kafka_message_t* msg) const;
   void publish(rd_kafka_message_t* msg, Work& work);
@@ -104,6 +106,8 @@ class Daemon {
   KafkaHandle consumer_;
   KafkaHandle producer_;
   std::unique_ptr<Fetcher> fetcher_;  // null when fetch.enabled is false
+  const bool exactly_once_;
+  std::vector<rd_kafka_message_t*>* collecting_ = nullptr;  // the batch being polled together
   std::atomic<bool> stop_{false};
   std::atomic<std::int64_t> drain_deadline_ms_{0};  // steady clock, set by stop()
   std::atomic<std::int64_t> last_tick_ms_{0};       // steady clock; 0 before run()

@@ -44,8 +44,7 @@ nlohmann::ordered_json parse_one(const std::string& path, const std::string& url
     return out;
   }
   if (decoded->source == "detected") {
-    feed->warnings.push_back("charset not declared; read as " + decoded->charset +
-                             " by detection");
+    feed->warnings.push_back("charset not declared; read as " + decoded->charset + " by detection");
   }
   out["ok"] = true;
   out["bozo"] = !feed->warnings.empty();

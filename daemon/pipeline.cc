@@ -141,8 +141,7 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract_feed(
   auto feed = extractors::parse_feed(xml, input.url);
   if (!feed) return fail(feed.error());
   if (input.kind == BodyKind::kFeedBytes && decoded_source == "detected") {
-    feed->warnings.push_back("charset not declared; read as " + decoded_charset +
-                             " by detection");
+    feed->warnings.push_back("charset not declared; read as " + decoded_charset + " by detection");
   }
   for (const auto& w : feed->warnings) {
     if (metrics_) metrics_->feed_warning();

@@ -291,14 +291,14 @@ struct DemoSite {
       if (!p.failure && p.input.kind == BodyKind::kHtmlText) post = p.input.body;
     });
     if (post.empty()) return site;
-    auto server = HttpServer::start(
-        "127.0.0.1:0", {{"/posts/1", [post] {
-                           return HttpResponse{200, "text/html; charset=utf-8", post};
-                         }}});
+    auto server = HttpServer::start("127.0.0.1:0",
+                                    {{"/posts/1", [post] {
+                                        return HttpResponse{200, "text/html; charset=utf-8", post};
+                                      }}});
     if (!server) return site;
     site.server = std::move(*server);
-    site.rewrites = {{"https://blog.example/",
-                      "http://127.0.0.1:" + std::to_string(site.server->port()) + "/"}};
+    site.rewrites = {
+        {"https://blog.example/", "http://127.0.0.1:" + std::to_string(site.server->port()) + "/"}};
     return site;
   }
 };
