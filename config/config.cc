@@ -267,6 +267,7 @@ tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_te
       k.integer("flush_timeout_ms", c.kafka.flush_timeout_ms, 100, 600000);
       k.integer("batch_max_bytes", c.kafka.batch_max_bytes, 1 << 16, 1LL << 34);
       k.integer("drain_timeout_ms", c.kafka.drain_timeout_ms, 0, 600000);
+      k.integer("dlq_max_payload_bytes", c.kafka.dlq_max_payload_bytes, 0, 1LL << 30);
       k.string_choice("delivery", c.kafka.delivery, {"at_least_once", "exactly_once"});
       k.string("transactional_id", c.kafka.transactional_id);
       if (c.kafka.transactional_id.empty()) k.problem("transactional_id", "must not be empty");

@@ -37,6 +37,9 @@ struct KafkaConfig {
   /// transaction (needs brokers with transactions; readers use isolation.level=read_committed).
   std::string delivery = "at_least_once";
   std::string transactional_id = "newsflow";  ///< exactly_once: stable per instance
+  /// Dead-letter records carry at most this much of the input (a 50 MB page must not become a
+  /// 50 MB DLQ record the brokers refuse); the header payload_truncated_from gives the size.
+  std::int64_t dlq_max_payload_bytes = 1 << 20;
 };
 
 /// Topic names.

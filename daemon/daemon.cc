@@ -378,8 +378,13 @@ void Daemon::dead_letter(rd_kafka_message_t* msg, const Failure& failure) {
   headers.emplace_back("source_topic", rd_kafka_topic_name(msg->rkt));
   headers.emplace_back("source_partition", std::to_string(msg->partition));
   headers.emplace_back("source_offset", std::to_string(msg->offset));
+  std::string_view value = payload(msg);
+  if (static_cast<std::int64_t>(value.size()) > config_.kafka.dlq_max_payload_bytes) {
+    headers.emplace_back("payload_truncated_from", std::to_string(value.size()));
+    value = value.substr(0, static_cast<std::size_t>(config_.kafka.dlq_max_payload_bytes));
+  }
   record_dead_letter(msg, failure);
-  produce(config_.topics.dlq, std::string(key_of(msg)), std::string(payload(msg)), headers);
+  produce(config_.topics.dlq, std::string(key_of(msg)), std::string(value), headers);
 }
 
 // A feed item whose page could not be had: the DLQ record names the item (a small JSON value,

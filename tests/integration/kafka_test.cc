@@ -125,6 +125,7 @@ class DaemonOnMockCluster : public ::testing::Test {
     config_.kafka.batch_max_ms = 50;
     config_.kafka.batch_max_messages = 8;
     config_.extract.max_html_bytes = 256 * 1024;
+    config_.kafka.dlq_max_payload_bytes = 64 * 1024;
     // The mock cluster holds a departed member until its session times out; keep restarts quick.
     config_.kafka.consumer["session.timeout.ms"] = "6000";
     config_.kafka.consumer["heartbeat.interval.ms"] = "1000";
@@ -206,6 +207,11 @@ class DaemonOnMockCluster : public ::testing::Test {
     std::multiset<std::string> reasons;
     for (const auto& r : dlq) {
       reasons.insert(header(r, "error_reason"));
+      if (header(r, "error_reason") == "too_large") {
+        // The 300 KiB page is cut to the DLQ payload limit, with its size in a header.
+        EXPECT_EQ(header(r, "payload_truncated_from"), "307200");
+        EXPECT_EQ(r.value.size(), 64u * 1024);
+      }
       EXPECT_FALSE(header(r, "error_detail").empty());
       EXPECT_FALSE(header(r, "source_topic").empty());
       EXPECT_FALSE(header(r, "source_offset").empty());
