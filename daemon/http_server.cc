@@ -33,8 +33,9 @@ tl::expected<std::unique_ptr<HttpServer>, std::string> HttpServer::start(
   std::call_once(g_init, [] { mg_init_library(0); });
   std::unique_ptr<HttpServer> server(new HttpServer());
   server->routes_ = std::move(routes);
-  const char* options[] = {"listening_ports",    listen.c_str(), "num_threads", "4",
-                           "request_timeout_ms", "10000",        nullptr};
+  const char* options[] = {
+      "listening_ports",    listen.c_str(), "num_threads", "4", "tcp_nodelay", "1",
+      "request_timeout_ms", "10000",        nullptr};
   mg_callbacks callbacks{};
   server->ctx_ = mg_start(&callbacks, server.get(), options);
   if (!server->ctx_) return tl::unexpected("cannot listen on " + listen);

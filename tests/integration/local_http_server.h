@@ -29,6 +29,8 @@ class LocalHttpServer {
                              "yes",
                              "keep_alive_timeout_ms",
                              "5000",
+                             "tcp_nodelay",
+                             "1",
                              nullptr};
     mg_callbacks callbacks{};
     ctx_ = mg_start(&callbacks, this, options);
