@@ -298,6 +298,10 @@ tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_te
       }
     }
     {
+      Section st = top.section("state");
+      st.string("dir", c.state.dir);
+    }
+    {
       Section l = top.section("log");
       l.string_choice("format", c.log.format, {"text", "json"});
       l.string_choice("level", c.log.level, {"debug", "info", "warn", "error"});

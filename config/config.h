@@ -78,6 +78,15 @@ struct FetchConfig {
   std::size_t seen_urls_max = 200000;  ///< links remembered to skip fetching a page again
 };
 
+/// Local state of the process.
+struct StateConfig {
+  /// A directory that survives process restarts (systemd StateDirectory, a Kubernetes volume).
+  /// The daemon notes there which inputs it is processing, so an input that crashes the process
+  /// is isolated after one crash and dead-lettered after two instead of crash-looping it.
+  /// Empty disables the guard.
+  std::string dir;
+};
+
 /// Logging.
 struct LogConfig {
   std::string format = "text";  ///< text | json
@@ -91,6 +100,7 @@ struct Config {
   HttpConfig http;
   LogConfig log;
   FetchConfig fetch;
+  StateConfig state;
   extractors::ExtractOptions extract;
   std::string extract_model_file;  ///< `extract.model_file`: an MSS model to use instead of the
                                    ///< built-in one

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -66,7 +67,12 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
       workers_(config.kafka.workers > 0
                    ? static_cast<std::size_t>(config.kafka.workers)
                    : std::max<std::size_t>(1, std::thread::hardware_concurrency())),
-      exactly_once_(config.kafka.delivery == "exactly_once") {
+      exactly_once_(config.kafka.delivery == "exactly_once"),
+      crash_guard_(config.state.dir) {
+  // Fault injection for the crash-loop test: a worker that meets this text in an input aborts
+  // the process, as a crashing parser would.
+  if (const char* marker = std::getenv("NEWSFLOW_FAULT_CRASH_MARKER")) crash_marker_ = marker;
+  crash_guard_.load();
   status_.version = kVersion;
   status_.started = unix_now();
 }
@@ -469,6 +475,15 @@ void Daemon::prepare_batch(std::vector<rd_kafka_message_t*>& messages, std::vect
   // Extraction is stateless: spread it over the workers; dedup stays in input order.
   auto run = [&](std::size_t first, std::size_t stride) {
     for (std::size_t i = first; i < messages.size(); i += stride) {
+      if (crash_guard_.crashes(rd_kafka_topic_name(messages[i]->rkt), messages[i]->partition,
+                               messages[i]->offset) >= 2) {
+        work[i].parsed.failure =
+            Failure{"worker_crash", "the process died twice while processing this input"};
+        continue;
+      }
+      if (!crash_marker_.empty() && payload(messages[i]).find(crash_marker_) != std::string::npos) {
+        std::abort();
+      }
       try {
         const auto t0 = Clock::now();
         work[i].parsed = parse(messages[i]);
@@ -555,6 +570,19 @@ bool Daemon::commit_transaction(const std::vector<rd_kafka_message_t*>& messages
 }
 
 bool Daemon::process_batch(std::vector<rd_kafka_message_t*>& messages) {
+  if (crash_guard_.enabled()) {
+    std::vector<CrashGuard::Input> inputs;
+    for (const auto* m : messages) {
+      inputs.push_back({rd_kafka_topic_name(m->rkt), m->partition, m->offset});
+    }
+    crash_guard_.begin(inputs);
+  }
+  const bool delivered = process_guarded_batch(messages);
+  crash_guard_.end();
+  return delivered;
+}
+
+bool Daemon::process_guarded_batch(std::vector<rd_kafka_message_t*>& messages) {
   delivery_errors_ = 0;
   std::vector<Work> work;
   prepare_batch(messages, work);
@@ -715,7 +743,28 @@ int Daemon::run() {
     collecting_ = nullptr;
     rd_kafka_poll(producer_.get(), 0);
     if (batch.empty()) continue;
-    const bool delivered = process_batch(batch);
+    // Inputs that were in flight when an earlier process died go alone, so the one that kills
+    // the process is found (and dead-lettered at its second crash) without taking others along.
+    bool suspect = false;
+    for (const auto* m : batch) {
+      suspect =
+          suspect || crash_guard_.crashes(rd_kafka_topic_name(m->rkt), m->partition, m->offset) > 0;
+    }
+    bool delivered = true;
+    if (suspect && batch.size() > 1) {
+      for (std::size_t i = 0; i < batch.size(); ++i) {
+        std::vector<rd_kafka_message_t*> one{batch[i]};
+        if (!process_batch(one)) {
+          // Back to this message and to the first unprocessed one of every other partition.
+          rewind(std::vector<rd_kafka_message_t*>(batch.begin() + static_cast<std::ptrdiff_t>(i),
+                                                  batch.end()));
+          delivered = false;
+          break;
+        }
+      }
+    } else {
+      delivered = process_batch(batch);
+    }
     for (auto* m : batch) rd_kafka_message_destroy(m);
     batch.clear();
     refresh_status(false);

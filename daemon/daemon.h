@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "daemon/crash_guard.h"
 #include "daemon/fetcher.h"
 #include "daemon/input.h"
 #include "daemon/kafka.h"
@@ -82,6 +83,7 @@ class Daemon {
         tl::unexpected(Failure{"internal_error", "not prepared"});
   };
   bool process_batch(std::vector<rd_kafka_message_t*>& messages);
+  bool process_guarded_batch(std::vector<rd_kafka_message_t*>& messages);
   void rewind(const std::vector<rd_kafka_message_t*>& messages);
   bool commit_transaction(const std::vector<rd_kafka_message_t*>& messages);
   void prepare_batch(std::vector<rd_kafka_message_t*>& messages, std::vector<Work>& work);
@@ -107,6 +109,8 @@ class Daemon {
   KafkaHandle producer_;
   std::unique_ptr<Fetcher> fetcher_;  // null when fetch.enabled is false
   const bool exactly_once_;
+  CrashGuard crash_guard_;
+  std::string crash_marker_;  // fault injection for tests: NEWSFLOW_FAULT_CRASH_MARKER
   std::vector<rd_kafka_message_t*>* collecting_ = nullptr;  // the batch being polled together
   std::atomic<bool> stop_{false};
   std::atomic<std::int64_t> drain_deadline_ms_{0};  // steady clock, set by stop()

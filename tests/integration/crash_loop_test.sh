@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# An input that crashes the process must not crash-loop the daemon. A dev broker in its own
+# process; the sample pages plus one input that makes a worker abort (fault injection:
+# NEWSFLOW_FAULT_CRASH_MARKER); the daemon with a state directory restarted whenever it dies, as
+# systemd or Kubernetes would. It must die at most twice (once in a batch, once alone), then
+# dead-letter the input as worker_crash and publish every other input.
+set -euo pipefail
+bin=${NEWSFLOW_BIN}; src=$1; work=$2/crash_loop
+rm -rf "$work"; mkdir -p "$work/state"
+ulimit -c 0
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; tail -5 "$work"/run*.log >&2 || true; exit 1; }
+command -v kcat >/dev/null || fail "kcat is not installed (deploy/install-deps.sh installs it)"
+
+"$bin" dev-broker --partitions 4 --bootstrap-file "$work/bootstrap" > "$work/broker.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do [ -s "$work/bootstrap" ] && break; sleep 0.1; done
+[ -s "$work/bootstrap" ] || fail "no bootstrap file"
+broker=$(cat "$work/bootstrap")
+export NEWSFLOW_KAFKA__BROKERS=$broker NEWSFLOW_HTTP__LISTEN=127.0.0.1:0 NEWSFLOW_LOG__LEVEL=warn
+export NEWSFLOW_KAFKA__CONSUMER__SESSION_TIMEOUT_MS=6000
+export NEWSFLOW_STATE__DIR=$work/state NEWSFLOW_FAULT_CRASH_MARKER=CRASH-THE-WORKER-NOW
+pages=$("$bin" produce --input "$src/samples/pages.jsonl.gz")
+printf '<html><body><p>CRASH-THE-WORKER-NOW</p></body></html>' |
+  kcat -b "$broker" -P -t newsflow.pages -k crasher -H url=https://poison.test/crasher
+
+distinct() { kcat -b "$broker" -C -t "$1" -e -q -f '%k\n' 2>/dev/null | sort -u | wc -l; }
+crashes=0
+for start in 1 2 3 4 5; do
+  "$bin" run > "$work/run$start.log" 2>&1 &
+  pid=$!; pids+=($pid)
+  while kill -0 $pid 2>/dev/null; do
+    if [ "$(distinct newsflow.articles)" -ge "$pages" ] && [ "$(distinct newsflow.dlq)" -ge 1 ]; then
+      kill -TERM $pid
+      wait $pid || fail "the daemon exited non-zero on SIGTERM"
+      break 2
+    fi
+    sleep 0.3
+  done
+  wait $pid && rc=0 || rc=$?
+  crashes=$((crashes + 1))
+  echo "start $start: the daemon died (exit $rc)"
+done
+[ "$crashes" -le 2 ] || fail "the daemon died $crashes times"
+dlq=$(kcat -b "$broker" -C -t newsflow.dlq -e -q -f '%k %h\n' 2>/dev/null)
+echo "$dlq" | grep -q '^crasher .*error_reason=worker_crash' || fail "the crashing input is not a worker_crash dead letter: $dlq"
+[ "$(distinct newsflow.articles)" -eq "$pages" ] || fail "$(distinct newsflow.articles) articles for $pages pages"
+[ ! -e "$work/state/inflight.jsonl" ] || fail "the in-flight note was left behind"
+echo "crash loop: $crashes crashes, then the input dead-lettered and all $pages pages published"
+echo "1 passed, 0 failed"
