@@ -43,5 +43,8 @@ with open(f"{work}/texts.jsonl", "w") as w:
 PY
 "$build/newsflow" replay --input "$work/texts.jsonl" --output "$work/final.jsonl" --dlq /dev/null
 [ -n "${KEEP:-}" ] && cp "$work/final.jsonl" "$KEEP"
+# KEEP_TEXTS=FILE keeps the held-out extractions, e.g. to compare signature schemes:
+#   NEWSFLOW_DEDUP__SIGNATURE=spotsigs build/newsflow replay --input FILE --output o.jsonl
+[ -n "${KEEP_TEXTS:-}" ] && cp "$work/texts.jsonl" "$KEEP_TEXTS"
 python3 ../shared/tools/eval_dedup.py --labels "$shared/dedup/dev/labels.json" \
   --pred "$work/final.jsonl" --window-aware
