@@ -9,23 +9,18 @@
 namespace newsflow::daemon {
 namespace {
 
-std::string clock_time(std::int64_t unix_seconds) {
+// UTC time of `unix_seconds` in strftime `format`.
+std::string utc(std::int64_t unix_seconds, const char* format) {
   const std::time_t t = static_cast<std::time_t>(unix_seconds);
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[32];
-  std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
+  std::strftime(buf, sizeof buf, format, &tm);
   return buf;
 }
 
-std::string date_time(std::int64_t unix_seconds) {
-  const std::time_t t = static_cast<std::time_t>(unix_seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M", &tm);
-  return buf;
-}
+std::string clock_time(std::int64_t unix_seconds) { return utc(unix_seconds, "%H:%M:%S"); }
+std::string date_time(std::int64_t unix_seconds) { return utc(unix_seconds, "%Y-%m-%d %H:%M"); }
 
 std::string count(std::size_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);

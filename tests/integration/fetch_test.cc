@@ -279,8 +279,8 @@ TEST_F(FetcherTest, LinkOnlyFeedItemsBecomeArticlesFromTheirPages) {
   pipeline.resolve_links(items, *f);
   EXPECT_TRUE((*again)[0].skip);
   EXPECT_TRUE((*again)[1].skip);
-  EXPECT_TRUE((*again)[2].skip);  // published with its teaser
-  EXPECT_TRUE((*again)[3].fetch_failure);  // asked again, failed again
+  EXPECT_TRUE((*again)[2].skip);              // published with its teaser
+  EXPECT_TRUE((*again)[3].fetch_failure);     // asked again, failed again
   EXPECT_EQ(server_.requests(), served + 1);  // only the page that gave nothing is asked again
 }
 
