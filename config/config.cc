@@ -327,6 +327,9 @@ tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_te
       c.window.window_seconds = hours * 3600;
       c.stories.window_seconds = hours * 3600;
       c.boilerplate.window_seconds = hours * 3600;
+      long long lead_minutes = 60;
+      w.integer("max_lead_minutes", lead_minutes, 0, 24 * 60 * 365);
+      c.max_event_lead_seconds = lead_minutes * 60;
     }
     {
       Section d = top.section("dedup");

@@ -105,6 +105,10 @@ struct Config {
   std::string extract_model_file;  ///< `extract.model_file`: an MSS model to use instead of the
                                    ///< built-in one
   dedup::WindowOptions window;
+  /// `window.max_lead_minutes`: an event time further than this ahead of the input's fetch time
+  /// (a CMS that prints 2099, a wrong time zone) is taken as the fetch time, so one bad date
+  /// cannot move the watermark ahead and expire the whole window.
+  std::int64_t max_event_lead_seconds = 3600;
   dedup::SignatureOptions signature;
   dedup::BoilerplateOptions boilerplate;
   dedup::StoryOptions stories;

@@ -419,6 +419,9 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
   } else if (input.fetched_at) {
     event_time = *input.fetched_at;
   }
+  if (input.fetched_at && event_time > *input.fetched_at + config_.max_event_lead_seconds) {
+    event_time = *input.fetched_at;
+  }
   // The site's own furniture that extraction let through says nothing about the article.
   const std::string core = boilerplate_.filter(a.source, a.url, a.text, event_time);
   const dedup::Fingerprint fp = dedup::make_fingerprint(core, config_.signature);

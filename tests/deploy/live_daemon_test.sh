@@ -42,7 +42,9 @@ site_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)
 pids+=($!)
 site=http://127.0.0.1:$site_port
 for _ in $(seq 50); do curl -sf "$site/post.html" > /dev/null && break; sleep 0.1; done
-printf '{"id":"local-blog","url":"%s/feed.xml","feed":"<rss><channel><item><title>Linked only</title><link>%s/post.html</link></item></channel></rss>"}\n' \
+# Dated with the samples: an undated message would take the broker's timestamp (now), move the
+# watermark years ahead and expire the sample stories the status page is checked for.
+printf '{"id":"local-blog","url":"%s/feed.xml","fetched_at":"2023-05-06T01:00:00Z","feed":"<rss><channel><item><title>Linked only</title><link>%s/post.html</link></item></channel></rss>"}\n' \
   "$site" "$site" > "$work/feed.jsonl"
 "$bin" produce --input "$src/samples/feeds.jsonl.gz" > /dev/null
 "$bin" produce --input "$work/feed.jsonl" > /dev/null

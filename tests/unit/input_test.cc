@@ -133,5 +133,36 @@ TEST(Pipeline, ArticleJsonFollowsTheContract) {
   EXPECT_EQ(s["sources"], 2);
 }
 
+TEST(Pipeline, FarFutureDateDoesNotExpireTheWindow) {
+  config::Config c;
+  Pipeline pipeline(c, nullptr);
+  Input in;
+  in.url = "https://a.test/one";
+  in.fetched_at = 1795255200;
+  in.body = "<html><body><p>A first story with enough words to be kept.</p></body></html>";
+  auto first = pipeline.process(in);
+  ASSERT_TRUE(first);
+  // A broken CMS dates its page in 2099: the event time falls back to the fetch time.
+  Input bad = in;
+  bad.url = "https://b.test/two";
+  bad.published_at = 4070908800;
+  bad.body = "<html><body><p>Another story, about something else entirely.</p></body></html>";
+  auto second = pipeline.process(bad);
+  ASSERT_TRUE(second);
+  EXPECT_EQ((*second)[0].event_time, *in.fetched_at);
+  // The first article is still in the window, so its copy is a duplicate.
+  in.url = "https://c.test/copy";
+  auto copy = pipeline.process(in);
+  ASSERT_TRUE(copy);
+  EXPECT_EQ((*copy)[0].verdict.kind, dedup::DupKind::kExact);
+  // Within the allowed lead a later date is kept.
+  bad.url = "https://d.test/three";
+  bad.published_at = *in.fetched_at + 1800;
+  bad.body = "<html><body><p>A third story, published half an hour later.</p></body></html>";
+  auto third = pipeline.process(bad);
+  ASSERT_TRUE(third);
+  EXPECT_EQ((*third)[0].event_time, *in.fetched_at + 1800);
+}
+
 }  // namespace
 }  // namespace newsflow::daemon
