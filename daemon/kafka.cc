@@ -4,6 +4,8 @@
 // rdkafka.h must come first.
 #include <librdkafka/rdkafka_mock.h>
 
+#include "daemon/log.h"
+
 namespace newsflow::daemon {
 
 void KafkaDeleter::operator()(rd_kafka_t* rk) const {
@@ -13,10 +15,26 @@ void KafkaDeleter::operator()(rd_kafka_conf_t* conf) const {
   if (conf) rd_kafka_conf_destroy(conf);
 }
 
+namespace {
+
+// librdkafka's own log lines (broker disconnects, retries, ...) in the daemon's log format, so
+// a JSON log stays parseable; syslog levels 0-3 are errors, 4 warnings, 5-6 info, 7 debug.
+void kafka_log(const rd_kafka_t* rk, int level, const char* facility, const char* message) {
+  const log::Level l = level <= 3   ? log::Level::kError
+                       : level == 4 ? log::Level::kWarn
+                       : level <= 6 ? log::Level::kInfo
+                                    : log::Level::kDebug;
+  log::write(l, "librdkafka",
+             {{"client", rd_kafka_name(rk)}, {"facility", facility}, {"message", message}});
+}
+
+}  // namespace
+
 tl::expected<KafkaConf, std::vector<config::Problem>> make_kafka_conf(
     const std::map<std::string, std::string>& defaults,
     const std::map<std::string, std::string>& user, const std::string& path) {
   KafkaConf conf(rd_kafka_conf_new());
+  rd_kafka_conf_set_log_cb(conf.get(), kafka_log);
   std::vector<config::Problem> problems;
   char err[512];
   for (const auto* props : {&defaults, &user}) {

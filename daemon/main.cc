@@ -137,6 +137,12 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   broker->add_option("--bootstrap-file", broker_opts.bootstrap_file,
                      "write the bootstrap address to this file once ready");
+  broker->add_option(
+      "--control-file", broker_opts.control_file,
+      "apply fault-injection commands as lines are appended to this file: `down ID`, `up ID` "
+      "(ID -1: all brokers), `rtt ID MS`, `leader TOPIC PARTITION ID`, `errors API ERROR COUNT` "
+      "(the next COUNT requests of API, e.g. Produce or OffsetCommit, fail with ERROR, e.g. "
+      "NOT_LEADER_FOR_PARTITION or _TRANSPORT)");
   broker->add_option("--config", config_path, "YAML config file (for topic names)");
 
   daemon::ProduceOptions produce_opts;

@@ -43,6 +43,7 @@ struct DevBrokerOptions {
   int partitions = 64;
   std::vector<std::string> topics;  ///< empty: the configured topics
   std::string bootstrap_file;       ///< where to write the bootstrap address
+  std::string control_file;         ///< fault-injection commands appended here are applied
 };
 
 /// `newsflow dev-broker`: a mock cluster in its own process until SIGTERM/SIGINT.
