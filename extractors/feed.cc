@@ -116,7 +116,7 @@ struct XmlWriter : pugi::xml_writer {
 std::string inner_xml(const pugi::xml_node& n) {
   XmlWriter w;
   for (pugi::xml_node c = n.first_child(); c; c = c.next_sibling()) {
-    c.print(w, "", pugi::format_raw | pugi::format_no_escapes);
+    c.print(w, "", pugi::format_raw);
   }
   return w.out;
 }
@@ -264,6 +264,39 @@ FeedItem read_item(const pugi::xml_node& item, bool atom, std::string_view feed_
   return it;
 }
 
+// A CDF channel: TITLE and ABSTRACT children, HREF and LASTMOD attributes; items are ITEM
+// elements, also inside nested channels.
+void read_cdf_channel(const pugi::xml_node& channel, std::string_view feed_url, Feed& feed) {
+  const auto text_of = [](const pugi::xml_node& n, std::string_view name) {
+    for (pugi::xml_node c = n.first_child(); c; c = c.next_sibling()) {
+      if (local_name(c) == name) return node_text(c);
+    }
+    return std::string();
+  };
+  if (feed.title.empty()) feed.title = html_fragment_text(text_of(channel, "TITLE"));
+  if (feed.link.empty() && channel.attribute("HREF")) {
+    feed.link = resolve_url(xml_base(channel, feed_url), channel.attribute("HREF").value());
+  }
+  for (pugi::xml_node c = channel.first_child(); c; c = c.next_sibling()) {
+    if (local_name(c) == "CHANNEL") {
+      read_cdf_channel(c, feed_url, feed);
+      continue;
+    }
+    if (local_name(c) != "ITEM") continue;
+    FeedItem it;
+    if (const char* href = c.attribute("HREF").value(); *href) {
+      it.link = resolve_url(xml_base(c, feed_url), href);
+    }
+    it.id = it.link;
+    it.title = html_fragment_text(text_of(c, "TITLE"));
+    it.summary_html = text_of(c, "ABSTRACT");
+    if (const char* lastmod = c.attribute("LASTMOD").value(); *lastmod) {
+      it.updated = parse_date(lastmod);
+    }
+    feed.items.push_back(std::move(it));
+  }
+}
+
 // A language tag as BCP 47 writes it: "en_US" -> "en-US".
 std::string language_tag(std::string_view s) {
   std::string out(s);
@@ -309,6 +342,10 @@ bool read_document(const pugi::xml_document& doc, std::string_view feed_url, Fee
     }
     return true;
   }
+  if (root_name == "CHANNEL") {  // Microsoft CDF (1997): upper-case elements, links in HREF
+    read_cdf_channel(root, feed_url, feed);
+    return true;
+  }
   return false;
 }
 
@@ -339,8 +376,12 @@ std::string xml_escape_html_entities(std::string_view xml) {
     }
     const std::string_view name = xml.substr(i + 1, j - i - 1);
     if (j < xml.size() && xml[j] == ';' && !name.empty()) {
-      if (name[0] == '#' || name == "amp" || name == "lt" || name == "gt" || name == "quot" ||
-          name == "apos") {
+      if (name.starts_with("#X")) {  // HTML accepts &#X41; XML only &#x41;
+        out += "&#x";
+        out.append(name.substr(2));
+        out += ';';
+      } else if (name[0] == '#' || name == "amp" || name == "lt" || name == "gt" ||
+                 name == "quot" || name == "apos") {
         out.append(xml.substr(i, j + 1 - i));
       } else if (auto it = html_entities().find(name); it != html_entities().end()) {
         out += "&#" + std::to_string(static_cast<std::uint32_t>(it->second)) + ";";

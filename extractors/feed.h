@@ -41,7 +41,7 @@ struct Feed {
   std::vector<std::string> warnings;
 };
 
-/// Parses RSS 0.9x/2.0, RSS 1.0 (RDF), Atom 0.3/1.0 and JSON Feed 1.x from UTF-8 text (see
+/// Parses RSS 0.9x/2.0, RSS 1.0 (RDF), Atom 0.3/1.0, CDF and JSON Feed 1.x from UTF-8 text (see
 /// `decode_to_utf8`). HTML named entities that XML lacks (`&nbsp;`, `&eacute;`, ...) and bare
 /// ampersands are accepted. A document that is not well-formed XML still yields the items whose own
 /// markup is, with a warning. Fails (kParse) when nothing feed-like can be read.

@@ -31,6 +31,35 @@ TEST(Entities, HtmlNamesBecomeNumericAndBareAmpersandsAreEscaped) {
   EXPECT_EQ(xml_escape_html_entities("<![CDATA[&nbsp;]]>&hellip;"), "<![CDATA[&nbsp;]]>&#8230;");
 }
 
+TEST(Entities, UpperCaseHexReferencesAreReadAsHtmlReadsThem) {
+  EXPECT_EQ(xml_escape_html_entities("&#X41;&#x42;"), "&#x41;&#x42;");
+}
+TEST(Feed, EscapedMarkupInXhtmlTitlesStaysText) {
+  auto f = parse_feed(R"(<feed xmlns="http://www.w3.org/2005/Atom"><entry>
+<title type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">History of the &lt;blink&gt; tag
+</div></title><content type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">AT&amp;T &lt;b&gt;
+</div></content></entry></feed>)",
+                      "");
+  ASSERT_TRUE(f);
+  ASSERT_EQ(f->items.size(), 1u);
+  EXPECT_EQ(f->items[0].title, "History of the <blink> tag");
+  EXPECT_NE(f->items[0].content_html.find("AT&amp;T &lt;b&gt;"), std::string::npos);
+}
+TEST(Feed, CdfChannels) {
+  auto f = parse_feed(R"(<CHANNEL HREF="http://c.test/"><TITLE>Channel</TITLE>
+<ITEM HREF="/a" LASTMOD="2004-04-06T23:05:43-05:00"><TITLE>One</TITLE><ABSTRACT>First</ABSTRACT>
+</ITEM><CHANNEL><ITEM HREF="http://c.test/b"><TITLE>Two</TITLE></ITEM></CHANNEL></CHANNEL>)",
+                      "http://c.test/cdf.xml");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->title, "Channel");
+  EXPECT_EQ(f->link, "http://c.test/");
+  ASSERT_EQ(f->items.size(), 2u);
+  EXPECT_EQ(f->items[0].link, "http://c.test/a");
+  EXPECT_EQ(f->items[0].title, "One");
+  EXPECT_EQ(f->items[0].summary_html, "First");
+  EXPECT_EQ(f->items[0].updated, parse_iso8601("2004-04-07T04:05:43Z"));
+  EXPECT_EQ(f->items[1].title, "Two");
+}
 TEST(Feed, Rss20Items) {
   auto f = parse_feed(R"(<?xml version="1.0"?>
 <rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/"
