@@ -279,6 +279,9 @@ void Pipeline::remember_link(const std::string& url, std::int64_t event_time) {
   }
 }
 
+// The seen-set entry of a feed item's identity (its id derives from the feed URL and guid).
+std::string Pipeline::item_key(const std::string& article_id) { return "item:" + article_id; }
+
 void Pipeline::confirm_links() {
   for (const auto& [url, t] : pending_links_) remember_link(url, t);
   pending_links_.clear();
@@ -290,8 +293,10 @@ void Pipeline::resolve_links(const std::vector<Extracted*>& items, Fetcher& fetc
   std::vector<Extracted*> to_fetch;
   for (Extracted* e : items) {
     if (e->fetch_url.empty() || e->skip) continue;
-    if (seen_links_.count(e->fetch_url)) {
-      e->skip = true;  // published before (an earlier poll of the feed, or another feed)
+    if (seen_links_.count(e->fetch_url) || seen_links_.count(item_key(e->article.id))) {
+      // Published before: an earlier poll of the feed (the same guid, maybe under a new
+      // link), or another feed with the same link.
+      e->skip = true;
       if (metrics_) metrics_->fetch("already_seen");
       continue;
     }
@@ -347,8 +352,12 @@ std::vector<Output> Pipeline::commit(std::vector<Extracted> extracted, const Inp
       e.article.text = e.feed_text;
     }
     const std::string link = e.fetch_url;
+    const std::string key = item_key(e.article.id);
     outputs.push_back(finish(std::move(e), input));
-    if (!link.empty()) pending_links_.emplace_back(link, outputs.back().event_time);
+    if (!link.empty()) {
+      pending_links_.emplace_back(link, outputs.back().event_time);
+      pending_links_.emplace_back(key, outputs.back().event_time);
+    }
   }
   return outputs;
 }
@@ -387,7 +396,10 @@ bool Pipeline::restore(std::string_view article_json) {
   const std::string core = boilerplate_.filter(str("source"), str("url"), str("text"), *event_time);
   const dedup::Fingerprint fp = dedup::make_fingerprint(core, config_.signature);
   window_.restore(id, fp, *event_time, verdict);
-  if (j.contains("feed_url")) remember_link(str("url"), *event_time);
+  if (j.contains("feed_url")) {
+    remember_link(str("url"), *event_time);
+    remember_link(item_key(id), *event_time);
+  }
   stories_.assign({id, str("url"), str("source"), verdict.kind}, str("title"), verdict, *event_time,
                   str("text"), str("story_id"));
   return true;

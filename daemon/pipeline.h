@@ -118,6 +118,7 @@ class Pipeline {
   const dedup::StoryBook& stories() const { return stories_; }
 
  private:
+  static std::string item_key(const std::string& article_id);
   tl::expected<std::vector<Extracted>, Failure> extract(const Input& input) const;
   tl::expected<std::vector<Extracted>, Failure> extract_feed(const Input& input) const;
   Output finish(Extracted extracted, const Input& input);

@@ -282,6 +282,18 @@ TEST_F(FetcherTest, LinkOnlyFeedItemsBecomeArticlesFromTheirPages) {
   EXPECT_TRUE((*again)[2].skip);              // published with its teaser
   EXPECT_TRUE((*again)[3].fetch_failure);     // asked again, failed again
   EXPECT_EQ(server_.requests(), served + 1);  // only the page that gave nothing is asked again
+
+  // The same guid under a new link (a tracking parameter added) is the same item: not fetched.
+  Input moved = feed;
+  moved.body = "<rss version='2.0'><channel><item><title>First headline</title><link>" +
+               server_.url("/page/one?utm_source=rss") +
+               "</link><guid>g1</guid></item></channel></rss>";
+  auto third = pipeline.prepare(moved);
+  ASSERT_TRUE(third);
+  items = {&(*third)[0]};
+  pipeline.resolve_links(items, *f);
+  EXPECT_TRUE((*third)[0].skip);
+  EXPECT_EQ(server_.requests(), served + 1);
 }
 
 }  // namespace
