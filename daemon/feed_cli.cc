@@ -43,9 +43,7 @@ nlohmann::ordered_json parse_one(const std::string& path, const std::string& url
     out["detail"] = feed.error().detail;
     return out;
   }
-  if (decoded->source == "detected") {
-    feed->warnings.push_back("charset not declared; read as " + decoded->charset + " by detection");
-  }
+  if (!decoded->warning.empty()) feed->warnings.push_back(decoded->warning);
   out["ok"] = true;
   out["bozo"] = !feed->warnings.empty();
   out["warnings"] = feed->warnings;

@@ -128,21 +128,18 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract_feed(
                  "feed has " + std::to_string(input.body.size()) + " bytes, limit " +
                      std::to_string(config_.extract.max_html_bytes)});
   }
-  std::string decoded_text, decoded_source, decoded_charset;
+  std::string decoded_text, charset_warning;
   std::string_view xml = input.body;
   if (input.kind == BodyKind::kFeedBytes) {
     auto decoded = extractors::decode_to_utf8(input.body, input.content_type);
     if (!decoded) return fail(decoded.error());
     decoded_text = std::move(decoded->text);
-    decoded_source = decoded->source;
-    decoded_charset = decoded->charset;
+    charset_warning = std::move(decoded->warning);
     xml = decoded_text;
   }
   auto feed = extractors::parse_feed(xml, input.url);
   if (!feed) return fail(feed.error());
-  if (input.kind == BodyKind::kFeedBytes && decoded_source == "detected") {
-    feed->warnings.push_back("charset not declared; read as " + decoded_charset + " by detection");
-  }
+  if (!charset_warning.empty()) feed->warnings.push_back(std::move(charset_warning));
   for (const auto& w : feed->warnings) {
     if (metrics_) metrics_->feed_warning();
     (void)w;

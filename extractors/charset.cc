@@ -107,7 +107,7 @@ tl::expected<Decoded, ExtractError> decode(std::string_view bytes, std::string_v
   using namespace std::string_view_literals;
   // Byte order marks win over every declaration.
   if (bytes.starts_with("\xEF\xBB\xBF"sv)) {
-    return Decoded{sanitize_utf8(bytes.substr(3)), "utf-8", "bom"};
+    return Decoded{sanitize_utf8(bytes.substr(3)), "utf-8", "bom", {}};
   }
   std::string charset;
   std::string source;
@@ -138,10 +138,17 @@ tl::expected<Decoded, ExtractError> decode(std::string_view bytes, std::string_v
       source = "meta";
     }
   }
+  auto result = [](std::string text, std::string cs, std::string src) {
+    Decoded d{std::move(text), std::move(cs), std::move(src), {}};
+    if (d.source == "detected") {
+      d.warning = "charset not declared; read as " + d.charset + " by detection";
+    }
+    return d;
+  };
   if (charset.empty() || charset == "utf-16" || charset == "utf-32") {
     // A declared UTF-16 without a BOM in an ASCII-compatible stream is a lie; detect instead.
     charset.clear();
-    if (is_valid_utf8(bytes)) return Decoded{std::string(bytes), "utf-8", "utf8"};
+    if (is_valid_utf8(bytes)) return result(std::string(bytes), "utf-8", "utf8");
     std::unique_ptr<std::remove_pointer_t<uchardet_t>, void (*)(uchardet_t)> det(uchardet_new(),
                                                                                  uchardet_delete);
     const std::string_view sample = bytes.substr(0, 256 * 1024);
@@ -156,12 +163,17 @@ tl::expected<Decoded, ExtractError> decode(std::string_view bytes, std::string_v
   if (!ok) {
     // An unknown declared label falls back to detection rather than failing the document.
     if (source == "content_type" || source == "meta" || source == "xml_declaration") {
-      return decode(bytes, content_type, false);
+      auto fallback = decode(bytes, content_type, false);
+      if (fallback) {
+        fallback->warning =
+            "declared charset '" + charset + "' is unknown; read as " + fallback->charset;
+      }
+      return fallback;
     }
     return tl::unexpected(
         ExtractError{ExtractReason::kCharset, "no converter for charset '" + charset + "'"});
   }
-  return Decoded{std::move(text), charset, source};
+  return result(std::move(text), charset, source);
 }
 
 }  // namespace

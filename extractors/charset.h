@@ -13,6 +13,9 @@ struct Decoded {
   std::string text;     ///< UTF-8
   std::string charset;  ///< the charset the bytes were read as, lowercase, e.g. "windows-1252"
   std::string source;   ///< where it came from: "bom", "content_type", "meta", "utf8", "detected"
+  /// A problem worth a warning, e.g. "declared charset 'bogus' is unknown; read as utf-8", or
+  /// "charset not declared; read as windows-1252 by detection"; empty when there is none.
+  std::string warning;
 };
 
 /// Extracts the `charset=` parameter of an HTTP Content-Type value, lowercased; empty if none.

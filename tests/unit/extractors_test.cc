@@ -73,6 +73,19 @@ TEST(Charset, UnknownDeclaredCharsetFallsBackToDetection) {
   auto d = decode_to_utf8("<p>plain</p>", "text/html; charset=no-such-charset");
   ASSERT_TRUE(d);
   EXPECT_EQ(d->text, "<p>plain</p>");
+  EXPECT_EQ(d->warning, "declared charset 'no-such-charset' is unknown; read as utf-8");
+  auto xml = decode_to_utf8("<?xml version=\"1.0\" encoding=\"bogus\"?><rss/>", "");
+  ASSERT_TRUE(xml);
+  EXPECT_NE(xml->warning.find("'bogus' is unknown"), std::string::npos);
+  auto declared = decode_to_utf8("<p>caf\xE9</p>", "text/html; charset=ISO-8859-1");
+  ASSERT_TRUE(declared);
+  EXPECT_EQ(declared->warning, "");
+  auto detected = decode_to_utf8(
+      "<p>caf\xE9 cr\xE8me br\xFBl\xE9"
+      "e</p>",
+      "");
+  ASSERT_TRUE(detected);
+  EXPECT_NE(detected->warning.find("by detection"), std::string::npos);
 }
 
 TEST(Metadata, ResolvesUrlsAndSource) {
