@@ -398,7 +398,7 @@ bool Pipeline::restore(std::string_view article_json) {
     remember_link(item_key(id), *event_time);
   }
   stories_.assign({id, str("url"), str("source"), verdict.kind}, str("title"), verdict, *event_time,
-                  str("text"), str("story_id"));
+                  core, str("story_id"));
   return true;
 }
 
@@ -440,8 +440,8 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
   if (metrics_) metrics_->stage_seconds("dedup", seconds_since(t0));
 
   t0 = Clock::now();
-  out.story =
-      stories_.assign({a.id, a.url, a.source, out.verdict.kind}, a.title, out.verdict, event_time);
+  out.story = stories_.assign({a.id, a.url, a.source, out.verdict.kind}, a.title, out.verdict,
+                              event_time, core);
   out.story_id = out.story.story_id;
   if (metrics_) {
     metrics_->stage_seconds("cluster", seconds_since(t0));

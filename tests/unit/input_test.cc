@@ -133,6 +133,34 @@ TEST(Pipeline, ArticleJsonFollowsTheContract) {
   EXPECT_EQ(s["sources"], 2);
 }
 
+TEST(Pipeline, StoriesGroupByTitleAndLead) {
+  // Two reports of one event under unlike headlines, in different words: not duplicates, but
+  // their leads share the names and facts, so they are one story.
+  config::Config c;
+  Pipeline pipeline(c, nullptr);
+  Input one;
+  one.url = "https://a.test/1";
+  one.fetched_at = 1795255200;
+  one.title = "Council says yes";
+  one.body =
+      "<html><body><p>Riverton council approved the Hallam suspension bridge across the Wend "
+      "river on Tuesday after mayor Ortega broke the tie; Hallam bridge construction begins in "
+      "spring.</p></body></html>";
+  Input two;
+  two.url = "https://b.test/2";
+  two.fetched_at = 1795255200 + 3600;
+  two.title = "Vote ends decade of debate";
+  two.body =
+      "<html><body><p>Mayor Ortega broke a tie: the Hallam suspension bridge over the Wend river "
+      "won Riverton council approval. Construction of the Hallam bridge begins this spring."
+      "</p></body></html>";
+  auto a = pipeline.process(one);
+  auto b = pipeline.process(two);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ((*b)[0].verdict.kind, dedup::DupKind::kUnique);
+  EXPECT_EQ((*b)[0].story_id, (*a)[0].story_id);
+}
+
 TEST(Pipeline, FarFutureDateDoesNotExpireTheWindow) {
   config::Config c;
   Pipeline pipeline(c, nullptr);
