@@ -383,6 +383,7 @@ tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_te
       s.number("similarity_threshold", c.stories.similarity_threshold, 0.0, 1.0);
       s.number("decay_hours", c.stories.decay_hours, 0.1, 24.0 * 365);
       s.integer("lead_words", c.stories.lead_words, 0, 10000);
+      s.number("merge_threshold", c.stories.merge_threshold, 0.0, 1.0);
     }
   }
   if (!problems.empty()) return tl::unexpected(std::move(problems));

@@ -352,7 +352,8 @@ void Daemon::on_delivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opaqu
 }
 
 bool Daemon::produce(const std::string& topic, const std::string& key, const std::string& value,
-                     const std::vector<std::pair<std::string, std::string>>& headers) {
+                     const std::vector<std::pair<std::string, std::string>>& headers,
+                     bool tombstone) {
   while (true) {
     rd_kafka_headers_t* hdrs = rd_kafka_headers_new(headers.size());
     for (const auto& [name, v] : headers) {
@@ -361,7 +362,7 @@ bool Daemon::produce(const std::string& topic, const std::string& key, const std
     }
     const rd_kafka_resp_err_t e = rd_kafka_producev(
         producer_.get(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_KEY(key.data(), key.size()),
-        RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+        RD_KAFKA_V_VALUE(tombstone ? nullptr : const_cast<char*>(value.data()), value.size()),
         RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_END);
     if (e == RD_KAFKA_RESP_ERR_NO_ERROR) return true;
     rd_kafka_headers_destroy(hdrs);
@@ -455,6 +456,9 @@ void Daemon::publish(rd_kafka_message_t* msg, Work& work) {
       const std::string kind(dedup::dup_kind_name(o.verdict.kind));
       produce(config_.topics.articles, o.article.id, article_json(o), {});
       produce(config_.topics.stories, o.story.story_id, story_json(o.story), {});
+      // A merged story is gone: a tombstone, so compaction drops it.
+      for (const auto& gone : o.story.merged_from)
+        produce(config_.topics.stories, gone, {}, {}, true);
       metrics_.article(kind);
       ++progress_.articles;
       if (o.verdict.kind != dedup::DupKind::kUnique) ++progress_.duplicates;

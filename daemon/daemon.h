@@ -89,8 +89,10 @@ class Daemon {
   void prepare_batch(std::vector<rd_kafka_message_t*>& messages, std::vector<Work>& work);
   ParsedInput parse(rd_kafka_message_t* msg) const;
   void publish(rd_kafka_message_t* msg, Work& work);
+  /// Queues one record; `tombstone` sends a null value (a deletion under compaction).
   bool produce(const std::string& topic, const std::string& key, const std::string& value,
-               const std::vector<std::pair<std::string, std::string>>& headers);
+               const std::vector<std::pair<std::string, std::string>>& headers,
+               bool tombstone = false);
   void dead_letter(rd_kafka_message_t* msg, const Failure& failure);
   void item_dead_letter(rd_kafka_message_t* msg, const Pipeline::Extracted& item);
   void record_dead_letter(rd_kafka_message_t* msg, const Failure& failure);

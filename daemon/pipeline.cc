@@ -83,6 +83,8 @@ std::string article_json(const Output& out) {
               {"of", or_null(out.verdict.of)},
               {"similarity", out.verdict.similarity}};
   j["story_id"] = out.story_id;
+  // Stories this article's arrival merged into its story (restored with the window).
+  if (!out.story.merged_from.empty()) j["story_merged_from"] = out.story.merged_from;
   j["event_time"] = extractors::format_rfc3339(out.event_time);
   if (!out.feed_url.empty()) {
     j["feed_url"] = out.feed_url;
@@ -108,6 +110,7 @@ std::string story_json(const dedup::Story& s) {
   j["first_seen"] = extractors::format_rfc3339(s.first_seen);
   j["last_updated"] = extractors::format_rfc3339(s.last_updated);
   j["version"] = s.version;
+  if (!s.merged_from.empty()) j["merged_from"] = s.merged_from;
   return dump(j);
 }
 
@@ -399,6 +402,11 @@ bool Pipeline::restore(std::string_view article_json) {
   }
   stories_.assign({id, str("url"), str("source"), verdict.kind}, str("title"), verdict, *event_time,
                   core, str("story_id"));
+  if (const auto merged = j.find("story_merged_from"); merged != j.end() && merged->is_array()) {
+    for (const auto& from : *merged) {
+      if (from.is_string()) stories_.restore_merge(from.get<std::string>(), str("story_id"));
+    }
+  }
   return true;
 }
 

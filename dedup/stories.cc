@@ -54,9 +54,11 @@ void StoryBook::add_terms(const std::string& story_id,
   }
 }
 
-std::string StoryBook::best_similar_story(const std::unordered_map<std::string, float>& terms,
-                                          std::int64_t event_time) const {
-  if (options_.similarity_threshold <= 0 || terms.empty()) return {};
+std::vector<std::pair<double, std::string>> StoryBook::similar_stories(
+    const std::unordered_map<std::string, float>& terms, std::int64_t event_time,
+    double floor) const {
+  std::vector<std::pair<double, std::string>> out;
+  if (floor <= 0 || terms.empty()) return out;
   const double n = static_cast<double>(std::max<std::size_t>(1, story_terms_.size()));
   auto idf = [&](const std::string& t) {
     const auto it = term_stories_.find(t);
@@ -78,8 +80,6 @@ std::string StoryBook::best_similar_story(const std::unordered_map<std::string, 
     article_norm += x * x;
   }
   article_norm = std::sqrt(article_norm);
-  std::string best;
-  double best_score = options_.similarity_threshold;
   for (const auto& [story_id, count] : shared) {
     if (count < 2) continue;
     const auto st = story_terms_.find(std::string(story_id));
@@ -96,56 +96,130 @@ std::string StoryBook::best_similar_story(const std::unordered_map<std::string, 
         std::abs(static_cast<double>(event_time - story->second.last_updated)) / 3600;
     const double score =
         dot / (std::sqrt(norm) * article_norm) * std::exp(-hours / options_.decay_hours);
-    if (score >= best_score) {
-      best_score = score;
-      best = std::string(story_id);
-    }
+    if (score >= floor) out.emplace_back(score, std::string(story_id));
   }
-  return best;
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  return out;
+}
+
+std::string StoryBook::resolve(std::string id) const {
+  for (int hops = 0; hops < 64; ++hops) {
+    const auto it = merged_into_.find(id);
+    if (it == merged_into_.end()) break;
+    id = it->second;
+  }
+  return id;
+}
+
+void StoryBook::merge(Story& survivor, const std::string& victim_id) {
+  const auto v = stories_.find(victim_id);
+  if (v == stories_.end() || v->first == survivor.story_id) return;
+  Story& victim = v->second;
+  for (auto& m : victim.articles) {
+    if (survivor.articles.size() >= options_.max_listed) break;
+    survivor.articles.push_back(std::move(m));
+  }
+  survivor.article_count += victim.article_count;
+  survivor.first_seen = std::min(survivor.first_seen, victim.first_seen);
+  survivor.last_updated = std::max(survivor.last_updated, victim.last_updated);
+  survivor.merged_from.push_back(victim_id);
+  if (auto t = story_terms_.find(victim_id); t != story_terms_.end()) {
+    const auto terms = std::move(t->second);
+    story_terms_.erase(t);
+    add_terms(survivor.story_id, terms);
+  }
+  merged_into_[victim_id] = survivor.story_id;
+  stories_.erase(v);
+}
+
+void StoryBook::restore_merge(const std::string& from, const std::string& into) {
+  const std::string target = resolve(into);
+  const std::string source = resolve(from);
+  if (source == target) return;
+  if (auto s = stories_.find(target); s != stories_.end()) {
+    merge(s->second, source);
+    s->second.merged_from.clear();
+  }
+  merged_into_[source] = target;
 }
 
 const Story& StoryBook::assign(const StoryMember& member, std::string_view title,
                                const Verdict& verdict, std::int64_t event_time,
                                std::string_view text, std::string_view story_hint) {
   if (auto placed = story_of_.find(member.id); placed != story_of_.end()) {
-    if (auto story = stories_.find(placed->second); story != stories_.end()) return story->second;
+    if (auto story = stories_.find(resolve(placed->second)); story != stories_.end()) {
+      return story->second;
+    }
   }
   watermark_ = std::max(watermark_, event_time);
   if (++since_sweep_ >= 1024) expire(watermark_);
 
-  std::string story_id(story_hint);
+  std::string story_id = story_hint.empty() ? std::string() : resolve(std::string(story_hint));
   if (story_id.empty() && verdict.kind != DupKind::kUnique) {
-    if (auto it = story_of_.find(verdict.of); it != story_of_.end() && stories_.count(it->second)) {
-      story_id = it->second;
+    if (auto it = story_of_.find(verdict.of); it != story_of_.end()) {
+      if (std::string s = resolve(it->second); stories_.count(s)) story_id = s;
     }
   }
   const auto terms = article_terms(title, text, options_.lead_words);
-  if (story_id.empty()) story_id = best_similar_story(terms, event_time);
+  std::vector<std::pair<double, std::string>> similar;
+  if (story_hint.empty()) {
+    double floor = options_.similarity_threshold;
+    if (options_.merge_threshold > 0 && (floor <= 0 || options_.merge_threshold < floor)) {
+      floor = options_.merge_threshold;
+    }
+    similar = similar_stories(terms, event_time, floor);
+    if (story_id.empty() && !similar.empty() && options_.similarity_threshold > 0 &&
+        similar.front().first >= options_.similarity_threshold) {
+      story_id = similar.front().second;
+    }
+  }
   if (story_id.empty()) story_id = member.id;
   add_terms(story_id, terms);
   auto [it, created] = stories_.try_emplace(story_id);
-  Story& story = it->second;
+  Story* story = &it->second;
+  story->merged_from.clear();
   if (created) {
-    story.story_id = story_id;
-    story.title = std::string(title);
-    story.representative = member.id;
-    story.first_seen = event_time;
+    story->story_id = story_id;
+    story->title = std::string(title);
+    story->representative = member.id;
+    story->first_seen = event_time;
   }
-  story.first_seen = std::min(story.first_seen, event_time);
-  story.last_updated = std::max(story.last_updated, event_time);
-  ++story.article_count;
-  ++story.version;
-  if (story.articles.size() < options_.max_listed) story.articles.push_back(member);
+  // Other stories the article matches as well as a story's own articles do were one story all
+  // along: the older one absorbs the younger (stable ids for the bigger share of readers).
+  if (options_.merge_threshold > 0) {
+    for (const auto& [score, other] : similar) {
+      if (score < options_.merge_threshold || other == story->story_id) continue;
+      const auto o = stories_.find(other);
+      if (o == stories_.end()) continue;
+      if (o->second.first_seen < story->first_seen ||
+          (o->second.first_seen == story->first_seen && other < story->story_id)) {
+        Story& older = o->second;
+        older.merged_from.clear();
+        const std::string younger = story->story_id;
+        merge(older, younger);  // invalidates `story`
+        story = &stories_.find(other)->second;
+      } else {
+        merge(*story, other);
+      }
+    }
+  }
+  story->first_seen = std::min(story->first_seen, event_time);
+  story->last_updated = std::max(story->last_updated, event_time);
+  ++story->article_count;
+  ++story->version;
+  if (story->articles.size() < options_.max_listed) story->articles.push_back(member);
   std::unordered_set<std::string_view> sources;
-  for (const auto& m : story.articles) sources.insert(m.source);
-  story.sources = sources.size();
-  story_of_[member.id] = story_id;
-  return story;
+  for (const auto& m : story->articles) sources.insert(m.source);
+  story->sources = sources.size();
+  story_of_[member.id] = story->story_id;
+  return *story;
 }
 
 std::string StoryBook::story_of(std::string_view article_id) const {
   const auto it = story_of_.find(std::string(article_id));
-  return it == story_of_.end() ? std::string() : it->second;
+  return it == story_of_.end() ? std::string() : resolve(it->second);
 }
 
 std::vector<Story> StoryBook::largest(std::size_t n) const {
@@ -171,7 +245,10 @@ void StoryBook::expire(std::int64_t watermark) {
     it = it->second.last_updated < horizon ? stories_.erase(it) : std::next(it);
   }
   for (auto it = story_of_.begin(); it != story_of_.end();) {
-    it = stories_.count(it->second) ? std::next(it) : story_of_.erase(it);
+    it = stories_.count(resolve(it->second)) ? std::next(it) : story_of_.erase(it);
+  }
+  for (auto it = merged_into_.begin(); it != merged_into_.end();) {
+    it = stories_.count(resolve(it->second)) ? std::next(it) : merged_into_.erase(it);
   }
   for (auto it = story_terms_.begin(); it != story_terms_.end();) {
     it = stories_.count(it->first) ? std::next(it) : story_terms_.erase(it);

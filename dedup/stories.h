@@ -29,6 +29,9 @@ struct Story {
   std::int64_t first_seen = 0;
   std::int64_t last_updated = 0;
   std::uint64_t version = 0;  ///< increases with every change
+  /// Stories merged into this one by its latest update: they are gone (a tombstone each on the
+  /// stories topic) and their articles are this story's now.
+  std::vector<std::string> merged_from;
 };
 
 /// Options of story grouping; filled by `config/`.
@@ -41,6 +44,9 @@ struct StoryOptions {
   double similarity_threshold = 0.3;
   double decay_hours = 24;      ///< similarity halves... e-folds every this many hours apart
   std::size_t lead_words = 80;  ///< words of the text that count with the title
+  /// Two stories that began apart (the first reports had too little in common) are merged when
+  /// an article matches the other one this well too; 0 never merges.
+  double merge_threshold = 0.5;
 };
 
 /// Groups articles into stories: a duplicate joins the story of the article it duplicates,
@@ -57,8 +63,13 @@ class StoryBook {
                       std::int64_t event_time, std::string_view text = {},
                       std::string_view story_hint = {});
 
-  /// Story id of an article still held, or empty.
+  /// Story id of an article still held (after merges), or empty.
   std::string story_of(std::string_view article_id) const;
+
+  /// Restores a merge recorded in an article (`story_merged_from`): `from` is part of `into`.
+  /// Articles restored later with the hint `from` join `into`; a `from` already restored is
+  /// merged now.
+  void restore_merge(const std::string& from, const std::string& into);
 
   /// Number of stories held.
   std::size_t size() const { return stories_.size(); }
@@ -76,8 +87,15 @@ class StoryBook {
   // to the stories that have them; rebuilt at every sweep.
   std::unordered_map<std::string, std::unordered_map<std::string, float>> story_terms_;
   std::unordered_map<std::string, std::vector<std::string>> term_stories_;
-  std::string best_similar_story(const std::unordered_map<std::string, float>& terms,
-                                 std::int64_t event_time) const;
+  // Stories scoring at least `floor` against the terms, best first.
+  std::vector<std::pair<double, std::string>> similar_stories(
+      const std::unordered_map<std::string, float>& terms, std::int64_t event_time,
+      double floor) const;
+  // Follows merges: the story an id now stands for.
+  std::string resolve(std::string id) const;
+  // Moves `victim` into `survivor` (both held).
+  void merge(Story& survivor, const std::string& victim);
+  std::unordered_map<std::string, std::string> merged_into_;  // merged story id -> survivor
   void add_terms(const std::string& story_id, const std::unordered_map<std::string, float>& terms);
   std::int64_t watermark_ = 0;
   std::size_t since_sweep_ = 0;

@@ -308,6 +308,65 @@ TEST_F(DaemonOnMockCluster, ARestartedDaemonStillRecognizesCopies) {
   EXPECT_TRUE(found);
 }
 
+TEST_F(DaemonOnMockCluster, MergedStoriesAreTombstonedAndStayMergedAfterARestart) {
+  config_.stories.merge_threshold = 0.3;
+  auto page = [](const std::string& title, const std::string& text) {
+    return "<html><head><title>" + title + "</title></head><body><h1>" + title + "</h1><p>" + text +
+           "</p></body></html>";
+  };
+  const std::string bridge = page("Riverton approves Hallam bridge",
+                                  "Riverton council approved the Hallam bridge on "
+                                  "Tuesday, ending years of debate in the town.");
+  const std::string ferry = page("Wend ferry operators protest",
+                                 "Ferry operators on the Wend protested outside the town hall "
+                                 "against the loss of their crossing trade.");
+  const std::string both = page(
+      "Hallam bridge approved as Wend ferry operators protest",
+      "Riverton council approved the Hallam bridge while Wend ferry operators protested at the "
+      "town hall against the loss of their trade.");
+  // One key, one partition: read in this order.
+  int n = 0;
+  for (const auto& [id, body] :
+       {std::pair{"a", bridge}, std::pair{"b", ferry}, std::pair{"c", both}}) {
+    produce(producer_.get(), config_.topics.pages, "k", body,
+            {{"url", std::string("https://") + id + ".test/story"},
+             {"id", id},
+             {"fetched_at", "2023-05-01T0" + std::to_string(n++) + ":00:00Z"}});
+  }
+  ASSERT_EQ(rd_kafka_flush(producer_.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  {
+    Metrics metrics;
+    run_daemon(3, metrics);
+  }
+  const int parts = config_.kafka.embedded_partitions;
+  bool tombstone = false;
+  for (const auto& r : read_topic(cluster_->bootstrap(), config_.topics.stories, parts)) {
+    if (r.key == "b" && r.value.empty()) tombstone = true;
+  }
+  EXPECT_TRUE(tombstone) << "no tombstone for the merged story b";
+  // After a restart a copy of b's article joins the merged story.
+  produce(producer_.get(), config_.topics.pages, "k", ferry,
+          {{"url", "https://d.test/copy"}, {"id", "d"}, {"fetched_at", "2023-05-01T04:00:00Z"}});
+  ASSERT_EQ(rd_kafka_flush(producer_.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  {
+    Metrics metrics;
+    run_daemon(1, metrics);
+  }
+  bool found = false;
+  for (const auto& r : read_topic(cluster_->bootstrap(), config_.topics.articles, parts)) {
+    const auto j = nlohmann::json::parse(r.value);
+    if (r.key == "c") {
+      EXPECT_EQ(j["story_id"], "a");
+      EXPECT_EQ(j["story_merged_from"], nlohmann::json::array({"b"}));
+    }
+    if (r.key != "d") continue;
+    EXPECT_EQ(j["dup"]["of"], "b");
+    EXPECT_EQ(j["story_id"], "a");
+    found = true;
+  }
+  EXPECT_TRUE(found);
+}
+
 }  // namespace
 }  // namespace newsflow::daemon
 

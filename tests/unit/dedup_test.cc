@@ -233,6 +233,45 @@ TEST(Boilerplate, ForgetsWhatTheWindowNoLongerHolds) {
   EXPECT_EQ(f.filter("a.test", "https://a.test/z", "Menu\n\nStory z", 1000), "Menu\n\nStory z");
 }
 
+TEST(Stories, AnArticleThatMatchesTwoStoriesMergesThem) {
+  StoryBook book({.similarity_threshold = 0.3, .merge_threshold = 0.3});
+  const Verdict unique;
+  book.assign({"a", "u1", "x.test", DupKind::kUnique}, "Riverton approves Hallam bridge", unique, 0,
+              "Riverton council approved the Hallam bridge on Tuesday.");
+  book.assign({"b", "u2", "y.test", DupKind::kUnique}, "Wend ferry operators protest", unique, 60,
+              "Ferry operators on the Wend protested outside the town hall.");
+  EXPECT_EQ(book.story_of("b"), "b");
+  const Story& s = book.assign(
+      {"c", "u3", "z.test", DupKind::kUnique},
+      "Hallam bridge approved as Wend ferry operators protest", unique, 120,
+      "Riverton council approved the Hallam bridge while Wend ferry operators protested at the "
+      "town hall.");
+  EXPECT_EQ(s.story_id, "a");  // the older story absorbs the younger
+  ASSERT_EQ(s.merged_from.size(), 1u);
+  EXPECT_EQ(s.merged_from[0], "b");
+  EXPECT_EQ(s.article_count, 3u);
+  EXPECT_EQ(book.story_of("b"), "a");
+  EXPECT_EQ(book.size(), 1u);
+  // The next update of the story merges nothing more.
+  const Story& again =
+      book.assign({"d", "u4", "w.test", DupKind::kExact}, "x", {DupKind::kExact, "b", 1.0}, 130);
+  EXPECT_EQ(again.story_id, "a");
+  EXPECT_TRUE(again.merged_from.empty());
+
+  // After a restart the merge comes back from the articles, in whatever order they are read.
+  StoryBook restored({.similarity_threshold = 0.3, .merge_threshold = 0.3});
+  restored.assign({"b", "u2", "y.test", DupKind::kUnique}, "t", unique, 60, "", "b");
+  restored.assign({"a", "u1", "x.test", DupKind::kUnique}, "t", unique, 0, "", "a");
+  restored.assign({"c", "u3", "z.test", DupKind::kUnique}, "t", unique, 120, "", "a");
+  restored.restore_merge("b", "a");
+  restored.assign({"d", "u4", "w.test", DupKind::kExact}, "t", {DupKind::kExact, "b", 1.0}, 130, "",
+                  "b");
+  EXPECT_EQ(restored.size(), 1u);
+  EXPECT_EQ(restored.story_of("b"), "a");
+  EXPECT_EQ(restored.story_of("d"), "a");
+  EXPECT_EQ(restored.largest(1)[0].article_count, 4u);
+}
+
 TEST(Stories, DuplicatesJoinTheirOriginalsStory) {
   StoryBook book;
   const Story& s1 =
