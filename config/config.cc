@@ -333,12 +333,15 @@ tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_te
     }
     {
       Section d = top.section("dedup");
-      std::string scheme = "shingles";
+      std::string scheme = "weighted";
       d.string("signature", scheme);
       if (!dedup::parse_signature_scheme(scheme, c.signature.scheme)) {
         d.problem("signature",
-                  "must be one of shingles, spotsigs, sentences, simhash, got '" + scheme + "'");
+                  "must be one of weighted, shingles, spotsigs, sentences, simhash, got '" +
+                      scheme + "'");
       }
+      // Measured best phrase lengths: 7 words weighted, 5 for the plain schemes.
+      if (c.signature.scheme != dedup::SignatureScheme::kWeighted) c.signature.shingle_words = 5;
       c.window.simhash = c.signature.scheme == dedup::SignatureScheme::kSimHash;
       d.integer("simhash_max_bits", c.window.simhash_max_bits, 0, 32);
       d.integer("shingle_words", c.signature.shingle_words, 1, 16);

@@ -119,7 +119,10 @@ Pipeline::Pipeline(const config::Config& config, Metrics* metrics)
       metrics_(metrics),
       window_(config.window),
       stories_(config.stories),
-      boilerplate_(config.boilerplate) {}
+      boilerplate_(config.boilerplate),
+      // 8 slices of 2^20 counters (16 MiB) for the weighted scheme; a token table otherwise.
+      term_stats_(config.window.window_seconds, 8,
+                  config.signature.scheme == dedup::SignatureScheme::kWeighted ? 20 : 8) {}
 
 tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract_feed(
     const Input& input) const {
@@ -282,6 +285,17 @@ void Pipeline::remember_link(const std::string& url, std::int64_t event_time) {
 // The seen-set entry of a feed item's identity (its id derives from the feed URL and guid).
 std::string Pipeline::item_key(const std::string& article_id) { return "item:" + article_id; }
 
+dedup::Fingerprint Pipeline::fingerprint(const std::string& core, std::int64_t event_time) {
+  if (config_.signature.scheme != dedup::SignatureScheme::kWeighted) {
+    return dedup::make_fingerprint(core, config_.signature);
+  }
+  // Weights from the window's document frequencies before this article joins them.
+  std::vector<std::uint64_t> terms;
+  dedup::Fingerprint fp = dedup::make_fingerprint(core, config_.signature, &term_stats_, &terms);
+  term_stats_.add(terms, event_time);
+  return fp;
+}
+
 void Pipeline::confirm_links() {
   for (const auto& [url, t] : pending_links_) remember_link(url, t);
   pending_links_.clear();
@@ -394,7 +408,7 @@ bool Pipeline::restore(std::string_view article_json) {
   }
   const std::string id = str("id");
   const std::string core = boilerplate_.filter(str("source"), str("url"), str("text"), *event_time);
-  const dedup::Fingerprint fp = dedup::make_fingerprint(core, config_.signature);
+  const dedup::Fingerprint fp = fingerprint(core, *event_time);
   window_.restore(id, fp, *event_time, verdict);
   if (j.contains("feed_url")) {
     remember_link(str("url"), *event_time);
@@ -441,7 +455,7 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
   }
   // The site's own furniture that extraction let through says nothing about the article.
   const std::string core = boilerplate_.filter(a.source, a.url, a.text, event_time);
-  const dedup::Fingerprint fp = dedup::make_fingerprint(core, config_.signature);
+  const dedup::Fingerprint fp = fingerprint(core, event_time);
   out.content_hash = fp.exact.hex();
   out.event_time = event_time;
   out.verdict = window_.observe(a.id, fp, event_time);

@@ -9,6 +9,7 @@
 #include "config/config.h"
 #include "dedup/boilerplate.h"
 #include "dedup/stories.h"
+#include "dedup/term_stats.h"
 #include "dedup/window.h"
 #include "extractors/article.h"
 #include "tl/expected.hpp"
@@ -118,6 +119,7 @@ class Pipeline {
   const dedup::StoryBook& stories() const { return stories_; }
 
  private:
+  dedup::Fingerprint fingerprint(const std::string& core, std::int64_t event_time);
   static std::string item_key(const std::string& article_id);
   tl::expected<std::vector<Extracted>, Failure> extract(const Input& input) const;
   tl::expected<std::vector<Extracted>, Failure> extract_feed(const Input& input) const;
@@ -128,6 +130,7 @@ class Pipeline {
   dedup::DedupWindow window_;
   dedup::StoryBook stories_;
   dedup::BoilerplateFilter boilerplate_;
+  dedup::TermStats term_stats_;  // document frequencies for the weighted scheme
   // Links whose page was fetched or published, with their event time, oldest first.
   void remember_link(const std::string& url, std::int64_t event_time);
   std::unordered_map<std::string, std::int64_t> seen_links_;

@@ -3,7 +3,9 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "dedup/internal/stopwords.h"
@@ -72,6 +74,8 @@ bool parse_signature_scheme(std::string_view name, SignatureScheme& out) {
     out = SignatureScheme::kSentences;
   } else if (name == "simhash") {
     out = SignatureScheme::kSimHash;
+  } else if (name == "weighted") {
+    out = SignatureScheme::kWeighted;
   } else {
     return false;
   }
@@ -110,7 +114,8 @@ std::vector<std::uint64_t> phrase_hashes_of_normalized(std::string_view normaliz
   if (options.scheme == SignatureScheme::kSentences) return phrase_hashes(normalized, options);
   const auto words = split_words(normalized);
   if (words.empty()) return out;
-  if (options.scheme == SignatureScheme::kShingles || options.scheme == SignatureScheme::kSimHash) {
+  if (options.scheme == SignatureScheme::kShingles || options.scheme == SignatureScheme::kSimHash ||
+      options.scheme == SignatureScheme::kWeighted) {
     const auto n = static_cast<std::size_t>(std::max(1, options.shingle_words));
     if (words.size() <= n) {
       out.push_back(hash_words(words, 0, words.size()));
@@ -133,6 +138,79 @@ std::vector<std::uint64_t> phrase_hashes_of_normalized(std::string_view normaliz
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+namespace {
+
+// The distinct values of `hashes`, in first-seen order (linear probing; 0 marks a free slot,
+// so a hash of 0 is kept apart).
+std::vector<std::uint64_t> distinct(const std::vector<std::uint64_t>& hashes) {
+  std::size_t size = 16;
+  while (size < hashes.size() * 2) size <<= 1;
+  std::vector<std::uint64_t> table(size, 0);
+  std::vector<std::uint64_t> out;
+  out.reserve(hashes.size());
+  bool zero = false;
+  for (const std::uint64_t h : hashes) {
+    if (h == 0) {
+      if (!zero) out.push_back(0);
+      zero = true;
+      continue;
+    }
+    for (std::size_t i = mix(h) & (size - 1);; i = (i + 1) & (size - 1)) {
+      if (table[i] == h) break;
+      if (table[i] == 0) {
+        table[i] = h;
+        out.push_back(h);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> term_hashes(std::string_view normalized) {
+  std::vector<std::uint64_t> all;
+  for (const auto w : split_words(normalized)) all.push_back(XXH3_64bits(w.data(), w.size()));
+  return distinct(all);
+}
+
+std::vector<std::uint64_t> weighted_phrase_hashes(std::string_view normalized,
+                                                  const SignatureOptions& options,
+                                                  const TermStats& stats,
+                                                  std::vector<std::uint64_t>* terms) {
+  std::vector<std::uint64_t> out;
+  const auto words = split_words(normalized);
+  std::vector<std::uint64_t> word_hash(words.size());
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    word_hash[i] = XXH3_64bits(words[i].data(), words[i].size());
+  }
+  if (terms) *terms = distinct(word_hash);
+  if (words.empty()) return out;
+  const auto n =
+      std::min(words.size(), static_cast<std::size_t>(std::max(1, options.shingle_words)));
+  // weight = round(ln((N + 1) / (df + 1))), capped at 8: weight >= k exactly when
+  // df + 1 <= (N + 1) / e^(k - 0.5), so nine thresholds replace a logarithm per word.
+  constexpr int kMaxWeight = 8;
+  const double docs = static_cast<double>(stats.documents()) + 1;
+  double limit[kMaxWeight];
+  for (int k = 1; k <= kMaxWeight; ++k) limit[k - 1] = docs / std::exp(k - 0.5);
+  // A shingle that occurs twice adds the same copies twice: the sketch takes minima, so only
+  // the count (the weighted size) is off, by the rare repeats.
+  out.reserve(words.size() * 4);
+  for (std::size_t i = 0; i + n <= words.size(); ++i) {
+    const double df1 = static_cast<double>(stats.df(word_hash[i])) + 1;
+    int weight = 0;
+    while (weight < kMaxWeight && df1 <= limit[weight]) ++weight;
+    if (weight == 0) continue;
+    const std::uint64_t phrase = hash_words(words, i, n);
+    for (int copy = 0; copy < weight; ++copy) {
+      out.push_back(mix(phrase + 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(copy)));
+    }
+  }
   return out;
 }
 

@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "dedup/term_stats.h"
+
 namespace newsflow::dedup {
 
 /// Which phrases of an article its near-duplicate signature is made of.
@@ -13,16 +15,21 @@ enum class SignatureScheme {
   kSpotSigs,   ///< SpotSigs: a stopword antecedent plus the next `spot_chain` non-stopwords
   kSentences,  ///< every sentence (share of shared sentences)
   kSimHash,    ///< 64-bit SimHash of the shingles; near when few bits differ (Charikar; Manku)
+  /// Shingles weighted by the inverse document frequency of their first word in the window
+  /// (Alonso, Fetterly & Manasse): weighted Jaccard by consistent sampling of integer weights
+  /// (a shingle of weight w enters the sketch as w distinct copies); shingles whose first word
+  /// occurs in most of the window's documents get no weight.
+  kWeighted,
 };
 
 /// Options of signature computation; filled by `config/`.
 struct SignatureOptions {
-  SignatureScheme scheme = SignatureScheme::kShingles;
-  int shingle_words = 5;
+  SignatureScheme scheme = SignatureScheme::kWeighted;
+  int shingle_words = 7;  ///< 5 for the plain schemes is their measured best
   int spot_chain = 2;
 };
 
-/// Parses "shingles", "spotsigs", "sentences" or "simhash"; false for anything else.
+/// Parses "shingles", "spotsigs", "sentences", "simhash" or "weighted"; false otherwise.
 bool parse_signature_scheme(std::string_view name, SignatureScheme& out);
 
 /// The distinct phrase hashes of a text, sorted: its shingles or SpotSigs of the normalized
@@ -34,6 +41,20 @@ std::vector<std::uint64_t> phrase_hashes(std::string_view text, const SignatureO
 /// sentences (which need the punctuation normalization removes).
 std::vector<std::uint64_t> phrase_hashes_of_normalized(std::string_view normalized,
                                                        const SignatureOptions& options);
+
+/// Distinct hashes of the words of normalized text, in order of first occurrence: the terms
+/// `TermStats` counts.
+std::vector<std::uint64_t> term_hashes(std::string_view normalized);
+
+/// The weighted scheme's sketch elements: each shingle of normalized text repeated
+/// round(ln((N + 1) / (df + 1))) times, at most 8, where df is the window document frequency of
+/// its first word (so a shingle opened by a word in most documents has weight 0), for
+/// `minhash_sketch`: unordered, a repeated shingle's copies repeated; empty when every weight
+/// is 0. `terms`, when given, receives `term_hashes(normalized)`.
+std::vector<std::uint64_t> weighted_phrase_hashes(std::string_view normalized,
+                                                  const SignatureOptions& options,
+                                                  const TermStats& stats,
+                                                  std::vector<std::uint64_t>* terms = nullptr);
 
 /// Charikar's SimHash of a set of phrase hashes: bit i is set when more phrases have bit i of
 /// their (remixed) hash set than not.

@@ -21,13 +21,22 @@ std::string_view dup_kind_name(DupKind k) {
   return "unique";
 }
 
-Fingerprint make_fingerprint(std::string_view text, const SignatureOptions& options) {
+Fingerprint make_fingerprint(std::string_view text, const SignatureOptions& options,
+                             const TermStats* stats, std::vector<std::uint64_t>* terms) {
   Fingerprint fp;
   const std::string normalized = normalize_text(text);
   fp.exact = content_hash(normalized);
-  const auto phrases = options.scheme == SignatureScheme::kSentences
-                           ? phrase_hashes(text, options)
-                           : phrase_hashes_of_normalized(normalized, options);
+  std::vector<std::uint64_t> phrases;
+  if (options.scheme == SignatureScheme::kWeighted && stats) {
+    phrases = weighted_phrase_hashes(normalized, options, *stats, terms);
+  } else if (terms) {
+    *terms = term_hashes(normalized);
+  }
+  if (phrases.empty()) {
+    phrases = options.scheme == SignatureScheme::kSentences
+                  ? phrase_hashes(text, options)
+                  : phrase_hashes_of_normalized(normalized, options);
+  }
   if (options.scheme == SignatureScheme::kSimHash) {
     fp.simhash = simhash(phrases);
   } else {

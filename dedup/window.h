@@ -34,13 +34,17 @@ struct Fingerprint {
   std::uint64_t simhash = 0;  ///< for SignatureScheme::kSimHash
 };
 
-/// Fingerprint of an article's text (normalized inside).
-Fingerprint make_fingerprint(std::string_view text, const SignatureOptions& options);
+/// Fingerprint of an article's text (normalized inside). The weighted scheme takes its weights
+/// from `stats` (without it, or when every weight is 0, it falls back to plain shingles);
+/// `terms`, when given, receives the text's `term_hashes` for `TermStats::add`.
+Fingerprint make_fingerprint(std::string_view text, const SignatureOptions& options,
+                             const TermStats* stats = nullptr,
+                             std::vector<std::uint64_t>* terms = nullptr);
 
 /// Options of the dedup window; filled by `config/`.
 struct WindowOptions {
   std::int64_t window_seconds = 72 * 3600;  ///< how far behind the watermark entries live
-  double near_threshold = 0.3;              ///< estimated Jaccard from which an article is `near`
+  double near_threshold = 0.2;              ///< estimated Jaccard from which an article is `near`
   double contained_threshold = 0.8;         ///< share of a shorter article inside a longer one
   double contained_max_ratio = 0.9;         ///< `contained` only if the shorter has at most this
                                             ///< share of the longer one's phrases

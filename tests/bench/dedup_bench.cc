@@ -108,7 +108,30 @@ void BM_WindowInsertQuery(benchmark::State& state) {
   state.counters["p99_us"] = latencies[latencies.size() * 99 / 100];
 }
 
+// The weighted scheme against document frequencies of a window that has seen 10,000 articles
+// (and keeps counting, as the pipeline does).
+void BM_SignatureWeighted(benchmark::State& state) {
+  std::mt19937_64 rng(1);
+  std::vector<std::string> texts;
+  for (int i = 0; i < 256; ++i) texts.push_back(synthetic_article(rng));
+  TermStats stats;
+  for (int i = 0; i < 10000; ++i) {
+    stats.add(term_hashes(normalize_text(texts[static_cast<std::size_t>(i) % texts.size()])), i);
+  }
+  const SignatureOptions options{SignatureScheme::kWeighted, 7, 2};
+  std::size_t i = 0;
+  std::vector<std::uint64_t> terms;
+  for (auto _ : state) {
+    const std::string& text = texts[i++ % texts.size()];
+    benchmark::DoNotOptimize(make_fingerprint(text, options, &stats, &terms));
+    stats.add(terms, static_cast<std::int64_t>(10000 + i));
+  }
+  state.counters["articles/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+
 BENCHMARK_CAPTURE(BM_Signature, shingles, SignatureScheme::kShingles);
+BENCHMARK(BM_SignatureWeighted);
 BENCHMARK_CAPTURE(BM_Signature, spotsigs, SignatureScheme::kSpotSigs);
 BENCHMARK_CAPTURE(BM_Signature, sentences, SignatureScheme::kSentences);
 BENCHMARK_CAPTURE(BM_Signature, simhash, SignatureScheme::kSimHash);

@@ -50,13 +50,63 @@ std::string article(int n, int seed = 0) {
 }
 
 TEST(Signature, ShinglesAndSpotSigs) {
-  SignatureOptions shingles;
+  SignatureOptions shingles{SignatureScheme::kShingles, 5, 2};
   EXPECT_EQ(phrase_hashes("a b c d e f", shingles).size(), 2u);  // two 5-word shingles
   EXPECT_EQ(phrase_hashes("a b", shingles).size(), 1u);          // shorter than one phrase
   EXPECT_TRUE(phrase_hashes("", shingles).empty());
   SignatureOptions spot{SignatureScheme::kSpotSigs, 5, 2};
   // "the" and "was" are antecedents; "of" is skipped as a stopword.
   EXPECT_EQ(phrase_hashes("the mayor of town was happy today", spot).size(), 2u);
+}
+
+TEST(TermStats, CountsDocumentsOverTheWindowAndForgetsOldSlices) {
+  TermStats stats(800, 8, 10);  // slices of 100 s
+  const std::uint64_t common = 11, rare = 22;
+  for (int i = 0; i < 10; ++i) stats.add({common}, i * 10);
+  stats.add({common, rare}, 150);
+  stats.add({common, common}, 160);  // callers pass distinct terms; a repeat counts again
+  EXPECT_EQ(stats.documents(), 12u);
+  EXPECT_EQ(stats.df(rare), 1u);
+  EXPECT_EQ(stats.df(common), 13u);
+  EXPECT_LT(stats.idf(common), 0.1);
+  EXPECT_GT(stats.idf(rare), 1.5);
+  EXPECT_EQ(stats.df(33), 0u);
+  // At 850 s the window reaches back to 50 s: the first slice (0-99 s) is gone (slices leave
+  // whole, so the window is up to one slice shorter), the second (100-199 s) stays.
+  stats.add({rare}, 850);
+  EXPECT_EQ(stats.documents(), 3u);
+  EXPECT_EQ(stats.df(common), 3u);  // 150 s once, 160 s twice
+  EXPECT_EQ(stats.df(rare), 2u);
+  // Far later only the newest slice counts; a document older than the window is not counted.
+  stats.add({rare}, 5000);
+  stats.add({common}, 100);
+  EXPECT_EQ(stats.documents(), 1u);
+  EXPECT_EQ(stats.df(common), 0u);
+}
+
+TEST(Signature, WeightedShinglesFollowDocumentFrequency) {
+  TermStats stats;
+  // "the" opens shingles in every document, "zephyr" in none.
+  for (int i = 0; i < 50; ++i) {
+    stats.add(term_hashes("the cat sat on the mat number " + std::to_string(i)), i);
+  }
+  const SignatureOptions options{SignatureScheme::kWeighted, 3, 2};
+  // "the a b": weight 0; "zephyr a b": weight round(ln 51) = 4.
+  EXPECT_TRUE(weighted_phrase_hashes("the a b", options, stats).empty());
+  EXPECT_EQ(weighted_phrase_hashes("zephyr a b", options, stats).size(), 4u);
+  // The weighted Jaccard of texts that share their rare-word shingles is high even when the
+  // common-word shingles differ.
+  const std::string a = "zephyr winds blow the kites over the hills and the sea";
+  const std::string b = "zephyr winds blow the boats over the bay and the sea";
+  std::vector<std::uint64_t> terms;
+  const Fingerprint fa = make_fingerprint(a, options, &stats, &terms);
+  EXPECT_EQ(terms, term_hashes(normalize_text(a)));
+  const Fingerprint fb = make_fingerprint(b, options, &stats);
+  EXPECT_GT(fa.phrases, 0u);
+  EXPECT_GT(estimate_jaccard(fa.sketch, fb.sketch), 0.2);
+  // Without statistics the weighted scheme is plain shingles.
+  EXPECT_EQ(make_fingerprint(a, options).phrases,
+            phrase_hashes(a, {SignatureScheme::kShingles, 3, 2}).size());
 }
 
 TEST(Signature, SentencesAndSimHash) {

@@ -1,0 +1,75 @@
+#include "dedup/term_stats.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace newsflow::dedup {
+
+TermStats::TermStats(std::int64_t window_seconds, int segments, int bits)
+    : slice_seconds_(std::max<std::int64_t>(1, window_seconds / std::max(1, segments))),
+      segments_(std::max(1, segments)),
+      mask_((std::uint64_t{1} << std::clamp(bits, 8, 28)) - 1),
+      counts_(static_cast<std::size_t>(segments_) * (mask_ + 1), 0),
+      slice_docs_(static_cast<std::size_t>(segments_), 0),
+      slice_epoch_(static_cast<std::size_t>(segments_), kNone) {}
+
+void TermStats::add(const std::vector<std::uint64_t>& distinct_terms, std::int64_t event_time) {
+  const std::int64_t epoch = std::max<std::int64_t>(0, event_time) / slice_seconds_;
+  if (newest_epoch_ != kNone && epoch <= newest_epoch_ - segments_) return;  // too old
+  newest_epoch_ = std::max(newest_epoch_, epoch);
+  const auto slot = static_cast<std::size_t>(epoch % segments_);
+  if (slice_epoch_[slot] != epoch) {
+    // The slice held an epoch that has left the window: forget it.
+    clear_slice(slot);
+    slice_epoch_[slot] = epoch;
+  }
+  // Slices whose epoch fell out of the window stop counting now, not only when reused.
+  for (int s = 0; s < segments_; ++s) {
+    if (slice_epoch_[static_cast<std::size_t>(s)] != kNone &&
+        slice_epoch_[static_cast<std::size_t>(s)] <= newest_epoch_ - segments_) {
+      std::fill(counts_.data() + static_cast<std::size_t>(s) * (mask_ + 1),
+                counts_.data() + (static_cast<std::size_t>(s) + 1) * (mask_ + 1), std::uint16_t{0});
+      slice_docs_[static_cast<std::size_t>(s)] = 0;
+      slice_epoch_[static_cast<std::size_t>(s)] = kNone;
+    }
+  }
+  ++slice_docs_[slot];
+  const auto width = static_cast<std::size_t>(segments_);
+  for (const std::uint64_t t : distinct_terms) {
+    std::uint16_t& c = counts_[static_cast<std::size_t>(t & mask_) * width + slot];
+    if (c < UINT16_MAX) ++c;
+  }
+}
+
+std::uint32_t TermStats::df(std::uint64_t term) const {
+  // A term's counters of all slices are adjacent: one cache line per lookup. Cleared slices
+  // hold zeros.
+  const auto width = static_cast<std::size_t>(segments_);
+  const std::uint16_t* c = counts_.data() + static_cast<std::size_t>(term & mask_) * width;
+  std::uint32_t total = 0;
+  for (std::size_t s = 0; s < width; ++s) total += c[s];
+  return total;
+}
+
+void TermStats::clear_slice(std::size_t slot) {
+  const auto width = static_cast<std::size_t>(segments_);
+  for (std::size_t i = slot; i < counts_.size(); i += width) counts_[i] = 0;
+  slice_docs_[slot] = 0;
+}
+
+std::uint64_t TermStats::documents() const {
+  std::uint64_t n = 0;
+  for (int s = 0; s < segments_; ++s) {
+    if (slice_epoch_[static_cast<std::size_t>(s)] != kNone) {
+      n += slice_docs_[static_cast<std::size_t>(s)];
+    }
+  }
+  return n;
+}
+
+double TermStats::idf(std::uint64_t term) const {
+  const double n = static_cast<double>(documents());
+  return std::log((n + 1) / (std::min<double>(df(term), n) + 1));
+}
+
+}  // namespace newsflow::dedup

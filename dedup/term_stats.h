@@ -1,0 +1,45 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace newsflow::dedup {
+
+/// Document frequencies of terms over the sliding window, for phrase weights: in how many of
+/// the window's documents each term occurs. Counts live in `segments` time slices of the window
+/// (hashed saturating 16-bit counters, 2^bits per slice); when event time moves past a slice, the
+/// slice is cleared, so documents leave the statistics as they leave the window (at slice
+/// granularity). Hash collisions can only overcount. Not thread-safe: one owner (the pipeline).
+class TermStats {
+ public:
+  explicit TermStats(std::int64_t window_seconds = 72 * 3600, int segments = 8, int bits = 20);
+
+  /// Counts one document's distinct term hashes at `event_time`. A document older than the
+  /// oldest slice is not counted.
+  void add(const std::vector<std::uint64_t>& distinct_terms, std::int64_t event_time);
+
+  /// Documents in the window that contain the term (an upper bound).
+  std::uint32_t df(std::uint64_t term) const;
+
+  /// Documents counted in the window.
+  std::uint64_t documents() const;
+
+  /// Inverse document frequency ln((N + 1) / (df + 1)).
+  double idf(std::uint64_t term) const;
+
+  std::size_t memory_bytes() const { return counts_.size() * sizeof(std::uint16_t); }
+
+ private:
+  std::int64_t slice_seconds_;
+  int segments_;
+  std::uint64_t mask_;
+  void clear_slice(std::size_t slot);
+  std::vector<std::uint16_t> counts_;      // 2^bits x segments_: a term's slices adjacent
+  std::vector<std::uint64_t> slice_docs_;  // documents per slice
+  static constexpr std::int64_t kNone = INT64_MIN;
+  std::vector<std::int64_t> slice_epoch_;  // which epoch each slice holds, or kNone
+  std::int64_t newest_epoch_ = kNone;
+};
+
+}  // namespace newsflow::dedup
