@@ -31,16 +31,24 @@ std::string synthetic_article(std::mt19937_64& rng) {
   return out;
 }
 
-// Signature plus window insert and query, the whole dedup cost of one article.
-void BM_SignatureInsertQuery(benchmark::State& state) {
+// Signature plus window insert and query, the whole dedup cost of one article (with the
+// weighted scheme's document-frequency update).
+void BM_SignatureInsertQuery(benchmark::State& state, SignatureScheme scheme) {
   std::mt19937_64 rng(3);
   std::vector<std::string> texts;
   for (int i = 0; i < 256; ++i) texts.push_back(synthetic_article(rng));
   DedupWindow window;
+  TermStats stats;
+  const SignatureOptions options{scheme, scheme == SignatureScheme::kWeighted ? 7 : 5, 2};
+  std::vector<std::uint64_t> terms;
   std::size_t i = 0;
   for (auto _ : state) {
-    window.observe("a" + std::to_string(i), make_fingerprint(texts[i % texts.size()], {}),
-                   static_cast<std::int64_t>(i));
+    const auto t = static_cast<std::int64_t>(i);
+    const bool weighted = scheme == SignatureScheme::kWeighted;
+    const Fingerprint fp = make_fingerprint(
+        texts[i % texts.size()], options, weighted ? &stats : nullptr, weighted ? &terms : nullptr);
+    if (weighted) stats.add(terms, t);
+    window.observe("a" + std::to_string(i), fp, t);
     ++i;
   }
   state.counters["articles/s"] =
@@ -135,7 +143,8 @@ BENCHMARK(BM_SignatureWeighted);
 BENCHMARK_CAPTURE(BM_Signature, spotsigs, SignatureScheme::kSpotSigs);
 BENCHMARK_CAPTURE(BM_Signature, sentences, SignatureScheme::kSentences);
 BENCHMARK_CAPTURE(BM_Signature, simhash, SignatureScheme::kSimHash);
-BENCHMARK(BM_SignatureInsertQuery);
+BENCHMARK_CAPTURE(BM_SignatureInsertQuery, weighted, SignatureScheme::kWeighted);
+BENCHMARK_CAPTURE(BM_SignatureInsertQuery, shingles, SignatureScheme::kShingles);
 BENCHMARK(BM_WindowInsertQuery)
     ->Arg(100000)
     ->Arg(1000000)
