@@ -8,6 +8,19 @@
 
 namespace newsflow::dedup {
 
+bool is_teaser(std::string_view paragraph) {
+  while (!paragraph.empty() && (paragraph.back() == ' ' || paragraph.back() == '\n')) {
+    paragraph.remove_suffix(1);
+  }
+  const bool ellipsis = paragraph.ends_with("...") || paragraph.ends_with("\xE2\x80\xA6");
+  if (!ellipsis) return false;
+  // A cut sentence: the word before the ellipsis runs into it ("lorem ips..."), and the
+  // paragraph is long enough to be a summary rather than a quoted trailing-off.
+  const std::string_view body = paragraph.substr(0, paragraph.size() - 3);  // both are 3 bytes
+  if (body.empty() || body.back() == ' ' || body.back() == '.' || body.back() == '"') return false;
+  return std::count(paragraph.begin(), paragraph.end(), ' ') >= 12;
+}
+
 std::string BoilerplateFilter::filter(std::string_view site, std::string_view url,
                                       std::string_view text, std::int64_t event_time) {
   // Without a site (e.g. URNs of pre-extracted items) there is no template to learn.
@@ -25,6 +38,7 @@ std::string BoilerplateFilter::filter(std::string_view site, std::string_view ur
     pos = end + 2;
     const std::string normalized = normalize_text(paragraph);
     if (normalized.empty()) continue;
+    if (is_teaser(paragraph)) continue;
     const std::uint64_t key = XXH3_64bits_withSeed(normalized.data(), normalized.size(), site_hash);
     Seen& s = seen_[key];
     const bool boilerplate = s.pages >= options_.min_other_pages &&

@@ -8,6 +8,11 @@
 
 namespace newsflow::dedup {
 
+/// A teaser of another page: a paragraph of a dozen words or more cut mid-word with an
+/// ellipsis ("... stands for the story" boxes that extraction let through). Never article
+/// prose, so it says nothing about which article a page carries.
+bool is_teaser(std::string_view paragraph);
+
 /// Options of the per-site boilerplate filter; filled by `config/`.
 struct BoilerplateOptions {
   bool enabled = true;
@@ -17,7 +22,8 @@ struct BoilerplateOptions {
 };
 
 /// Finds a site's page furniture that extraction let through ("Related", "Trending" lists,
-/// disclaimers, newsletter boxes): paragraphs that recur on different pages of the same site.
+/// disclaimers, newsletter boxes): paragraphs that recur on different pages of the same site,
+/// and teasers (`is_teaser`) on any page.
 /// Copies of one article appear on different sites, so they keep their shared paragraphs, while
 /// different articles on one site's template lose what they share only through the template.
 /// Each (site, paragraph) costs 24 bytes; entries expire with the window. Not thread-safe.

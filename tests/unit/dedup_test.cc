@@ -271,6 +271,27 @@ TEST(Boilerplate, ParagraphsRepeatedOnASitesOtherPagesAreDropped) {
   EXPECT_EQ(f.filter("", "urn:x", furniture, 4), furniture);
 }
 
+TEST(Boilerplate, TeasersCutMidWordAreNotArticleText) {
+  EXPECT_TRUE(
+      is_teaser("In the run-up to the event next month, the maker is running a big sale "
+                "on the whole range, from the small one to the big one. The range is seei..."));
+  EXPECT_TRUE(
+      is_teaser("The most interesting mainstream laptop of the last twelve months is "
+                "still the same one, dressed in leather, which can be a tablet or a tent m\u2026"));
+  EXPECT_FALSE(is_teaser("He paused. \"And then...\""));  // short: a quote trailing off
+  EXPECT_FALSE(
+      is_teaser("The list of things the council still has to decide is long, and the "
+                "mayor named only a few of them: the bridge, the ferry, the road ..."));
+  EXPECT_FALSE(
+      is_teaser("A plain paragraph of the article that ends the way sentences end, with "
+                "a full stop and nothing else."));
+  BoilerplateFilter f;
+  const std::string teaser =
+      "Deal alert: the most interesting mainstream laptop of the last twelve months is still on "
+      "sale for a few more days at the big sto...";
+  EXPECT_EQ(f.filter("a.test", "https://a.test/1", "Story one.\n\n" + teaser, 0), "Story one.");
+}
+
 TEST(Boilerplate, ForgetsWhatTheWindowNoLongerHolds) {
   BoilerplateFilter f({.enabled = true, .min_other_pages = 2, .window_seconds = 100});
   for (int i = 0; i < 3; ++i) {
