@@ -192,10 +192,13 @@ std::vector<std::uint64_t> weighted_phrase_hashes(std::string_view normalized,
   if (words.empty()) return out;
   const auto n =
       std::min(words.size(), static_cast<std::size_t>(std::max(1, options.shingle_words)));
-  // weight = round(ln((N + 1) / (df + 1))), capped at 8: weight >= k exactly when
-  // df + 1 <= (N + 1) / e^(k - 0.5), so nine thresholds replace a logarithm per word.
+  // weight = round(ln((N + 11) / (df + 1))), capped at 8: weight >= k exactly when
+  // df + 1 <= (N + 11) / e^(k - 0.5), so eight thresholds replace a logarithm per word.
   constexpr int kMaxWeight = 8;
-  const double docs = static_cast<double>(stats.documents()) + 1;
+  // Ten prior documents that hold no word: the first articles of a stream (or after a
+  // restart) weigh every shingle alike instead of none, and stay comparable with what follows.
+  constexpr double kPriorDocuments = 10;
+  const double docs = static_cast<double>(stats.documents()) + 1 + kPriorDocuments;
   double limit[kMaxWeight];
   for (int k = 1; k <= kMaxWeight; ++k) limit[k - 1] = docs / std::exp(k - 0.5);
   // A shingle that occurs twice adds the same copies twice: the sketch takes minima, so only

@@ -47,10 +47,11 @@ std::vector<std::uint64_t> phrase_hashes_of_normalized(std::string_view normaliz
 std::vector<std::uint64_t> term_hashes(std::string_view normalized);
 
 /// The weighted scheme's sketch elements: each shingle of normalized text repeated
-/// round(ln((N + 1) / (df + 1))) times, at most 8, where df is the window document frequency of
-/// its first word (so a shingle opened by a word in most documents has weight 0), for
-/// `minhash_sketch`: unordered, a repeated shingle's copies repeated; empty when every weight
-/// is 0. `terms`, when given, receives `term_hashes(normalized)`.
+/// round(ln((N + 11) / (df + 1))) times (ten prior documents without the word), at most 8,
+/// where df is the window document frequency of its first word (so a shingle opened by a word
+/// in most documents has weight 0), for `minhash_sketch`: unordered, a repeated shingle's
+/// copies repeated; empty when every weight is 0. `terms`, when given, receives
+/// `term_hashes(normalized)`.
 std::vector<std::uint64_t> weighted_phrase_hashes(std::string_view normalized,
                                                   const SignatureOptions& options,
                                                   const TermStats& stats,

@@ -104,6 +104,16 @@ TEST(Signature, WeightedShinglesFollowDocumentFrequency) {
   const Fingerprint fb = make_fingerprint(b, options, &stats);
   EXPECT_GT(fa.phrases, 0u);
   EXPECT_GT(estimate_jaccard(fa.sketch, fb.sketch), 0.2);
+  // The first article of a stream (no statistics yet) is weighted too, so a copy that comes
+  // next is comparable with it.
+  TermStats fresh;
+  const std::string first = article(120, 7);
+  std::vector<std::uint64_t> first_terms;
+  const Fingerprint f1 = make_fingerprint(first, options, &fresh, &first_terms);
+  EXPECT_GT(f1.phrases, weighted_phrase_hashes(first, options, TermStats()).size() / 2);
+  fresh.add(first_terms, 0);
+  const Fingerprint f2 = make_fingerprint(first + " One more line.", options, &fresh);
+  EXPECT_GT(estimate_jaccard(f1.sketch, f2.sketch), 0.6);
   // Without statistics the weighted scheme is plain shingles.
   EXPECT_EQ(make_fingerprint(a, options).phrases,
             phrase_hashes(a, {SignatureScheme::kShingles, 3, 2}).size());
