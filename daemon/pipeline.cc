@@ -74,6 +74,7 @@ std::string article_json(const Output& out) {
   j["canonical_url"] = a.canonical_url;
   j["source"] = a.source;
   j["title"] = a.title;
+  j["byline"] = or_null(a.byline);
   j["text"] = a.text;
   j["lang"] = or_null(a.lang);
   j["published_at"] = optional_time(a.published_at);
@@ -160,6 +161,7 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract_feed(
     a.canonical_url = a.url;
     a.source = extractors::url_source(a.url);
     a.title = item.title;
+    a.byline = extractors::clean_byline(item.author);
     a.text = extractors::html_fragment_text(item.content_html);
     if (a.text.empty()) a.text = extractors::html_fragment_text(item.summary_html);
     const bool linked = item.link.starts_with("http://") || item.link.starts_with("https://");
@@ -335,6 +337,7 @@ void Pipeline::resolve_links(const std::vector<Extracted*>& items, Fetcher& fetc
         a.canonical_url = page->canonical_url.empty() ? r.final_url : page->canonical_url;
         a.source = page->source.empty() ? a.source : page->source;
         if (a.lang.empty()) a.lang = page->lang;
+        if (a.byline.empty()) a.byline = page->byline;
         if (!a.published_at) a.published_at = page->published_at;
       } else {
         e->fetch_failure = Failure{std::string(extractors::reason_name(page.error().reason)),

@@ -16,6 +16,7 @@ struct Article {
   std::string title;          ///< headline
   std::string text;           ///< main text, paragraphs separated by "\n\n"
   std::string lang;           ///< ISO 639-1 code when known, else empty
+  std::string byline;         ///< authors ("Jane Doe, John Roe") when known, else empty
   std::optional<UnixSeconds> published_at;
   std::optional<UnixSeconds> fetched_at;
 };

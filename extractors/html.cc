@@ -81,6 +81,7 @@ tl::expected<Article, ExtractError> extract_html(std::string_view html, std::str
   article.canonical_url = std::move(meta.canonical_url);
   article.source = std::move(meta.source);
   article.lang = std::move(meta.lang);
+  article.byline = std::move(meta.byline);
   article.published_at = meta.published_at;
   return article;
 }

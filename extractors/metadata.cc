@@ -1,5 +1,7 @@
 #include "extractors/metadata.h"
 
+#include <nlohmann/json.hpp>
+
 #include "extractors/text.h"
 
 namespace newsflow::extractors {
@@ -46,6 +48,34 @@ std::string json_ld_string(const std::vector<std::string>& bodies, std::string_v
   return {};
 }
 
+// Author names of JSON-LD bodies: "author" of the objects (and their @graph) as a string, an
+// object with "name", or a list of either.
+void json_ld_authors(const nlohmann::json& j, std::vector<std::string>& out, int depth) {
+  if (depth > 6 || out.size() >= 8) return;
+  if (j.is_array()) {
+    for (const auto& v : j) json_ld_authors(v, out, depth + 1);
+    return;
+  }
+  if (!j.is_object()) return;
+  if (const auto a = j.find("author"); a != j.end()) {
+    const auto add = [&out](const nlohmann::json& v) {
+      if (v.is_string()) {
+        out.push_back(v.get<std::string>());
+      } else if (v.is_object()) {
+        if (const auto n = v.find("name"); n != v.end() && n->is_string()) {
+          out.push_back(n->get<std::string>());
+        }
+      }
+    };
+    if (a->is_array()) {
+      for (const auto& v : *a) add(v);
+    } else {
+      add(*a);
+    }
+  }
+  if (const auto g = j.find("@graph"); g != j.end()) json_ld_authors(*g, out, depth + 1);
+}
+
 std::string_view url_scheme(std::string_view url) {
   const auto colon = url.find("://");
   if (colon == std::string_view::npos) return {};
@@ -53,6 +83,22 @@ std::string_view url_scheme(std::string_view url) {
 }
 
 }  // namespace
+
+std::string clean_byline(std::string_view text) {
+  std::string s = collapse_whitespace(text);
+  const std::string lower = ascii_lower(s.substr(0, 8));
+  if (lower.starts_with("http://") || lower.starts_with("https://") || s.size() > 200) return {};
+  for (std::string_view prefix : {"by ", "von ", "par ", "por ", "door ", "di "}) {
+    if (lower.starts_with(prefix)) {
+      s.erase(0, prefix.size());
+      break;
+    }
+  }
+  // "A and B" -> "A, B"
+  for (std::size_t p; (p = s.find(" and ")) != std::string::npos;) s.replace(p, 5, ", ");
+  while (!s.empty() && (s.back() == ',' || s.back() == ' ')) s.pop_back();
+  return s.size() >= 2 ? s : std::string();
+}
 
 std::string resolve_url(std::string_view base, std::string_view href) {
   std::string h = collapse_whitespace(href);
@@ -113,6 +159,30 @@ PageMetadata resolve_metadata(const RawMetadata& raw, std::string_view url) {
   if (lang.size() >= 2 && lang[0] >= 'a' && lang[0] <= 'z' && lang[1] >= 'a' && lang[1] <= 'z' &&
       (lang.size() == 2 || lang[2] == '-' || lang[2] == '_')) {
     out.lang = lang.substr(0, 2);
+  }
+
+  std::vector<std::string> names;
+  for (const auto& body : raw.json_ld) {
+    if (body.find("\"author\"") == std::string::npos) continue;
+    const auto j = nlohmann::json::parse(body, nullptr, false);
+    if (!j.is_discarded()) json_ld_authors(j, names, 0);
+  }
+  std::string ld_authors;
+  for (const auto& n : names) {
+    const std::string c = clean_byline(n);
+    if (c.empty() || ld_authors.find(c) != std::string::npos) continue;
+    if (!ld_authors.empty()) ld_authors += ", ";
+    ld_authors += c;
+  }
+  for (std::string_view candidate :
+       {std::string_view(ld_authors), find_meta(raw, "author"), find_meta(raw, "article:author"),
+        find_meta(raw, "byl"), find_meta(raw, "parsely-author"), find_meta(raw, "sailthru.author"),
+        find_meta(raw, "dc.creator"), find_meta(raw, "dcterms.creator"),
+        std::string_view(raw.markup_byline)}) {
+    if (std::string c = clean_byline(candidate); !c.empty()) {
+      out.byline = std::move(c);
+      break;
+    }
   }
 
   const std::string ld_date = json_ld_string(raw.json_ld, "datePublished");

@@ -154,6 +154,19 @@ void collect_head_metadata(const GumboElement& el, RawMetadata& raw) {
   }
 }
 
+// An element that names the article's authors: itemprop=author, <a rel=author>, or a class
+// word containing "byline".
+bool is_byline_element(const GumboElement& el) {
+  if (const char* prop = attr(el, "itemprop"); prop && std::string_view(prop) == "author") {
+    return true;
+  }
+  if (el.tag == GUMBO_TAG_A) {
+    if (const char* rel = attr(el, "rel"); rel && ascii_lower(rel) == "author") return true;
+  }
+  const char* cls = attr(el, "class");
+  return cls && ascii_lower(cls).find("byline") != std::string::npos;
+}
+
 std::size_t nesting_bound(std::string_view html) {
   static constexpr std::string_view kNotNesting[] = {
       "area",   "base",  "br",  "col", "embed", "hr", "img", "input",  "link", "meta", "param",
@@ -516,7 +529,11 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
         raw.title_tag = collapse_whitespace(subtree_text(node));
       } else if (el.tag == GUMBO_TAG_H1 && raw.first_h1.empty()) {
         raw.first_h1 = collapse_whitespace(subtree_text(node));
-      } else if (el.tag == GUMBO_TAG_TIME && raw.first_time.empty()) {
+      } else if (raw.markup_byline.empty() && f.emit && is_byline_element(el)) {
+        raw.markup_byline = collapse_whitespace(subtree_text(node));
+        if (raw.markup_byline.size() > 200) raw.markup_byline.clear();
+      }
+      if (el.tag == GUMBO_TAG_TIME && raw.first_time.empty()) {
         if (const char* dt = attr(el, "datetime")) raw.first_time = dt;
       } else if (el.tag == GUMBO_TAG_SCRIPT) {
         if (const char* type = attr(el, "type");

@@ -122,6 +122,32 @@ TEST(Html, FinnKeepsTheTextBodyAndDropsNavigation) {
   EXPECT_EQ(a->published_at, parse_iso8601("2026-11-20T08:00:00Z"));
 }
 
+TEST(Metadata, BylinesFromJsonLdMetaTagsAndMarkup) {
+  const std::string body =
+      "<p>The first paragraph of the story has quite a few words in it, enough to win.</p>"
+      "<p>The second paragraph continues the story with more plain words here.</p>";
+  auto byline = [&](const std::string& head, const std::string& before_body = "") {
+    auto a = extract_html(
+        "<html><head>" + head + "</head><body>" + before_body + body + "</body></html>",
+        "https://n.test/a", {});
+    return a ? a->byline : std::string("(failed)");
+  };
+  EXPECT_EQ(byline("<script type='application/ld+json'>{\"@graph\":[{\"@type\":\"NewsArticle\","
+                   "\"author\":[{\"@type\":\"Person\",\"name\":\"Jane Doe\"},"
+                   "{\"name\":\"John Roe\"}]}]}</script><meta name='author' content='Desk'>"),
+            "Jane Doe, John Roe");
+  EXPECT_EQ(byline("<meta name='author' content='By Jane Doe and John Roe'>"),
+            "Jane Doe, John Roe");
+  // A profile URL is not a name; the byline element is used instead.
+  EXPECT_EQ(byline("<meta property='article:author' content='https://fb.test/jane'>",
+                   "<div class='story-byline'>By  Jane Doe</div>"),
+            "Jane Doe");
+  EXPECT_EQ(byline("", "<span itemprop='author'>Von Max Muster</span>"), "Max Muster");
+  EXPECT_EQ(byline(""), "");
+  EXPECT_EQ(clean_byline("https://n.test/authors/jane"), "");
+  EXPECT_EQ(clean_byline(std::string(300, 'x')), "");
+}
+
 TEST(Html, JsonLdHeadlineAndDateAreUsedWhenMetaTagsAreMissing) {
   // The headline comes from JSON-LD (a bug once read it through a dangling view: ASan build).
   auto a = extract_html(
