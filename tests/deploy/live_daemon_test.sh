@@ -9,24 +9,20 @@
 set -euo pipefail
 bin=${NEWSFLOW_BIN}; src=$1; work=$2/live_daemon
 rm -rf "$work"; mkdir -p "$work"
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT
 fail() {
   echo "FAIL: $*" >&2
   for f in "$work"/*.log; do echo "== $f"; grep -v '^WATCHDOG=1$' "$f" | tail -20; done
   exit 1
 }
+stop_signal=TERM
+source "$src/tests/integration/lib.sh"
 for tool in chromium python3 curl; do
   command -v $tool >/dev/null || fail "$tool is not installed (deploy/install-deps.sh installs it)"
 done
 
-"$bin" dev-broker --partitions 4 --bootstrap-file "$work/bootstrap" > "$work/broker.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do [ -s "$work/bootstrap" ] && break; sleep 0.1; done
-[ -s "$work/bootstrap" ] || fail "dev-broker wrote no bootstrap file"
-export NEWSFLOW_KAFKA__BROKERS=$(cat "$work/bootstrap")
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+start_dev_broker --partitions 4
+export NEWSFLOW_KAFKA__BROKERS=$broker
+port=$(free_port)
 export NEWSFLOW_HTTP__LISTEN=127.0.0.1:$port NEWSFLOW_KAFKA__BATCH_MAX_MS=50
 export NEWSFLOW_KAFKA__CONSUMER__STATISTICS_INTERVAL_MS=500
 produced=$("$bin" produce --input "$src/samples/pages.jsonl.gz" --poison)
@@ -37,7 +33,7 @@ import gzip, json, sys
 lines = gzip.open(sys.argv[1], "rt").read().splitlines()
 open(sys.argv[2], "w").write(json.loads(lines[-1])["html"])
 PY
-site_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+site_port=$(free_port)
 (cd "$work/site" && exec python3 -m http.server --bind 127.0.0.1 "$site_port" > "$work/site.log" 2>&1) &
 pids+=($!)
 site=http://127.0.0.1:$site_port

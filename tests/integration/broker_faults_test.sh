@@ -7,21 +7,15 @@
 set -euo pipefail
 bin=${NEWSFLOW_BIN}; src=$1; work=$2/broker_faults
 rm -rf "$work"; mkdir -p "$work"
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; tail -n 20 "$work"/run.log "$work"/broker.log >&2 || true; exit 1; }
+source "$src/tests/integration/lib.sh"
 command -v kcat > /dev/null || fail "kcat is not installed (deploy/install-deps.sh installs it)"
 
 ctl=$work/control
 : > "$ctl"
-"$bin" dev-broker --brokers 3 --partitions 24 --bootstrap-file "$work/bootstrap" \
-  --control-file "$ctl" > "$work/broker.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do [ -s "$work/bootstrap" ] && break; sleep 0.1; done
-[ -s "$work/bootstrap" ] || fail "no bootstrap file"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-export NEWSFLOW_KAFKA__BROKERS=$(cat "$work/bootstrap") NEWSFLOW_HTTP__LISTEN=127.0.0.1:$port
+start_dev_broker --brokers 3 --partitions 24 --control-file "$ctl"
+port=$(free_port)
+export NEWSFLOW_KAFKA__BROKERS=$broker NEWSFLOW_HTTP__LISTEN=127.0.0.1:$port
 export NEWSFLOW_KAFKA__WORKERS=1 NEWSFLOW_KAFKA__BATCH_MAX_MESSAGES=25
 export NEWSFLOW_KAFKA__CONSUMER__SESSION_TIMEOUT_MS=6000
 export NEWSFLOW_LOG__LEVEL=warn NEWSFLOW_LOG__FORMAT=json

@@ -8,17 +8,11 @@ set -euo pipefail
 bin=${NEWSFLOW_BIN}; src=$1; work=$2/crash_loop
 rm -rf "$work"; mkdir -p "$work/state"
 ulimit -c 0
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; tail -5 "$work"/run*.log >&2 || true; exit 1; }
+source "$src/tests/integration/lib.sh"
 command -v kcat >/dev/null || fail "kcat is not installed (deploy/install-deps.sh installs it)"
 
-"$bin" dev-broker --partitions 4 --bootstrap-file "$work/bootstrap" > "$work/broker.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do [ -s "$work/bootstrap" ] && break; sleep 0.1; done
-[ -s "$work/bootstrap" ] || fail "no bootstrap file"
-broker=$(cat "$work/bootstrap")
+start_dev_broker --partitions 4
 export NEWSFLOW_KAFKA__BROKERS=$broker NEWSFLOW_HTTP__LISTEN=127.0.0.1:0 NEWSFLOW_LOG__LEVEL=warn
 export NEWSFLOW_KAFKA__CONSUMER__SESSION_TIMEOUT_MS=6000
 export NEWSFLOW_STATE__DIR=$work/state NEWSFLOW_FAULT_CRASH_MARKER=CRASH-THE-WORKER-NOW

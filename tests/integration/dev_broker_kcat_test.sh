@@ -5,16 +5,12 @@ set -euo pipefail
 bin=${NEWSFLOW_BIN}; src=$1; work=$2/dev_broker_kcat
 rm -rf "$work"; mkdir -p "$work"
 command -v kcat >/dev/null || { echo "kcat is not installed (deploy/install-deps.sh installs it)"; exit 1; }
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; for f in "$work"/*.log; do echo "== $f"; tail -20 "$f"; done; exit 1; }
+stop_signal=TERM
+source "$src/tests/integration/lib.sh"
 
-"$bin" dev-broker --brokers 2 --partitions 4 --bootstrap-file "$work/bootstrap" > "$work/broker.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do [ -s "$work/bootstrap" ] && break; sleep 0.1; done
-[ -s "$work/bootstrap" ] || fail "dev-broker wrote no bootstrap file"
-export NEWSFLOW_KAFKA__BROKERS=$(cat "$work/bootstrap") NEWSFLOW_HTTP__LISTEN=127.0.0.1:0
+start_dev_broker --brokers 2 --partitions 4
+export NEWSFLOW_KAFKA__BROKERS=$broker NEWSFLOW_HTTP__LISTEN=127.0.0.1:0
 export NEWSFLOW_KAFKA__BATCH_MAX_MS=50
 # The mock cluster holds a departed member until its session times out; keep restarts quick.
 export NEWSFLOW_KAFKA__CONSUMER__SESSION_TIMEOUT_MS=6000

@@ -8,18 +8,12 @@ set -euo pipefail
 bin=${NEWSFLOW_BIN}; src=$1; work=$2/poison
 limit_mb=${POISON_RSS_LIMIT_MB:-768}
 rm -rf "$work"; mkdir -p "$work/msgs"
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; tail -20 "$work"/run.log >&2 || true; exit 1; }
+source "$src/tests/integration/lib.sh"
 command -v kcat >/dev/null || fail "kcat is not installed (deploy/install-deps.sh installs it)"
 
-"$bin" dev-broker --partitions 4 --bootstrap-file "$work/bootstrap" > "$work/broker.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do [ -s "$work/bootstrap" ] && break; sleep 0.1; done
-[ -s "$work/bootstrap" ] || fail "no bootstrap file"
-broker=$(cat "$work/bootstrap")
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+start_dev_broker --partitions 4
+port=$(free_port)
 export NEWSFLOW_KAFKA__BROKERS=$broker NEWSFLOW_HTTP__LISTEN=127.0.0.1:$port
 export NEWSFLOW_KAFKA__BATCH_MAX_MESSAGES=8 NEWSFLOW_LOG__LEVEL=warn
 # Accept up to 64 MB inputs (so the 50 MB page reaches the extractor's own limit).

@@ -1,0 +1,23 @@
+# Shared by the shell tests that run newsflow processes. Source it after setting `bin` and
+# `work` and defining `fail`; set `stop_signal=TERM` first for a gentler cleanup than KILL.
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -"${stop_signal:-KILL}" "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+trap cleanup EXIT
+
+# A TCP port that was free a moment ago on 127.0.0.1.
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Starts `newsflow dev-broker ARGS...` in its own process (log: $work/broker.log) and sets
+# `broker` to its bootstrap list once it is ready.
+start_dev_broker() {
+  "$bin" dev-broker "$@" --bootstrap-file "$work/bootstrap" > "$work/broker.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 100); do [ -s "$work/bootstrap" ] && break; sleep 0.1; done
+  [ -s "$work/bootstrap" ] || fail "dev-broker wrote no bootstrap file"
+  broker=$(cat "$work/bootstrap")
+}
