@@ -387,6 +387,11 @@ tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_te
       s.number("decay_hours", c.stories.decay_hours, 0.1, 24.0 * 365);
       s.integer("lead_words", c.stories.lead_words, 0, 10000);
       s.number("merge_threshold", c.stories.merge_threshold, 0.0, 1.0);
+      if (c.stories.merge_threshold > 0 &&
+          c.stories.merge_threshold < c.stories.similarity_threshold) {
+        s.problem("merge_threshold",
+                  "must be 0 (never merge) or at least stories.similarity_threshold");
+      }
     }
   }
   if (!problems.empty()) return tl::unexpected(std::move(problems));

@@ -188,7 +188,7 @@ const Story& StoryBook::assign(const StoryMember& member, std::string_view title
   }
   // Other stories the article matches as well as a story's own articles do were one story all
   // along: the older one absorbs the younger (stable ids for the bigger share of readers).
-  if (options_.merge_threshold > 0) {
+  if (options_.merge_threshold > 0 && !created) {  // a new story matched nothing well enough
     for (const auto& [score, other] : similar) {
       if (score < options_.merge_threshold || other == story->story_id) continue;
       const auto o = stories_.find(other);

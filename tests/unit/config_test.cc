@@ -54,22 +54,26 @@ TEST(Config, EnvironmentOverridesTheFile) {
 }
 
 TEST(Config, ReportsEveryProblemWithItsPath) {
-  auto c = parse_config(R"(
+  auto c = parse_config(
+      R"(
 kafka: {group_id: "", batch_max_ms: soon}
 topics: {pagez: x}
 http: {listen: "nohost"}
 log: {format: xml}
 window: {hours: -1}
 extract: {method: magic}
+dedup: {signature: minhash}
 )",
-                        {{"NEWSFLOW_STORIES__MAX_LISTED", "lots"}});
+      {{"NEWSFLOW_STORIES__MAX_LISTED", "lots"}, {"NEWSFLOW_STORIES__MERGE_THRESHOLD", "0.1"}});
   ASSERT_FALSE(c);
   const std::string text = problems_text(c.error());
   for (const char* expected :
        {"kafka.group_id: must not be empty", "kafka.batch_max_ms: must be an integer",
         "topics.pagez: unknown key", "http.listen: must be host:port",
         "log.format: must be one of text, json", "window.hours: must be between 1",
-        "extract.method: must be one of mss, finn", "stories.max_listed: must be an integer"}) {
+        "extract.method: must be one of mss, finn", "stories.max_listed: must be an integer",
+        "dedup.signature: must be one of weighted, shingles",
+        "stories.merge_threshold: must be 0 (never merge) or at least"}) {
     EXPECT_NE(text.find(expected), std::string::npos) << "missing '" << expected << "' in\n"
                                                       << text;
   }
