@@ -287,14 +287,16 @@ void Pipeline::remember_link(const std::string& url, std::int64_t event_time) {
 // The seen-set entry of a feed item's identity (its id derives from the feed URL and guid).
 std::string Pipeline::item_key(const std::string& article_id) { return "item:" + article_id; }
 
-dedup::Fingerprint Pipeline::fingerprint(const std::string& core, std::int64_t event_time) {
+dedup::Fingerprint Pipeline::fingerprint(const std::string& id, const std::string& core,
+                                         std::int64_t event_time) {
   if (config_.signature.scheme != dedup::SignatureScheme::kWeighted) {
     return dedup::make_fingerprint(core, config_.signature);
   }
-  // Weights from the window's document frequencies before this article joins them.
+  // Weights from the window's document frequencies before this article joins them; an article
+  // seen again (a batch re-run after a failed delivery) is not counted twice.
   std::vector<std::uint64_t> terms;
   dedup::Fingerprint fp = dedup::make_fingerprint(core, config_.signature, &term_stats_, &terms);
-  term_stats_.add(terms, event_time);
+  if (!window_.contains(id)) term_stats_.add(terms, event_time);
   return fp;
 }
 
@@ -411,7 +413,7 @@ bool Pipeline::restore(std::string_view article_json) {
   }
   const std::string id = str("id");
   const std::string core = boilerplate_.filter(str("source"), str("url"), str("text"), *event_time);
-  const dedup::Fingerprint fp = fingerprint(core, *event_time);
+  const dedup::Fingerprint fp = fingerprint(id, core, *event_time);
   window_.restore(id, fp, *event_time, verdict);
   if (j.contains("feed_url")) {
     remember_link(str("url"), *event_time);
@@ -458,7 +460,7 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
   }
   // The site's own furniture that extraction let through says nothing about the article.
   const std::string core = boilerplate_.filter(a.source, a.url, a.text, event_time);
-  const dedup::Fingerprint fp = fingerprint(core, event_time);
+  const dedup::Fingerprint fp = fingerprint(a.id, core, event_time);
   out.content_hash = fp.exact.hex();
   out.event_time = event_time;
   out.verdict = window_.observe(a.id, fp, event_time);

@@ -116,10 +116,12 @@ class Pipeline {
   bool restore(std::string_view article_json);
 
   const dedup::DedupWindow& window() const { return window_; }
+  const dedup::TermStats& term_stats() const { return term_stats_; }
   const dedup::StoryBook& stories() const { return stories_; }
 
  private:
-  dedup::Fingerprint fingerprint(const std::string& core, std::int64_t event_time);
+  dedup::Fingerprint fingerprint(const std::string& id, const std::string& core,
+                                 std::int64_t event_time);
   static std::string item_key(const std::string& article_id);
   tl::expected<std::vector<Extracted>, Failure> extract(const Input& input) const;
   tl::expected<std::vector<Extracted>, Failure> extract_feed(const Input& input) const;

@@ -161,6 +161,19 @@ TEST(Pipeline, StoriesGroupByTitleAndLead) {
   EXPECT_EQ((*b)[0].story_id, (*a)[0].story_id);
 }
 
+TEST(Pipeline, AnArticleProcessedAgainIsNotCountedTwiceInDocumentFrequencies) {
+  config::Config c;  // the weighted signature is the default
+  Pipeline pipeline(c, nullptr);
+  Input in;
+  in.url = "https://a.test/one";
+  in.fetched_at = 1795255200;
+  in.body = "<html><body><p>A story with enough words to be kept as an article.</p></body></html>";
+  ASSERT_TRUE(pipeline.process(in));
+  EXPECT_EQ(pipeline.term_stats().documents(), 1u);
+  ASSERT_TRUE(pipeline.process(in));  // a batch re-run after a failed delivery
+  EXPECT_EQ(pipeline.term_stats().documents(), 1u);
+}
+
 TEST(Pipeline, FarFutureDateDoesNotExpireTheWindow) {
   config::Config c;
   Pipeline pipeline(c, nullptr);
