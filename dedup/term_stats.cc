@@ -27,9 +27,7 @@ void TermStats::add(const std::vector<std::uint64_t>& distinct_terms, std::int64
   for (int s = 0; s < segments_; ++s) {
     if (slice_epoch_[static_cast<std::size_t>(s)] != kNone &&
         slice_epoch_[static_cast<std::size_t>(s)] <= newest_epoch_ - segments_) {
-      std::fill(counts_.data() + static_cast<std::size_t>(s) * (mask_ + 1),
-                counts_.data() + (static_cast<std::size_t>(s) + 1) * (mask_ + 1), std::uint16_t{0});
-      slice_docs_[static_cast<std::size_t>(s)] = 0;
+      clear_slice(static_cast<std::size_t>(s));
       slice_epoch_[static_cast<std::size_t>(s)] = kNone;
     }
   }

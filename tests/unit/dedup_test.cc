@@ -84,6 +84,16 @@ TEST(TermStats, CountsDocumentsOverTheWindowAndForgetsOldSlices) {
   EXPECT_EQ(stats.df(common), 0u);
 }
 
+TEST(TermStats, ASliceLeavingTheWindowTakesOnlyItsOwnCounts) {
+  TermStats stats(800, 8, 10);  // slices of 100 s
+  stats.add({11}, 0);           // epoch 0
+  stats.add({11}, 750);         // epoch 7
+  stats.add({12}, 950);         // epoch 9: epochs 0 and 1 have left; epoch 7 has not
+  EXPECT_EQ(stats.df(11), 1u);
+  EXPECT_EQ(stats.df(12), 1u);
+  EXPECT_EQ(stats.documents(), 2u);
+}
+
 TEST(Signature, WeightedShinglesFollowDocumentFrequency) {
   TermStats stats;
   // "the" opens shingles in every document, "zephyr" in none.
