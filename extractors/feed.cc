@@ -265,36 +265,65 @@ FeedItem read_item(const pugi::xml_node& item, bool atom, std::string_view feed_
 }
 
 // A CDF channel: TITLE and ABSTRACT children, HREF and LASTMOD attributes; items are ITEM
-// elements, also inside nested channels.
-void read_cdf_channel(const pugi::xml_node& channel, std::string_view feed_url, Feed& feed) {
+// elements, also inside nested channels (walked with a work list: nesting is the document's
+// to choose, the stack is not). The first channels with a title and a link name the feed.
+void read_cdf_channel(const pugi::xml_node& root, std::string_view feed_url, Feed& feed) {
   const auto text_of = [](const pugi::xml_node& n, std::string_view name) {
     for (pugi::xml_node c = n.first_child(); c; c = c.next_sibling()) {
       if (local_name(c) == name) return node_text(c);
     }
     return std::string();
   };
-  if (feed.title.empty()) feed.title = html_fragment_text(text_of(channel, "TITLE"));
-  if (feed.link.empty() && channel.attribute("HREF")) {
-    feed.link = resolve_url(xml_base(channel, feed_url), channel.attribute("HREF").value());
+  std::vector<pugi::xml_node> channels{root};
+  for (std::size_t next = 0; next < channels.size(); ++next) {
+    const pugi::xml_node channel = channels[next];
+    if (feed.title.empty()) feed.title = html_fragment_text(text_of(channel, "TITLE"));
+    if (feed.link.empty() && channel.attribute("HREF")) {
+      feed.link = resolve_url(xml_base(channel, feed_url), channel.attribute("HREF").value());
+    }
+    for (pugi::xml_node c = channel.first_child(); c; c = c.next_sibling()) {
+      if (local_name(c) == "CHANNEL") {
+        channels.push_back(c);
+        continue;
+      }
+      if (local_name(c) != "ITEM") continue;
+      FeedItem it;
+      if (const char* href = c.attribute("HREF").value(); *href) {
+        it.link = resolve_url(xml_base(c, feed_url), href);
+      }
+      it.id = it.link;
+      it.title = html_fragment_text(text_of(c, "TITLE"));
+      it.summary_html = text_of(c, "ABSTRACT");
+      if (const char* lastmod = c.attribute("LASTMOD").value(); *lastmod) {
+        it.updated = parse_date(lastmod);
+      }
+      feed.items.push_back(std::move(it));
+    }
   }
-  for (pugi::xml_node c = channel.first_child(); c; c = c.next_sibling()) {
-    if (local_name(c) == "CHANNEL") {
-      read_cdf_channel(c, feed_url, feed);
+}
+
+constexpr std::size_t kMaxFeedDepth = 1000;
+
+// The depth of the deepest node under `root`, walked without recursion.
+std::size_t tree_depth(const pugi::xml_node& root) {
+  std::size_t depth = 0, max_depth = 0;
+  pugi::xml_node n = root.first_child();
+  if (n) depth = 1;
+  while (n) {
+    max_depth = std::max(max_depth, depth);
+    if (const pugi::xml_node c = n.first_child()) {
+      n = c;
+      ++depth;
       continue;
     }
-    if (local_name(c) != "ITEM") continue;
-    FeedItem it;
-    if (const char* href = c.attribute("HREF").value(); *href) {
-      it.link = resolve_url(xml_base(c, feed_url), href);
+    while (n != root && !n.next_sibling()) {
+      n = n.parent();
+      --depth;
     }
-    it.id = it.link;
-    it.title = html_fragment_text(text_of(c, "TITLE"));
-    it.summary_html = text_of(c, "ABSTRACT");
-    if (const char* lastmod = c.attribute("LASTMOD").value(); *lastmod) {
-      it.updated = parse_date(lastmod);
-    }
-    feed.items.push_back(std::move(it));
+    if (n == root) break;
+    n = n.next_sibling();
   }
+  return max_depth;
 }
 
 // A language tag as BCP 47 writes it: "en_US" -> "en-US".
@@ -499,6 +528,13 @@ tl::expected<Feed, ExtractError> parse_feed(std::string_view xml, std::string_vi
   const unsigned options = pugi::parse_default & ~pugi::parse_eol;
   const pugi::xml_parse_result result =
       doc.load_buffer(text.data(), text.size(), options, pugi::encoding_utf8);
+  // Text constructs are read recursively (and real feeds nest a few dozen levels at most): a
+  // hostile document nested deeper is refused before anything walks it.
+  if (const std::size_t depth = tree_depth(doc); depth > kMaxFeedDepth) {
+    return tl::unexpected(
+        ExtractError{ExtractReason::kParse, "elements nested " + std::to_string(depth) +
+                                                " deep, limit " + std::to_string(kMaxFeedDepth)});
+  }
   if (result && read_document(doc, feed_url, feed)) return feed;
   // pugixml keeps the tree it built before an error: a truncated feed still has its head and
   // its complete items.
@@ -533,7 +569,8 @@ tl::expected<Feed, ExtractError> parse_feed(std::string_view xml, std::string_vi
       ++found;
       pugi::xml_document one;
       if (one.load_buffer(text.data() + pos, end + std::strlen(close) - pos, options,
-                          pugi::encoding_utf8)) {
+                          pugi::encoding_utf8) &&
+          tree_depth(one) <= kMaxFeedDepth) {
         feed.items.push_back(read_item(one.document_element(), atom, feed_url));
       }
       pos = end;

@@ -45,6 +45,27 @@ TEST(Feed, EscapedMarkupInXhtmlTitlesStaysText) {
   EXPECT_EQ(f->items[0].title, "History of the <blink> tag");
   EXPECT_NE(f->items[0].content_html.find("AT&amp;T &lt;b&gt;"), std::string::npos);
 }
+TEST(Feed, HostileNestingIsRefusedNotRecursedInto) {
+  std::string deep = "<feed xmlns=\"http://www.w3.org/2005/Atom\"><entry><title type=\"html\">";
+  for (int i = 0; i < 100000; ++i) deep += "<b>";
+  deep += "x";
+  for (int i = 0; i < 100000; ++i) deep += "</b>";
+  deep += "</title></entry></feed>";
+  auto f = parse_feed(deep, "");
+  ASSERT_FALSE(f);
+  EXPECT_EQ(f.error().reason, ExtractReason::kParse);
+  EXPECT_NE(f.error().detail.find("nested 100004 deep"), std::string::npos) << f.error().detail;
+  std::string cdf;
+  for (int i = 0; i < 100000; ++i) cdf += "<CHANNEL>";
+  for (int i = 0; i < 100000; ++i) cdf += "</CHANNEL>";
+  EXPECT_FALSE(parse_feed(cdf, ""));
+  // Ordinary depth is fine.
+  EXPECT_TRUE(
+      parse_feed("<rss><channel><item><title>a</title><description><div><p><b>x</b></p>"
+                 "</div></description></item></channel></rss>",
+                 ""));
+}
+
 TEST(Feed, CdfChannels) {
   auto f = parse_feed(R"(<CHANNEL HREF="http://c.test/"><TITLE>Channel</TITLE>
 <ITEM HREF="/a" LASTMOD="2004-04-06T23:05:43-05:00"><TITLE>One</TITLE><ABSTRACT>First</ABSTRACT>
