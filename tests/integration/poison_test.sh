@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Poison input against the real daemon: a dev broker in its own process, then binary junk, a
 # gzip body cut short, a 50 MB page, invalid UTF-8, HTML nested 200,000 deep, XML entity bombs
-# (billion laughs, external entities), a feed of 100,000 empty items, a header-less message,
+# (billion laughs, external entities), an Atom title nested 200,000 deep, a feed of 100,000
+# empty items, a header-less message,
 # among ordinary pages (empty messages are in the Kafka integration test's poison set). The daemon must keep running, put every bad message in
 # newsflow.dlq with a reason, commit past all of them, and stay under a peak-memory bound.
 set -euo pipefail
@@ -40,6 +41,7 @@ w("billion-laughs", laughs, "feeds")
 w("xxe", b'<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]><rss><channel><item><title>&x;</title><description>&x;</description></item></channel></rss>', "feeds")
 w("many-items", b"<rss><channel>" + b"<item></item>" * 100_000 + b"</channel></rss>", "feeds")
 w("not-a-feed", b"<html><body>a page on the feeds topic</body></html>", "feeds")
+w("deep-feed", b'<feed xmlns="http://www.w3.org/2005/Atom"><entry><title type="html">' + b"<b>" * 200_000 + b"x" + b"</b>" * 200_000 + b"</title></entry></feed>", "feeds")
 PY
 # The mock cluster trims a partition's log beyond about 5 MiB: the 50 MB page gets partition 3 to
 # itself, everything else goes to partitions 0-2.
@@ -82,7 +84,7 @@ echo "$dlq" | while read -r key headers; do
   echo "$key $(echo "$headers" | grep -o 'error_reason=[a-z_0-9]*')"
 done | sort -u > "$work/dlq.txt"
 cat "$work/dlq.txt"
-for key in binary truncated-gzip huge deep many-items not-a-feed missing-url; do
+for key in binary truncated-gzip huge deep deep-feed many-items not-a-feed missing-url; do
   grep -q "^$key " "$work/dlq.txt" || fail "$key is not in the DLQ"
 done
 grep -q '^huge .*error_reason=too_large' "$work/dlq.txt" || fail "the 50 MB page is not too_large"
