@@ -133,27 +133,32 @@ TEST(Pipeline, ArticleJsonFollowsTheContract) {
   EXPECT_EQ(s["sources"], 2);
 }
 
+// A crawled page of one paragraph at `url`, fetched at 2026-11-21T10:00:00Z plus `later` s.
+Input page(const std::string& url, const std::string& paragraph, std::int64_t later = 0) {
+  Input in;
+  in.url = url;
+  in.fetched_at = 1795255200 + later;
+  in.body = "<html><body><p>" + paragraph + "</p></body></html>";
+  return in;
+}
+
 TEST(Pipeline, StoriesGroupByTitleAndLead) {
   // Two reports of one event under unlike headlines, in different words: not duplicates, but
   // their leads share the names and facts, so they are one story.
   config::Config c;
   Pipeline pipeline(c, nullptr);
-  Input one;
-  one.url = "https://a.test/1";
-  one.fetched_at = 1795255200;
+  Input one =
+      page("https://a.test/1",
+           "Riverton council approved the Hallam suspension bridge across the Wend river on "
+           "Tuesday after mayor Ortega broke the tie; Hallam bridge construction begins in "
+           "spring.");
   one.title = "Council says yes";
-  one.body =
-      "<html><body><p>Riverton council approved the Hallam suspension bridge across the Wend "
-      "river on Tuesday after mayor Ortega broke the tie; Hallam bridge construction begins in "
-      "spring.</p></body></html>";
-  Input two;
-  two.url = "https://b.test/2";
-  two.fetched_at = 1795255200 + 3600;
+  Input two =
+      page("https://b.test/2",
+           "Mayor Ortega broke a tie: the Hallam suspension bridge over the Wend river won "
+           "Riverton council approval. Construction of the Hallam bridge begins this spring.",
+           3600);
   two.title = "Vote ends decade of debate";
-  two.body =
-      "<html><body><p>Mayor Ortega broke a tie: the Hallam suspension bridge over the Wend river "
-      "won Riverton council approval. Construction of the Hallam bridge begins this spring."
-      "</p></body></html>";
   auto a = pipeline.process(one);
   auto b = pipeline.process(two);
   ASSERT_TRUE(a && b);
@@ -164,10 +169,7 @@ TEST(Pipeline, StoriesGroupByTitleAndLead) {
 TEST(Pipeline, AnArticleProcessedAgainIsNotCountedTwiceInDocumentFrequencies) {
   config::Config c;  // the weighted signature is the default
   Pipeline pipeline(c, nullptr);
-  Input in;
-  in.url = "https://a.test/one";
-  in.fetched_at = 1795255200;
-  in.body = "<html><body><p>A story with enough words to be kept as an article.</p></body></html>";
+  Input in = page("https://a.test/one", "A story with enough words to be kept as an article.");
   ASSERT_TRUE(pipeline.process(in));
   EXPECT_EQ(pipeline.term_stats().documents(), 1u);
   ASSERT_TRUE(pipeline.process(in));  // a batch re-run after a failed delivery
@@ -177,10 +179,7 @@ TEST(Pipeline, AnArticleProcessedAgainIsNotCountedTwiceInDocumentFrequencies) {
 TEST(Pipeline, FarFutureDateDoesNotExpireTheWindow) {
   config::Config c;
   Pipeline pipeline(c, nullptr);
-  Input in;
-  in.url = "https://a.test/one";
-  in.fetched_at = 1795255200;
-  in.body = "<html><body><p>A first story with enough words to be kept.</p></body></html>";
+  Input in = page("https://a.test/one", "A first story with enough words to be kept.");
   auto first = pipeline.process(in);
   ASSERT_TRUE(first);
   // A broken CMS dates its page in 2099: the event time falls back to the fetch time.
