@@ -159,10 +159,25 @@ int main(int argc, char** argv) {
       "train-extractor",
       "Train the MSS block classifier on labelled pages, report k-fold cross-validated AEB "
       "token-4-gram P/R/F1 and write the model");
-  train->add_option("--pages", train_cmd.pages, "replay JSONL(.gz) with id, url, html")->required();
-  train->add_option("--truth", train_cmd.truth, "JSONL(.gz) with id, articleBody")->required();
+  train
+      ->add_option("--pages", train_cmd.pages,
+                   "replay JSONL(.gz) with id, url, html (repeat for several labelled sets)")
+      ->required()
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  train
+      ->add_option("--truth", train_cmd.truth,
+                   "JSONL(.gz) with id and articleBody, or with/without snippet lists (one per "
+                   "--pages, same order)")
+      ->required()
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   train->add_option("--out", train_cmd.out, "model file to write");
   train->add_option("--folds", train_cmd.folds, "k of k-fold cross-validation (0: none)")
+      ->capture_default_str();
+  train
+      ->add_option("--fold-seed", train_cmd.fold_seed,
+                   "shuffle pages into folds with this seed (0: by sorted id), for repeated CV")
       ->capture_default_str();
   train->add_option("--cv-output", train_cmd.cv_output,
                     "write the cross-validated predictions as replay output JSONL");

@@ -412,7 +412,8 @@ bool Pipeline::restore(std::string_view article_json) {
     verdict.similarity = dup["similarity"].get<double>();
   }
   const std::string id = str("id");
-  const std::string core = boilerplate_.filter(str("source"), str("url"), str("text"), *event_time);
+  const std::string core =
+      boilerplate_.filter(str("source"), str("url"), str("text"), *event_time, str("title"));
   const dedup::Fingerprint fp = fingerprint(id, core, *event_time);
   window_.restore(id, fp, *event_time, verdict);
   if (j.contains("feed_url")) {
@@ -459,7 +460,7 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
     event_time = *input.fetched_at;
   }
   // The site's own furniture that extraction let through says nothing about the article.
-  const std::string core = boilerplate_.filter(a.source, a.url, a.text, event_time);
+  const std::string core = boilerplate_.filter(a.source, a.url, a.text, event_time, a.title);
   const dedup::Fingerprint fp = fingerprint(a.id, core, event_time);
   out.content_hash = fp.exact.hex();
   out.event_time = event_time;

@@ -8,15 +8,20 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <set>
 #include <unordered_set>
 
 #include "daemon/input.h"
+#include "extractors/charset.h"
 #include "extractors/mss.h"
 #include "extractors/page.h"
+#include "extractors/text.h"
 
 namespace newsflow::daemon {
 namespace {
+
+using extractors::collapse_whitespace;
 
 bool is_word_codepoint(utf8proc_int32_t cp) {
   if (cp == '_') return true;
@@ -78,13 +83,25 @@ Scores aeb_scores(const std::vector<ShingleCounts>& pages) {
   return s;
 }
 
+// The truth of a labelled page: the article body (AEB), or snippets that must and must not
+// appear in the extracted text (the trafilatura benchmark).
+struct Truth {
+  std::string body;
+  std::vector<std::string> with, without;
+  bool snippets = false;
+};
+
 // A labelled page: its parse, the truth, and one label per block.
 struct LabelledPage {
   std::string id;
-  std::string truth;
+  const Truth* truth;
   extractors::ParsedPage page;
   std::vector<extractors::TrainingBlock> blocks;
 };
+
+float block_weight(const extractors::Block& block) {
+  return static_cast<float>(std::sqrt(static_cast<double>(block.word_count())));
+}
 
 // A block is article text when at least half of its tokens lie in 3-grams (or, for blocks of
 // one or two tokens, the whole block) that also occur in the truth.
@@ -115,11 +132,51 @@ std::vector<extractors::TrainingBlock> label_blocks(const extractors::ParsedPage
       const auto hits = std::count(covered.begin(), covered.end(), true);
       article = hits * 2 >= static_cast<std::ptrdiff_t>(tokens.size());
     }
-    out.push_back({block.features, article,
-                   static_cast<float>(std::sqrt(static_cast<double>(block.word_count())))});
+    out.push_back({block.features, article, block_weight(block)});
   }
   return out;
 }
+
+// Snippet truth labels only the blocks a snippet lies in (or that lie in a snippet spanning
+// several blocks): blocks holding a "with" snippet are article text, blocks holding a "without"
+// snippet are not; the others (and blocks holding both) only give context.
+std::vector<extractors::TrainingBlock> label_blocks_by_snippets(const extractors::ParsedPage& page,
+                                                                const Truth& truth) {
+  std::vector<std::string> with, without;
+  for (const auto& s : truth.with) with.push_back(collapse_whitespace(s));
+  for (const auto& s : truth.without) without.push_back(collapse_whitespace(s));
+  const auto touches = [](const std::string& block, const std::vector<std::string>& snippets) {
+    for (const auto& s : snippets) {
+      if (s.empty()) continue;
+      if (block.find(s) != std::string::npos) return true;
+      if (block.size() >= 12 && s.find(block) != std::string::npos) return true;
+    }
+    return false;
+  };
+  std::vector<extractors::TrainingBlock> out;
+  for (const auto& block : page.blocks) {
+    const std::string text =
+        collapse_whitespace(extractors::render_words(page, block.first_word, block.end_word));
+    const bool positive = !text.empty() && touches(text, with);
+    const bool negative = !text.empty() && touches(text, without);
+    out.push_back({block.features, positive, positive != negative ? block_weight(block) : 0.0f});
+  }
+  return out;
+}
+
+// The snippet metric of ../shared/tools/eval_extraction.py: counts over all pages.
+struct SnippetCounts {
+  std::size_t tp = 0, fp = 0, fn = 0;
+  void add(const Truth& truth, const std::string& predicted) {
+    const std::string out = collapse_whitespace(predicted);
+    for (const auto& s : truth.with) {
+      (out.find(collapse_whitespace(s)) != std::string::npos ? tp : fn) += 1;
+    }
+    for (const auto& s : truth.without) {
+      if (out.find(collapse_whitespace(s)) != std::string::npos) ++fp;
+    }
+  }
+};
 
 }  // namespace
 
@@ -168,48 +225,92 @@ ShingleCounts aeb_page_counts(const std::string& truth, const std::string& predi
 }
 
 int run_train_extractor(const config::Config& config, const TrainCommand& command) {
-  std::map<std::string, std::string> truth;
-  const bool truth_ok = read_lines(command.truth, [&](std::string_view line) {
-    const auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_object() && j.contains("id") && j.contains("articleBody") &&
-        j["articleBody"].is_string()) {
-      truth[j["id"].get<std::string>()] = j["articleBody"].get<std::string>();
-    }
-  });
-  if (!truth_ok || truth.empty()) {
-    std::fprintf(stderr, "train-extractor: no truth read from %s\n", command.truth.c_str());
+  if (command.pages.size() != command.truth.size()) {
+    std::fprintf(stderr, "train-extractor: give one --truth per --pages (%zu pages, %zu truth)\n",
+                 command.pages.size(), command.truth.size());
     return 1;
   }
+  std::map<std::string, Truth> truth;
   std::vector<LabelledPage> pages;
-  const bool pages_ok = read_lines(command.pages, [&](std::string_view line) {
-    ParsedInput in = parse_replay_line(line);
-    if (in.failure || !truth.count(in.input.id)) return;
-    auto page = extractors::parse_page(
-        in.input.body, {config.extract.max_html_bytes, config.extract.max_nesting_depth});
-    if (!page) return;
-    LabelledPage lp{in.input.id, truth[in.input.id], std::move(*page), {}};
-    lp.blocks = label_blocks(lp.page, lp.truth);
-    pages.push_back(std::move(lp));
-  });
-  if (!pages_ok || pages.empty()) {
-    std::fprintf(stderr, "train-extractor: no labelled pages read from %s\n",
-                 command.pages.c_str());
-    return 1;
+  for (std::size_t set = 0; set < command.pages.size(); ++set) {
+    std::size_t read = 0;
+    const bool truth_ok = read_lines(command.truth[set], [&](std::string_view line) {
+      const auto j = nlohmann::json::parse(line, nullptr, false);
+      if (!j.is_object() || !j.contains("id") || !j["id"].is_string()) return;
+      Truth t;
+      if (j.contains("articleBody") && j["articleBody"].is_string()) {
+        t.body = j["articleBody"].get<std::string>();
+      } else if (j.contains("with") && j["with"].is_array() && j.contains("without") &&
+                 j["without"].is_array()) {
+        t.snippets = true;
+        for (const auto& s : j["with"]) {
+          if (s.is_string()) t.with.push_back(s.get<std::string>());
+        }
+        for (const auto& s : j["without"]) {
+          if (s.is_string()) t.without.push_back(s.get<std::string>());
+        }
+      } else {
+        return;
+      }
+      truth[j["id"].get<std::string>()] = std::move(t);
+      ++read;
+    });
+    if (!truth_ok || read == 0) {
+      std::fprintf(stderr, "train-extractor: no truth read from %s\n", command.truth[set].c_str());
+      return 1;
+    }
+    std::size_t labelled = 0;
+    const bool pages_ok = read_lines(command.pages[set], [&](std::string_view line) {
+      ParsedInput in = parse_replay_line(line);
+      if (in.failure) return;
+      const auto it = truth.find(in.input.id);
+      if (it == truth.end()) return;
+      std::string html = std::move(in.input.body);
+      if (in.input.kind == BodyKind::kHtmlBytes) {
+        auto decoded = extractors::decode_to_utf8(html, in.input.content_type);
+        if (!decoded) return;
+        html = std::move(decoded->text);
+      } else if (in.input.kind != BodyKind::kHtmlText) {
+        return;
+      }
+      auto page = extractors::parse_page(
+          html, {config.extract.max_html_bytes, config.extract.max_nesting_depth});
+      if (!page) return;
+      LabelledPage lp{in.input.id, &it->second, std::move(*page), {}};
+      lp.blocks = lp.truth->snippets ? label_blocks_by_snippets(lp.page, *lp.truth)
+                                     : label_blocks(lp.page, lp.truth->body);
+      pages.push_back(std::move(lp));
+      ++labelled;
+    });
+    if (!pages_ok || labelled == 0) {
+      std::fprintf(stderr, "train-extractor: no labelled pages read from %s\n",
+                   command.pages[set].c_str());
+      return 1;
+    }
   }
   std::sort(pages.begin(), pages.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
-  std::size_t positives = 0, total = 0;
-  for (const auto& p : pages) {
-    for (const auto& b : p.blocks) positives += b.article, ++total;
+  if (command.fold_seed != 0) {
+    std::mt19937_64 rng(command.fold_seed);
+    std::shuffle(pages.begin(), pages.end(), rng);
   }
-  std::fprintf(stderr, "train-extractor: %zu pages, %zu blocks (%zu article)\n", pages.size(),
-               total, positives);
+  std::size_t positives = 0, labelled = 0, total = 0, snippet_pages = 0;
+  for (const auto& p : pages) {
+    snippet_pages += p.truth->snippets;
+    for (const auto& b : p.blocks) positives += b.article, labelled += b.weight > 0, ++total;
+  }
+  std::fprintf(stderr,
+               "train-extractor: %zu pages (%zu with article bodies, %zu with snippets), %zu "
+               "blocks, %zu labelled (%zu article)\n",
+               pages.size(), pages.size() - snippet_pages, snippet_pages, total, labelled,
+               positives);
 
   extractors::TrainOptions train_options;
   train_options.epochs = command.epochs;
   train_options.learning_rate = command.learning_rate;
   train_options.l2 = command.l2;
   if (command.folds >= 2) {
-    std::vector<ShingleCounts> mss_counts;
+    std::vector<ShingleCounts> body_counts;
+    SnippetCounts snippet_counts;
     std::ofstream cv_out;
     if (!command.cv_output.empty()) cv_out.open(command.cv_output);
     for (int fold = 0; fold < command.folds; ++fold) {
@@ -222,13 +323,32 @@ int run_train_extractor(const config::Config& config, const TrainCommand& comman
       for (std::size_t i = fold; i < pages.size(); i += command.folds) {
         const std::string text = extractors::render_blocks(
             pages[i].page, extractors::segment_mss(pages[i].page, model, config.extract.segment));
-        mss_counts.push_back(aeb_page_counts(pages[i].truth, text));
+        if (pages[i].truth->snippets) {
+          snippet_counts.add(*pages[i].truth, text);
+        } else {
+          body_counts.push_back(aeb_page_counts(pages[i].truth->body, text));
+        }
         if (cv_out) cv_out << nlohmann::json{{"id", pages[i].id}, {"text", text}}.dump() << "\n";
       }
     }
-    const Scores s = aeb_scores(mss_counts);
-    std::printf("%d-fold cross-validated MSS on %zu pages: P %.4f  R %.4f  F1 %.4f\n",
-                command.folds, pages.size(), s.precision, s.recall, s.f1);
+    if (!body_counts.empty()) {
+      const Scores s = aeb_scores(body_counts);
+      std::printf(
+          "%d-fold cross-validated MSS on %zu pages with article bodies: token-4-gram "
+          "P %.4f  R %.4f  F1 %.4f\n",
+          command.folds, body_counts.size(), s.precision, s.recall, s.f1);
+    }
+    if (snippet_pages > 0) {
+      const auto& c = snippet_counts;
+      const double p = c.tp + c.fp ? double(c.tp) / double(c.tp + c.fp) : 0;
+      const double r = c.tp + c.fn ? double(c.tp) / double(c.tp + c.fn) : 0;
+      const double f1 =
+          2 * c.tp + c.fp + c.fn ? 2.0 * double(c.tp) / double(2 * c.tp + c.fp + c.fn) : 0;
+      std::printf(
+          "%d-fold cross-validated MSS on %zu pages with snippets: snippet "
+          "P %.4f  R %.4f  F1 %.4f\n",
+          command.folds, snippet_pages, p, r, f1);
+    }
   }
   if (!command.out.empty()) {
     std::vector<std::vector<extractors::TrainingBlock>> all;

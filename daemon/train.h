@@ -1,6 +1,8 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "config/config.h"
 
@@ -8,11 +10,14 @@ namespace newsflow::daemon {
 
 /// Options of `newsflow train-extractor`.
 struct TrainCommand {
-  std::string pages;      ///< replay JSONL(.gz) with id, url, html
-  std::string truth;      ///< JSONL(.gz) with id, articleBody
+  /// Labelled sets: replay JSONL(.gz) pages with id, url, html, and for each its truth,
+  /// JSONL(.gz) with id and either articleBody or snippets (`with`, `without` lists).
+  std::vector<std::string> pages;
+  std::vector<std::string> truth;
   std::string out;        ///< model file to write (empty: do not train the final model)
   std::string cv_output;  ///< optional: the cross-validated predictions as replay output JSONL
   int folds = 5;          ///< k of k-fold cross-validation (0 or 1: none)
+  std::uint64_t fold_seed = 0;  ///< 0: pages go to folds by sorted id; else shuffled with it
   int epochs = 12;
   double learning_rate = 0.05;
   double l2 = 1e-6;

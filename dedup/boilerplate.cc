@@ -7,6 +7,16 @@
 #include "dedup/normalize.h"
 
 namespace newsflow::dedup {
+namespace {
+
+std::string_view trim_spaces(std::string_view s) {
+  const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  while (!s.empty() && space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
 
 bool is_teaser(std::string_view paragraph) {
   while (!paragraph.empty() && (paragraph.back() == ' ' || paragraph.back() == '\n')) {
@@ -22,7 +32,8 @@ bool is_teaser(std::string_view paragraph) {
 }
 
 std::string BoilerplateFilter::filter(std::string_view site, std::string_view url,
-                                      std::string_view text, std::int64_t event_time) {
+                                      std::string_view text, std::int64_t event_time,
+                                      std::string_view title) {
   // Without a site (e.g. URNs of pre-extracted items) there is no template to learn.
   if (!options_.enabled || site.empty()) return std::string(text);
   watermark_ = std::max(watermark_, event_time);
@@ -52,9 +63,11 @@ std::string BoilerplateFilter::filter(std::string_view site, std::string_view ur
     if (!kept.empty()) kept += "\n\n";
     kept.append(paragraph);
   }
-  // A page that is all furniture keeps it: an empty text would make every such page an exact
-  // copy of every other.
-  return kept.empty() ? std::string(text) : kept;
+  // A page that is all furniture is known by its title; an empty text (or the furniture itself)
+  // would make every such page an exact copy of every other.
+  if (!kept.empty()) return kept;
+  const std::string_view trimmed = trim_spaces(title);
+  return std::string(trimmed.empty() ? text : trimmed);
 }
 
 void BoilerplateFilter::expire(std::int64_t now) {

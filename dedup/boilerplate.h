@@ -33,9 +33,12 @@ class BoilerplateFilter {
 
   /// Records the paragraphs of a page of `site` at `url` and returns the text without the
   /// paragraphs that are boilerplate for that site (as known before this page), joined by
-  /// "\n\n"; the whole text when every paragraph is. Paragraphs are separated by blank lines.
+  /// "\n\n". When every paragraph is (extraction kept only the site's furniture), returns
+  /// `title` if it is not empty, else the whole text: furniture shared by all such pages would
+  /// make each an exact copy of the others, while the title still tells their articles apart
+  /// and keeps re-crawls of one page alike. Paragraphs are separated by blank lines.
   std::string filter(std::string_view site, std::string_view url, std::string_view text,
-                     std::int64_t event_time);
+                     std::int64_t event_time, std::string_view title = {});
 
   /// Distinct (site, paragraph) pairs held.
   std::size_t size() const { return seen_.size(); }

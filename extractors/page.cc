@@ -337,6 +337,16 @@ int bucket_log2(std::uint32_t n) {
   return b;
 }
 
+// A word as a lexical feature: lowercased (ASCII), without surrounding punctuation.
+std::string lexical_key(std::string_view word) {
+  std::string key = ascii_lower(word);
+  std::erase_if(key, [](char c) {
+    return c == '.' || c == ',' || c == ':' || c == ';' || c == '!' || c == '?' || c == '"' ||
+           c == '(' || c == ')' || c == '|';
+  });
+  return key;
+}
+
 int bucket_ratio(double r, int steps) { return std::clamp(static_cast<int>(r * steps), 0, steps); }
 
 void compute_features(ParsedPage& page, const std::vector<BlockInfo>& infos,
@@ -400,6 +410,20 @@ void compute_features(ParsedPage& page, const std::vector<BlockInfo>& infos,
       f.push_back("nb" + side + "wc=" + std::to_string(wc_bucket(k)));
       f.push_back("nb" + side + "ld=" + std::to_string(ld_bucket(k)));
       f.push_back("nb" + side + "t0=" + infos[k].tags[0]);
+    }
+    // The words that open and close a block, and the whole text of a short one ("Advertisement",
+    // "Read more", "Share this", "©"): boilerplate repeats its words across sites.
+    if (b.word_count() > 0) {
+      f.push_back("fw=" + lexical_key(page.words[b.first_word].text));
+      f.push_back("lw=" + lexical_key(page.words[b.end_word - 1].text));
+      if (b.word_count() <= 4) {
+        std::string text = "txt=";
+        for (auto k = b.first_word; k < b.end_word; ++k) {
+          text += lexical_key(page.words[k].text);
+          text += ' ';
+        }
+        f.push_back(std::move(text));
+      }
     }
     b.features.clear();
     b.features.reserve(f.size());

@@ -291,6 +291,24 @@ TEST(Boilerplate, ParagraphsRepeatedOnASitesOtherPagesAreDropped) {
   EXPECT_EQ(f.filter("", "urn:x", furniture, 4), furniture);
 }
 
+TEST(Boilerplate, APageThatIsAllFurnitureIsKnownByItsTitle) {
+  // Extraction kept only a site's sidebar on several pages: they must not become exact copies
+  // of each other, and a re-crawl of one of them must still match it.
+  BoilerplateFilter f;
+  const std::string sidebar = "Trending now\n\nThe koala rescued from the bushfire";
+  for (int i = 0; i < 3; ++i) {
+    f.filter("a.test", "https://a.test/" + std::to_string(i),
+             "Story " + std::to_string(i) + " text.\n\n" + sidebar, i);
+  }
+  EXPECT_EQ(f.filter("a.test", "https://a.test/x", sidebar, 10, " Bridge vote delayed "),
+            "Bridge vote delayed");
+  EXPECT_EQ(f.filter("a.test", "https://a.test/y", sidebar, 11, "Storm closes the harbour"),
+            "Storm closes the harbour");
+  EXPECT_EQ(f.filter("a.test", "https://a.test/x", sidebar, 12, "Bridge vote delayed"),
+            "Bridge vote delayed");
+  EXPECT_EQ(f.filter("a.test", "https://a.test/z", sidebar, 13, "  "), sidebar);
+}
+
 TEST(Boilerplate, TeasersCutMidWordAreNotArticleText) {
   EXPECT_TRUE(
       is_teaser("In the run-up to the event next month, the maker is running a big sale "
@@ -319,7 +337,7 @@ TEST(Boilerplate, ForgetsWhatTheWindowNoLongerHolds) {
              i);
   }
   EXPECT_EQ(f.filter("a.test", "https://a.test/x", "Menu\n\nStory x", 10), "Story x");
-  EXPECT_EQ(f.filter("a.test", "https://a.test/y", "Menu", 11), "Menu");  // all furniture: kept
+  EXPECT_EQ(f.filter("a.test", "https://a.test/y", "Menu", 11), "Menu");  // all furniture, no title
   f.filter("b.test", "https://b.test/y", "Other", 1000);  // far later: a.test's entries expire
   EXPECT_EQ(f.filter("a.test", "https://a.test/z", "Menu\n\nStory z", 1000), "Menu\n\nStory z");
 }

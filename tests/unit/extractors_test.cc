@@ -264,10 +264,16 @@ TEST(Mss, RuzzoTompaKeepsASecondRunSplitByALinkBox) {
     model.weights(1)[b.features[0] & mask] = 0;  // "bias"
     for (auto f : b.features) model.weights(1)[f & mask] += w / b.features.size();
   }
-  const auto kept = segment_mss(*page, model, {});
-  std::size_t kept_words = 0;
-  for (auto b : kept) kept_words += page->blocks[b].word_count();
-  EXPECT_EQ(kept_words, 110u);
+  const auto words_of = [&](const std::vector<std::uint32_t>& blocks) {
+    std::size_t n = 0;
+    for (auto b : blocks) n += page->blocks[b].word_count();
+    return n;
+  };
+  SegmentOptions both;
+  both.secondary_share = 0.35;
+  EXPECT_EQ(words_of(segment_mss(*page, model, both)), 110u);
+  // The default keeps the best run only.
+  EXPECT_EQ(words_of(segment_mss(*page, model, {})), 60u);
 }
 
 }  // namespace
