@@ -3,6 +3,7 @@
 #include <gumbo.h>
 
 #include <algorithm>
+#include <array>
 #include <bitset>
 #include <cmath>
 
@@ -102,12 +103,65 @@ const char* attr(const GumboElement& el, const char* name) {
   return a ? a->value : nullptr;
 }
 
-bool is_hidden(const GumboElement& el) {
-  if (attr(el, "hidden") != nullptr) return true;
-  if (const char* aria = attr(el, "aria-hidden"); aria && std::string_view(aria) == "true") {
-    return true;
+// The attributes the walk reads on every element, found in one pass (Gumbo lowercases
+// attribute names).
+struct Attrs {
+  const char* cls = nullptr;
+  const char* id = nullptr;
+  const char* itemprop = nullptr;
+  const char* style = nullptr;
+  const char* aria_hidden = nullptr;
+  const char* rel = nullptr;
+  bool hidden = false;
+  bool href = false;
+};
+
+Attrs scan_attrs(const GumboElement& el) {
+  Attrs a;
+  for (unsigned i = 0; i < el.attributes.length; ++i) {
+    const auto* at = static_cast<const GumboAttribute*>(el.attributes.data[i]);
+    const std::string_view name = at->name;
+    if (name == "class") {
+      if (!a.cls) a.cls = at->value;
+    } else if (name == "id") {
+      if (!a.id) a.id = at->value;
+    } else if (name == "itemprop") {
+      if (!a.itemprop) a.itemprop = at->value;
+    } else if (name == "style") {
+      if (!a.style) a.style = at->value;
+    } else if (name == "aria-hidden") {
+      if (!a.aria_hidden) a.aria_hidden = at->value;
+    } else if (name == "rel") {
+      if (!a.rel) a.rel = at->value;
+    } else if (name == "hidden") {
+      a.hidden = true;
+    } else if (name == "href") {
+      a.href = true;
+    }
   }
-  if (const char* style = attr(el, "style")) {
+  return a;
+}
+
+// Case-insensitive (ASCII) search for a lowercase needle.
+bool contains_ci(std::string_view hay, std::string_view needle) {
+  if (needle.size() > hay.size()) return false;
+  for (std::size_t i = 0; i + needle.size() <= hay.size(); ++i) {
+    std::size_t k = 0;
+    while (k < needle.size()) {
+      char c = hay[i + k];
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
+      if (c != needle[k]) break;
+      ++k;
+    }
+    if (k == needle.size()) return true;
+  }
+  return false;
+}
+
+bool is_hidden(const Attrs& a) {
+  if (a.hidden) return true;
+  if (a.aria_hidden && std::string_view(a.aria_hidden) == "true") return true;
+  if (const char* style = a.style) {
     std::string s = ascii_lower(style);
     std::erase(s, ' ');
     if (s.find("display:none") != std::string::npos ||
@@ -156,15 +210,10 @@ void collect_head_metadata(const GumboElement& el, RawMetadata& raw) {
 
 // An element that names the article's authors: itemprop=author, <a rel=author>, or a class
 // word containing "byline".
-bool is_byline_element(const GumboElement& el) {
-  if (const char* prop = attr(el, "itemprop"); prop && std::string_view(prop) == "author") {
-    return true;
-  }
-  if (el.tag == GUMBO_TAG_A) {
-    if (const char* rel = attr(el, "rel"); rel && ascii_lower(rel) == "author") return true;
-  }
-  const char* cls = attr(el, "class");
-  return cls && ascii_lower(cls).find("byline") != std::string::npos;
+bool is_byline_element(const GumboElement& el, const Attrs& a) {
+  if (a.itemprop && std::string_view(a.itemprop) == "author") return true;
+  if (el.tag == GUMBO_TAG_A && a.rel && ascii_lower(a.rel) == "author") return true;
+  return a.cls && contains_ci(a.cls, "byline");
 }
 
 std::size_t nesting_bound(std::string_view html) {
@@ -212,24 +261,6 @@ std::size_t find_ci(std::string_view hay, std::string_view needle, std::size_t f
   }
 }
 
-void class_words(const GumboElement& el, std::vector<std::string>& out) {
-  for (const char* name : {"class", "id"}) {
-    const char* v = attr(el, name);
-    if (!v) continue;
-    std::string cur;
-    for (const char* p = v;; ++p) {
-      const char c = *p;
-      if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
-        cur += static_cast<char>(c | 0x20);
-      } else {
-        if (cur.size() >= 3 && out.size() < 8) out.push_back(cur);
-        cur.clear();
-        if (!c) break;
-      }
-    }
-  }
-}
-
 // Containers and class/id words whose presence above a block is a strong signal either way.
 constexpr std::string_view kFlagNames[] = {
     // elements (and itemprop=articleBody)
@@ -245,8 +276,10 @@ constexpr std::string_view kFlagNames[] = {
 constexpr std::size_t kFirstClassOnlyFlag = 14;
 using Flags = std::bitset<std::size(kFlagNames)>;
 
-// The flags an element itself contributes.
-Flags own_flags(const GumboElement& el) {
+// The flags an element itself contributes: its tag, itemprop=articleBody, and hint substrings
+// of the first eight words (runs of three or more ASCII letters, lowercased) of its class and
+// id attributes.
+Flags own_flags(const GumboElement& el, const Attrs& a) {
   Flags f;
   auto set = [&f](std::string_view name) {
     for (std::size_t k = 0; k < std::size(kFlagNames); ++k) {
@@ -301,20 +334,44 @@ Flags own_flags(const GumboElement& el) {
     default:
       break;
   }
-  if (const char* prop = attr(el, "itemprop")) {
-    if (std::string_view(prop).find("articleBody") != std::string_view::npos) set("articlebody");
+  if (a.itemprop && std::string_view(a.itemprop).find("articleBody") != std::string_view::npos) {
+    set("articlebody");
   }
-  if (!attr(el, "class") && !attr(el, "id")) return f;
-  std::vector<std::string> words;
-  class_words(el, words);
-  for (const auto& w : words) {
-    // Which letters occur in the word: a hint whose first letter is absent cannot match.
-    std::uint32_t letters = 0;
-    for (const char c : w) letters |= 1u << (c - 'a');
+  int words = 0;
+  std::string word;  // short class words stay in the small-string buffer
+  // Class-only flag indices by first letter, so each position of a word is compared only with
+  // the hints that start with its letter.
+  static const auto kByLetter = [] {
+    std::array<std::vector<std::uint8_t>, 26> by_letter;
     for (std::size_t k = 0; k < std::size(kFlagNames); ++k) {
       if (k < kFirstClassOnlyFlag && k > 4) continue;  // element-only flags
-      if (!(letters & (1u << (kFlagNames[k][0] - 'a')))) continue;
-      if (w.find(kFlagNames[k]) != std::string::npos) f.set(k);
+      by_letter[static_cast<std::size_t>(kFlagNames[k][0] - 'a')].push_back(
+          static_cast<std::uint8_t>(k));
+    }
+    return by_letter;
+  }();
+  auto match = [&]() {
+    const std::string_view w = word;
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      for (const std::uint8_t k : kByLetter[static_cast<std::size_t>(w[i] - 'a')]) {
+        if (w.substr(i).starts_with(kFlagNames[k])) f.set(k);
+      }
+    }
+  };
+  for (const char* v : {a.cls, a.id}) {
+    if (!v) continue;
+    for (const char* p = v;; ++p) {
+      const char c = *p;
+      if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
+        word += static_cast<char>(c | 0x20);
+        continue;
+      }
+      if (word.size() >= 3 && words < 8) {
+        ++words;
+        match();
+      }
+      word.clear();
+      if (!c) break;
     }
   }
   return f;
@@ -322,8 +379,8 @@ Flags own_flags(const GumboElement& el) {
 
 // What the walk knows about a block when its first word arrives, plus running counts.
 struct BlockInfo {
-  std::string tags[3];  // innermost element tags, innermost first
-  Flags flags;          // containers it sits in: article, nav, footer, ...
+  std::string_view tags[3];  // innermost element tags, innermost first (Gumbo's static names)
+  Flags flags;               // containers it sits in: article, nav, footer, ...
   std::uint32_t chars = 0, punct = 0, stop = 0, digits = 0, caps = 0;
   bool ends_sentence = false;
 };
@@ -337,97 +394,118 @@ int bucket_log2(std::uint32_t n) {
   return b;
 }
 
-// A word as a lexical feature: lowercased (ASCII), without surrounding punctuation.
-std::string lexical_key(std::string_view word) {
-  std::string key = ascii_lower(word);
-  std::erase_if(key, [](char c) {
-    return c == '.' || c == ',' || c == ':' || c == ';' || c == '!' || c == '?' || c == '"' ||
-           c == '(' || c == ')' || c == '|';
-  });
-  return key;
+// Hashes a word as a lexical feature: lowercased (ASCII), without the punctuation
+// . , : ; ! ? " ( ) | anywhere in it.
+void add_lexical_key(internal::Fnv1a& h, std::string_view word) {
+  for (char c : word) {
+    if (c == '.' || c == ',' || c == ':' || c == ';' || c == '!' || c == '?' || c == '"' ||
+        c == '(' || c == ')' || c == '|') {
+      continue;
+    }
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
+    h.add(c);
+  }
 }
 
 int bucket_ratio(double r, int steps) { return std::clamp(static_cast<int>(r * steps), 0, steps); }
 
+// The hashed features of every block. Each is the FNV-1a hash of a name such as "wc=3" or
+// "t01=p/div", built without allocating (the committed model is keyed by these hashes).
 void compute_features(ParsedPage& page, const std::vector<BlockInfo>& infos,
                       std::size_t first_h1_word) {
+  using internal::Fnv1a;
   const std::size_t total_words = std::max<std::size_t>(1, page.words.size());
   // Rank of each block by length: the article's paragraphs are usually the page's longest.
   std::vector<std::uint32_t> lengths;
+  lengths.reserve(page.blocks.size());
   for (const auto& b : page.blocks) lengths.push_back(b.word_count());
   std::sort(lengths.begin(), lengths.end(), std::greater<>());
   const std::uint32_t top3 =
       lengths.size() > 2 ? lengths[2] : (lengths.empty() ? 0 : lengths.back());
   const std::uint32_t top10 =
       lengths.size() > 9 ? lengths[9] : (lengths.empty() ? 0 : lengths.back());
-  std::vector<std::string> f;
   auto wc_bucket = [&](std::size_t i) { return bucket_log2(page.blocks[i].word_count()); };
   auto ld_bucket = [&](std::size_t i) {
     const Block& b = page.blocks[i];
     return bucket_ratio(b.word_count() ? double(b.link_words) / b.word_count() : 0, 4);
   };
+  static const std::uint64_t kBias = internal::fnv1a("bias");
   for (std::size_t i = 0; i < page.blocks.size(); ++i) {
     Block& b = page.blocks[i];
     const BlockInfo& info = infos[i];
     const double words = std::max<std::uint32_t>(1, b.word_count());
-    const std::string wc = std::to_string(wc_bucket(i));
-    const std::string ld = std::to_string(ld_bucket(i));
+    const int wc = wc_bucket(i);
+    const int ld = ld_bucket(i);
+    const int sw = bucket_ratio(info.stop / words, 5);
+    auto& f = b.features;
     f.clear();
-    f.push_back("bias");
-    f.push_back("wc=" + wc);
-    f.push_back("ld=" + ld);
-    f.push_back("ld&wc=" + ld + "&" + wc);
-    f.push_back("pu=" + std::to_string(bucket_ratio(info.punct / words, 5)));
-    f.push_back("sw=" + std::to_string(bucket_ratio(info.stop / words, 5)));
-    f.push_back("sw&wc=" + std::to_string(bucket_ratio(info.stop / words, 5)) + "&" + wc);
-    f.push_back("dg=" +
-                std::to_string(bucket_ratio(info.digits / std::max(1.0, double(info.chars)), 5)));
-    f.push_back("cap=" + std::to_string(bucket_ratio(info.caps / words, 4)));
-    f.push_back(std::string("end=") + (info.ends_sentence ? "1" : "0"));
-    f.push_back("pos=" + std::to_string(bucket_ratio(double(b.first_word) / total_words, 9)));
-    f.push_back(std::string("rank=") + (b.word_count() >= top3    ? "top3"
-                                        : b.word_count() >= top10 ? "top10"
-                                                                  : "rest"));
-    f.push_back(std::string("h1=") + (first_h1_word == SIZE_MAX      ? "none"
-                                      : b.first_word < first_h1_word ? "before"
-                                                                     : "after"));
-    f.push_back("t0=" + info.tags[0]);
-    f.push_back("t1=" + info.tags[1]);
-    f.push_back("t01=" + info.tags[0] + "/" + info.tags[1]);
-    f.push_back("t012=" + info.tags[0] + "/" + info.tags[1] + "/" + info.tags[2]);
-    f.push_back("t0&wc=" + info.tags[0] + "&" + wc);
+    f.reserve(48);
+    auto named = [](std::string_view name, int value) {
+      return Fnv1a().add(name).add_number(value).value();
+    };
+    f.push_back(kBias);
+    f.push_back(named("wc=", wc));
+    f.push_back(named("ld=", ld));
+    f.push_back(Fnv1a().add("ld&wc=").add_number(ld).add('&').add_number(wc).value());
+    f.push_back(named("pu=", bucket_ratio(info.punct / words, 5)));
+    f.push_back(named("sw=", sw));
+    f.push_back(Fnv1a().add("sw&wc=").add_number(sw).add('&').add_number(wc).value());
+    f.push_back(named("dg=", bucket_ratio(info.digits / std::max(1.0, double(info.chars)), 5)));
+    f.push_back(named("cap=", bucket_ratio(info.caps / words, 4)));
+    f.push_back(named("end=", info.ends_sentence ? 1 : 0));
+    f.push_back(named("pos=", bucket_ratio(double(b.first_word) / total_words, 9)));
+    f.push_back(Fnv1a()
+                    .add("rank=")
+                    .add(b.word_count() >= top3    ? "top3"
+                         : b.word_count() >= top10 ? "top10"
+                                                   : "rest")
+                    .value());
+    f.push_back(Fnv1a()
+                    .add("h1=")
+                    .add(first_h1_word == SIZE_MAX      ? "none"
+                         : b.first_word < first_h1_word ? "before"
+                                                        : "after")
+                    .value());
+    const auto& t = info.tags;
+    f.push_back(Fnv1a().add("t0=").add(t[0]).value());
+    f.push_back(Fnv1a().add("t1=").add(t[1]).value());
+    f.push_back(Fnv1a().add("t01=").add(t[0]).add('/').add(t[1]).value());
+    f.push_back(Fnv1a().add("t012=").add(t[0]).add('/').add(t[1]).add('/').add(t[2]).value());
+    f.push_back(Fnv1a().add("t0&wc=").add(t[0]).add('&').add_number(wc).value());
     for (std::size_t k = 0; k < std::size(kFlagNames); ++k) {
-      if (info.flags.test(k)) f.push_back("in=" + std::string(kFlagNames[k]));
+      if (info.flags.test(k)) f.push_back(Fnv1a().add("in=").add(kFlagNames[k]).value());
     }
-    for (int d : {-2, -1, 1, 2}) {
-      const std::ptrdiff_t j = static_cast<std::ptrdiff_t>(i) + d;
-      const std::string side = std::to_string(d);
+    for (const std::string_view side : {"-2", "-1", "1", "2"}) {
+      const std::ptrdiff_t j =
+          static_cast<std::ptrdiff_t>(i) + (side[0] == '-' ? -1 : 1) * (side.back() - '0');
+      const Fnv1a prefix = Fnv1a().add("nb").add(side);
       if (j < 0 || j >= static_cast<std::ptrdiff_t>(page.blocks.size())) {
-        f.push_back("nb" + side + "=none");
+        f.push_back(Fnv1a(prefix).add("=none").value());
         continue;
       }
       const auto k = static_cast<std::size_t>(j);
-      f.push_back("nb" + side + "wc=" + std::to_string(wc_bucket(k)));
-      f.push_back("nb" + side + "ld=" + std::to_string(ld_bucket(k)));
-      f.push_back("nb" + side + "t0=" + infos[k].tags[0]);
+      f.push_back(Fnv1a(prefix).add("wc=").add_number(wc_bucket(k)).value());
+      f.push_back(Fnv1a(prefix).add("ld=").add_number(ld_bucket(k)).value());
+      f.push_back(Fnv1a(prefix).add("t0=").add(infos[k].tags[0]).value());
     }
     // The words that open and close a block, and the whole text of a short one ("Advertisement",
     // "Read more", "Share this", "©"): boilerplate repeats its words across sites.
     if (b.word_count() > 0) {
-      f.push_back("fw=" + lexical_key(page.words[b.first_word].text));
-      f.push_back("lw=" + lexical_key(page.words[b.end_word - 1].text));
+      Fnv1a first = Fnv1a().add("fw=");
+      add_lexical_key(first, page.words[b.first_word].text);
+      f.push_back(first.value());
+      Fnv1a last = Fnv1a().add("lw=");
+      add_lexical_key(last, page.words[b.end_word - 1].text);
+      f.push_back(last.value());
       if (b.word_count() <= 4) {
-        std::string text = "txt=";
+        Fnv1a text = Fnv1a().add("txt=");
         for (auto k = b.first_word; k < b.end_word; ++k) {
-          text += lexical_key(page.words[k].text);
-          text += ' ';
+          add_lexical_key(text, page.words[k].text);
+          text.add(' ');
         }
-        f.push_back(std::move(text));
+        f.push_back(text.value());
       }
     }
-    b.features.clear();
-    b.features.reserve(f.size());
-    for (const auto& s : f) b.features.push_back(internal::fnv1a(s));
   }
 }
 
@@ -513,8 +591,10 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
     unsigned next_child;
     bool emit;
     Flags flags;  // own flags OR'ed with the parent's
+    Attrs attrs;  // read only while `emit`
   };
-  std::vector<Frame> stack{{page.tree->output->root, 0, true, {}}};
+  std::vector<Frame> stack{
+      {page.tree->output->root, 0, true, {}, scan_attrs(page.tree->output->root->v.element)}};
   std::vector<BlockInfo> infos;
   RawMetadata& raw = page.metadata;
   std::uint32_t box = 0;  // block-level box counter (changes at every boundary)
@@ -553,7 +633,7 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
         raw.title_tag = collapse_whitespace(subtree_text(node));
       } else if (el.tag == GUMBO_TAG_H1 && raw.first_h1.empty()) {
         raw.first_h1 = collapse_whitespace(subtree_text(node));
-      } else if (raw.markup_byline.empty() && f.emit && is_byline_element(el)) {
+      } else if (raw.markup_byline.empty() && f.emit && is_byline_element(el, f.attrs)) {
         raw.markup_byline = collapse_whitespace(subtree_text(node));
         if (raw.markup_byline.size() > 200) raw.markup_byline.clear();
       }
@@ -565,14 +645,14 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
           raw.json_ld.push_back(subtree_text(node));
         }
       }
-      if (f.emit && (is_skipped(el.tag) || is_hidden(el))) f.emit = false;
+      if (f.emit && (is_skipped(el.tag) || is_hidden(f.attrs))) f.emit = false;
       if (f.emit) {
         page.tokens.push_back(-1);
         if (is_block(el.tag)) {
           ++box;
           pending_space = true;
         }
-        if (el.tag == GUMBO_TAG_A && attr(el, "href")) ++link_depth;
+        if (el.tag == GUMBO_TAG_A && f.attrs.href) ++link_depth;
         if (el.tag == GUMBO_TAG_H1) ++h1_depth;
       }
     }
@@ -580,8 +660,12 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
       const auto* child = static_cast<const GumboNode*>(el.children.data[f.next_child++]);
       const bool emit = f.emit;
       if (child->type == GUMBO_NODE_ELEMENT || child->type == GUMBO_NODE_TEMPLATE) {
-        const Flags flags = emit ? f.flags | own_flags(child->v.element) : f.flags;
-        stack.push_back({child, 0, emit, flags});
+        if (emit) {
+          const Attrs attrs = scan_attrs(child->v.element);
+          stack.push_back({child, 0, emit, f.flags | own_flags(child->v.element, attrs), attrs});
+        } else {
+          stack.push_back({child, 0, emit, f.flags, {}});
+        }
       } else if (emit && (child->type == GUMBO_NODE_TEXT || child->type == GUMBO_NODE_CDATA ||
                           child->type == GUMBO_NODE_WHITESPACE)) {
         const std::string_view text = child->v.text.text;
@@ -613,9 +697,16 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
             if (c >= '0' && c <= '9') ++info.digits;
           }
           if (word[0] >= 'A' && word[0] <= 'Z') ++info.caps;
-          std::string lower = ascii_lower(word);
-          while (!lower.empty() && (lower.back() == '.' || lower.back() == ',')) lower.pop_back();
-          if (internal::is_stopword(lower)) ++info.stop;
+          // Stopwords are short: lowercase into a small buffer, without trailing . and ,
+          std::string_view bare = word;
+          while (!bare.empty() && (bare.back() == '.' || bare.back() == ',')) bare.remove_suffix(1);
+          if (char lower[32]; bare.size() <= sizeof lower) {
+            for (std::size_t k = 0; k < bare.size(); ++k) {
+              const char c = bare[k];
+              lower[k] = c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c;
+            }
+            if (internal::is_stopword({lower, bare.size()})) ++info.stop;
+          }
           const char last = word.back();
           info.ends_sentence = last == '.' || last == '!' || last == '?' || last == '"' ||
                                word.ends_with("\xE3\x80\x82") || word.ends_with("\xE2\x80\x9D");
@@ -631,7 +722,7 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
         ++box;
         pending_space = true;
       }
-      if (el.tag == GUMBO_TAG_A && attr(el, "href")) --link_depth;
+      if (el.tag == GUMBO_TAG_A && f.attrs.href) --link_depth;
       if (el.tag == GUMBO_TAG_H1) --h1_depth;
     }
     stack.pop_back();
