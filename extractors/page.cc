@@ -509,6 +509,79 @@ void compute_features(ParsedPage& page, const std::vector<BlockInfo>& infos,
   }
 }
 
+bool is_tag_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
+
+// The attributes anything downstream of the parse reads; the others (data-*, src, srcset, alt,
+// title, onclick, ... a fifth of a typical page's bytes once scripts are gone) are dropped.
+bool is_read_attribute(std::string_view lower_name) {
+  static constexpr std::string_view kRead[] = {
+      "class", "id",      "style", "hidden",   "aria-hidden", "itemprop", "rel",      "href",
+      "lang",  "content", "name",  "property", "http-equiv",  "type",     "datetime", "charset"};
+  return std::find(std::begin(kRead), std::end(kRead), lower_name) != std::end(kRead);
+}
+
+// Copies the start tag at html[lt] ('<' and a letter) to `out` with only the attributes the walk
+// reads: href keeps its value on <link> and <base> (the canonical URL) and elsewhere only says
+// that the element is a link. Returns the position after the tag's '>', or npos when the tag
+// does not close (the caller then copies the bytes as they are). Quoted values may hold '>'.
+std::size_t copy_start_tag(std::string_view html, std::size_t lt, std::string& out) {
+  const std::size_t n = html.size();
+  std::size_t i = lt + 1;
+  while (i < n && !is_tag_space(html[i]) && html[i] != '/' && html[i] != '>') ++i;
+  const std::string tag = ascii_lower(html.substr(lt + 1, i - lt - 1));
+  const bool keeps_href_value = tag == "link" || tag == "base";
+  const std::size_t out_start = out.size();
+  out.append(html.substr(lt, i - lt));
+  while (i < n) {
+    while (i < n && (is_tag_space(html[i]) || html[i] == '/')) ++i;
+    if (i >= n) break;
+    if (html[i] == '>') {
+      out += '>';
+      return i + 1;
+    }
+    const std::size_t name_start = i++;
+    while (i < n && !is_tag_space(html[i]) && html[i] != '/' && html[i] != '>' && html[i] != '=') {
+      ++i;
+    }
+    const std::string_view name = html.substr(name_start, i - name_start);
+    std::size_t j = i;
+    while (j < n && is_tag_space(html[j])) ++j;
+    std::string_view value;
+    bool has_value = false;
+    if (j < n && html[j] == '=') {
+      ++j;
+      while (j < n && is_tag_space(html[j])) ++j;
+      if (j < n && (html[j] == '"' || html[j] == '\'')) {
+        const std::size_t close = html.find(html[j], j + 1);
+        if (close == std::string_view::npos) break;
+        value = html.substr(j, close + 1 - j);
+        j = close + 1;
+      } else {
+        const std::size_t v = j;
+        while (j < n && !is_tag_space(html[j]) && html[j] != '>') ++j;
+        value = html.substr(v, j - v);
+      }
+      has_value = true;
+      i = j;
+    }
+    if (name.size() > 16) continue;
+    char lower[16];
+    for (std::size_t k = 0; k < name.size(); ++k) {
+      lower[k] = name[k] >= 'A' && name[k] <= 'Z' ? static_cast<char>(name[k] + 32) : name[k];
+    }
+    const std::string_view lower_name(lower, name.size());
+    if (!is_read_attribute(lower_name)) continue;
+    out += ' ';
+    out.append(name);
+    if (has_value && (lower_name != "href" || keeps_href_value)) {
+      out += '=';
+      out.append(value);
+    }
+  }
+  out.resize(out_start);
+  return std::string_view::npos;
+}
+
 }  // namespace
 
 std::string strip_invisible(std::string_view html) {
@@ -537,6 +610,28 @@ std::string strip_invisible(std::string_view html) {
     }
     const std::size_t tag_end = html.find('>', lt);
     if (closer.empty() || tag_end == std::string_view::npos) {
+      const char next = lt + 1 < html.size() ? html[lt + 1] : '\0';
+      const bool start_tag = (next >= 'a' && next <= 'z') || (next >= 'A' && next <= 'Z');
+      // Titles and text areas hold text, not tags: copied as they are up to their end tag.
+      for (std::string_view raw : {"<title", "<textarea"}) {
+        if (start_tag && find_ci(html.substr(lt, raw.size()), raw, 0) == 0 &&
+            lt + raw.size() < html.size() &&
+            (is_tag_space(html[lt + raw.size()]) || html[lt + raw.size()] == '>')) {
+          const std::size_t end = find_ci(html, "</" + std::string(raw.substr(1)), lt + 1);
+          const std::size_t stop = end == std::string_view::npos ? html.size() : end;
+          out.append(html.substr(lt, stop - lt));
+          pos = stop;
+          break;
+        }
+      }
+      if (pos > lt) continue;
+      if (start_tag) {
+        if (const std::size_t after = copy_start_tag(html, lt, out);
+            after != std::string_view::npos) {
+          pos = after;
+          continue;
+        }
+      }
       out += '<';
       pos = lt + 1;
       continue;

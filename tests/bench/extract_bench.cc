@@ -1,9 +1,11 @@
 // Extraction speed over real pages: Gumbo's parse alone beside Finn and MSS end to end.
-// Pages: ../shared/data/extraction/aeb/pages.jsonl.gz when present, else samples/.
+// Pages: $NEWSFLOW_BENCH_PAGES, else ../shared/data/extraction/aeb/pages.jsonl.gz when present,
+// else samples/. tests/bench/extract_compare.sh runs it beside other extractors.
 //   build/tests/bench_extract [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
 #include <gumbo.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "daemon/input.h"
@@ -19,6 +21,7 @@ const std::vector<std::string>& pages() {
     std::vector<std::string> out;
     std::string path = NEWSFLOW_SOURCE_DIR "/../shared/data/extraction/aeb/pages.jsonl.gz";
     if (!std::filesystem::exists(path)) path = NEWSFLOW_SOURCE_DIR "/samples/pages.jsonl.gz";
+    if (const char* given = std::getenv("NEWSFLOW_BENCH_PAGES"); given && *given) path = given;
     daemon::read_lines(path, [&](std::string_view line) {
       auto p = daemon::parse_replay_line(line);
       if (!p.failure) out.push_back(std::move(p.input.body));
