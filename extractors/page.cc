@@ -6,6 +6,8 @@
 #include <array>
 #include <bitset>
 #include <cmath>
+#include <cstddef>
+#include <memory>
 
 #include "extractors/internal/hash.h"
 #include "extractors/internal/stopwords.h"
@@ -13,12 +15,45 @@
 
 namespace newsflow::extractors {
 
+namespace {
+
+// Gumbo's memory for one page: bump allocation from growing chunks, all released at once with
+// the page. Gumbo makes many small allocations and frees (tokens, string buffers, vectors); with
+// malloc they and the final tree walk of gumbo_destroy_output were a fifth of the parse.
+class Arena {
+ public:
+  void* allocate(std::size_t size) {
+    size = (size + 15) & ~std::size_t{15};
+    if (size > left_) {
+      const std::size_t chunk = std::max(size, next_chunk_);
+      next_chunk_ = std::min<std::size_t>(next_chunk_ * 2, std::size_t{4} << 20);
+      chunks_.push_back(std::make_unique<std::byte[]>(chunk));
+      cursor_ = chunks_.back().get();
+      left_ = chunk;
+    }
+    void* p = cursor_;
+    cursor_ += size;
+    left_ -= size;
+    return p;
+  }
+  static void* allocate(void* arena, std::size_t size) {
+    return static_cast<Arena*>(arena)->allocate(size);
+  }
+  static void deallocate(void*, void*) {}
+
+ private:
+  std::vector<std::unique_ptr<std::byte[]>> chunks_;
+  std::byte* cursor_ = nullptr;
+  std::size_t left_ = 0;
+  std::size_t next_chunk_ = 64 * 1024;
+};
+
+}  // namespace
+
 struct ParsedPage::Tree {
   std::string source;  // what Gumbo parsed; the tree points into it
+  Arena arena;         // holds the tree: freed with it, no gumbo_destroy_output needed
   GumboOutput* output = nullptr;
-  ~Tree() {
-    if (output) gumbo_destroy_output(&kGumboDefaultOptions, output);
-  }
 };
 
 ParsedPage::ParsedPage() = default;
@@ -676,7 +711,11 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
   page.tree = std::make_unique<ParsedPage::Tree>();
   page.tree->source = strip_invisible(html);
   const std::string& source = page.tree->source;
-  page.tree->output = gumbo_parse_with_options(&kGumboDefaultOptions, source.data(), source.size());
+  GumboOptions options = kGumboDefaultOptions;
+  options.allocator = &Arena::allocate;
+  options.deallocator = &Arena::deallocate;
+  options.userdata = &page.tree->arena;
+  page.tree->output = gumbo_parse_with_options(&options, source.data(), source.size());
   if (!page.tree->output || !page.tree->output->root) {
     return tl::unexpected(ExtractError{ExtractReason::kParse, "HTML parser returned no tree"});
   }
