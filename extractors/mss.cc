@@ -220,13 +220,18 @@ std::vector<std::uint32_t> segment_mss(const ParsedPage& page, const MssModel& m
   const std::size_t n = page.blocks.size();
   const std::vector<double> prob = model.probabilities(page);
   std::vector<double> score(n);
-  double max_prob = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (page.blocks[i].word_count() > 0) max_prob = std::max(max_prob, prob[i]);
-  }
   // A page where no block looks like an article still has a most article-like region: centre
-  // the scores on half the best probability instead of returning nothing.
-  const double centre = max_prob > 0.5 ? 0.5 : max_prob * 0.75;
+  // the scores on 3/4 of the best probability instead of returning nothing. The best is taken
+  // over blocks of five words or more when there are any: a one-word link or label at 0.3 must
+  // not outweigh a paragraph at 0.2.
+  double max_prob = 0, max_prob_text = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t words = page.blocks[i].word_count();
+    if (words > 0) max_prob = std::max(max_prob, prob[i]);
+    if (words >= 5) max_prob_text = std::max(max_prob_text, prob[i]);
+  }
+  const double centre =
+      max_prob > 0.5 ? 0.5 : (max_prob_text > 0 ? max_prob_text : max_prob) * 0.75;
   for (std::size_t i = 0; i < n; ++i) score[i] = (prob[i] - centre) * page.blocks[i].word_count();
   // All maximal-scoring disjoint runs (Ruzzo & Tompa 1999), linear time.
   struct Run {

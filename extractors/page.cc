@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstddef>
 #include <memory>
+#include <unordered_map>
 
 #include "extractors/internal/hash.h"
 #include "extractors/internal/stopwords.h"
@@ -465,6 +466,29 @@ void compute_features(ParsedPage& page, const std::vector<BlockInfo>& infos,
     return bucket_ratio(b.word_count() ? double(b.link_words) / b.word_count() : 0, 4);
   };
   static const std::uint64_t kBias = internal::fnv1a("bias");
+  // Readability's observation as features: the article's paragraphs are siblings in one
+  // container that holds most of the page's prose. A block's prose words are its unlinked
+  // words when it reads like text (five words or more, mostly unlinked).
+  std::unordered_map<std::uint32_t, std::uint32_t> prose_under[3];
+  std::uint64_t prose_total = 0;
+  auto prose = [&](const Block& b) -> std::uint32_t {
+    const std::uint32_t wc = b.word_count();
+    return wc >= 5 && b.link_words * 2 < wc ? wc - b.link_words : 0;
+  };
+  for (const Block& b : page.blocks) {
+    const std::uint32_t p = prose(b);
+    prose_total += p;
+    for (int level = 0; level < 3; ++level) {
+      if (b.containers[level] != UINT32_MAX) prose_under[level][b.containers[level]] += p;
+    }
+  }
+  std::uint32_t best_parent = UINT32_MAX, best_parent_prose = 0;  // the parent with most prose
+  for (const auto& [id, p] : prose_under[0]) {
+    if (p > best_parent_prose || (p == best_parent_prose && id < best_parent)) {
+      best_parent = id;
+      best_parent_prose = p;
+    }
+  }
   for (std::size_t i = 0; i < page.blocks.size(); ++i) {
     Block& b = page.blocks[i];
     const BlockInfo& info = infos[i];
@@ -509,6 +533,29 @@ void compute_features(ParsedPage& page, const std::vector<BlockInfo>& infos,
     f.push_back(Fnv1a().add("t0&wc=").add(t[0]).add('&').add_number(wc).value());
     for (std::size_t k = 0; k < std::size(kFlagNames); ++k) {
       if (info.flags.test(k)) f.push_back(Fnv1a().add("in=").add(kFlagNames[k]).value());
+    }
+    // The share of the page's prose under the block's parent, grandparent and great-grandparent.
+    {
+      for (int level = 0; level < 3; ++level) {
+        const Fnv1a name = Fnv1a().add('c').add_number(level + 1).add('=');
+        const std::uint32_t id = b.containers[level];
+        if (id == UINT32_MAX || prose_total == 0) {
+          f.push_back(Fnv1a(name).add("none").value());
+          continue;
+        }
+        const int share = bucket_ratio(double(prose_under[level][id]) / double(prose_total), 5);
+        f.push_back(Fnv1a(name).add_number(share).value());
+        if (level == 0) f.push_back(Fnv1a(name).add_number(share).add('&').add_number(wc).value());
+      }
+      f.push_back(
+          Fnv1a().add("bestparent=").add(b.containers[0] == best_parent ? '1' : '0').value());
+    }
+    // Words outside links: a list item whose lead is a link still reads as prose.
+    {
+      const int ulw = bucket_log2(b.word_count() - b.link_words);
+      f.push_back(Fnv1a().add("ulw=").add_number(ulw).value());
+      f.push_back(
+          Fnv1a().add("ulw&end=").add_number(ulw).add(info.ends_sentence ? "&1" : "&0").value());
     }
     for (const std::string_view side : {"-2", "-1", "1", "2"}) {
       const std::ptrdiff_t j =
@@ -726,9 +773,15 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
     bool emit;
     Flags flags;  // own flags OR'ed with the parent's
     Attrs attrs;  // read only while `emit`
+    std::uint32_t id = 0;
   };
-  std::vector<Frame> stack{
-      {page.tree->output->root, 0, true, {}, scan_attrs(page.tree->output->root->v.element)}};
+  std::uint32_t next_element_id = 0;
+  std::vector<Frame> stack{{page.tree->output->root,
+                            0,
+                            true,
+                            {},
+                            scan_attrs(page.tree->output->root->v.element),
+                            next_element_id++}};
   std::vector<BlockInfo> infos;
   RawMetadata& raw = page.metadata;
   std::uint32_t box = 0;  // block-level box counter (changes at every boundary)
@@ -749,6 +802,12 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
     }
     info.flags = stack.back().flags;
     infos.push_back(std::move(info));
+    // The block's own block-level element, then the containers above it.
+    std::size_t own = stack.size() - 1;
+    while (own > 0 && !is_block(stack[own].node->v.element.tag)) --own;
+    for (std::size_t up = 0; up < 3 && up < own; ++up) {
+      page.blocks.back().containers[up] = stack[own - 1 - up].id;
+    }
   };
 
   while (!stack.empty()) {
@@ -796,9 +855,10 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
       if (child->type == GUMBO_NODE_ELEMENT || child->type == GUMBO_NODE_TEMPLATE) {
         if (emit) {
           const Attrs attrs = scan_attrs(child->v.element);
-          stack.push_back({child, 0, emit, f.flags | own_flags(child->v.element, attrs), attrs});
+          stack.push_back({child, 0, emit, f.flags | own_flags(child->v.element, attrs), attrs,
+                           next_element_id++});
         } else {
-          stack.push_back({child, 0, emit, f.flags, {}});
+          stack.push_back({child, 0, emit, f.flags, {}, next_element_id++});
         }
       } else if (emit && (child->type == GUMBO_NODE_TEXT || child->type == GUMBO_NODE_CDATA ||
                           child->type == GUMBO_NODE_WHITESPACE)) {

@@ -29,6 +29,9 @@ struct Block {
   std::uint32_t end_word = 0;
   std::uint32_t link_words = 0;
   std::uint32_t word_count() const { return end_word - first_word; }
+  /// Page-unique ids of the elements 1, 2 and 3 levels above the block's own block-level
+  /// element (UINT32_MAX above the root): paragraphs of one article share them.
+  std::uint32_t containers[3] = {UINT32_MAX, UINT32_MAX, UINT32_MAX};
   std::vector<std::uint64_t> features;  ///< hashed features, filled by `compute_features`
 };
 

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "extractors/charset.h"
 #include "extractors/html.h"
 #include "extractors/metadata.h"
@@ -229,6 +232,30 @@ TEST(StripInvisible, DropsScriptsStylesSvgAndCommentsButKeepsJsonLd) {
   EXPECT_EQ(strip_invisible("a < b <!-- open"), "a < b ");
 }
 
+TEST(StripInvisible, KeepsOnlyTheAttributesTheWalkReads) {
+  // data-*, src, srcset, alt, onclick... are dropped; href keeps its value only on <link> and
+  // <base>; a '>' inside a quoted value does not end the tag; names keep their case.
+  EXPECT_EQ(strip_invisible("<div class=\"a b\" data-x='{\"k\":\">\"}' ID=main>"
+                            "<a href=\"/long/url?x=1\" onclick=\"go()\" rel=author>t</a>"
+                            "<img src=x.png srcset=\"x 1x, y 2x\" alt=\"a > b\"/>"
+                            "<link rel=canonical href=\"https://x.test/a\">"
+                            "<p style='display:none' hidden aria-hidden=\"true\">h</p></div>"),
+            "<div class=\"a b\" ID=main><a href rel=author>t</a><img>"
+            "<link rel=canonical href=\"https://x.test/a\">"
+            "<p style='display:none' hidden aria-hidden=\"true\">h</p></div>");
+  // Titles and text areas are text: copied as they are.
+  EXPECT_EQ(strip_invisible("<title>a <b data-x=1> c</title><textarea><i id=1 x=2></textarea>"),
+            "<title>a <b data-x=1> c</title><textarea><i id=1 x=2></textarea>");
+  // A tag that never closes, or a quote that never closes, is left as it is.
+  EXPECT_EQ(strip_invisible("<p data-x=1"), "<p data-x=1");
+  EXPECT_EQ(strip_invisible("<p title=\"open>text"), "<p title=\"open>text");
+  // Meta and time attributes stay.
+  EXPECT_EQ(strip_invisible("<meta property=\"og:title\" content=\"T\" data-k=1>"
+                            "<time datetime=\"2026-01-01\" class=t>x</time>"),
+            "<meta property=\"og:title\" content=\"T\"><time datetime=\"2026-01-01\" "
+            "class=t>x</time>");
+}
+
 TEST(MssModel, SerializesAndParsesBothStages) {
   MssModel m(10);
   m.weights(1)[3] = 0.5f;
@@ -274,6 +301,39 @@ TEST(Mss, RuzzoTompaKeepsASecondRunSplitByALinkBox) {
   EXPECT_EQ(words_of(segment_mss(*page, model, both)), 110u);
   // The default keeps the best run only.
   EXPECT_EQ(words_of(segment_mss(*page, model, {})), 60u);
+}
+
+TEST(Mss, WithoutAConfidentBlockTheParagraphOutweighsAOneWordLink) {
+  // No block above 0.5: the page's most article-like region is the paragraph, not the link
+  // that scores a little higher on its own (found on a two-block page that kept only "Home").
+  std::string html = "<body><div><a href='/'>Home</a></div><p>";
+  for (int i = 0; i < 22; ++i) html += "word" + std::to_string(i) + " ";
+  html += "</p></body>";
+  auto page = parse_page(html, {});
+  ASSERT_TRUE(page);
+  ASSERT_EQ(page->blocks.size(), 2u);
+  MssModel model(18);
+  const std::uint64_t mask = (1u << 18) - 1;
+  // Weights on features only one block has: logit(0.3) for the link, logit(0.2) for the text.
+  const auto& link = page->blocks[0].features;
+  const auto& text = page->blocks[1].features;
+  const auto own = [&](const std::vector<std::uint64_t>& a, const std::vector<std::uint64_t>& b) {
+    std::vector<std::uint64_t> out;
+    for (auto f : a) {
+      if (std::find(b.begin(), b.end(), f) == b.end()) out.push_back(f);
+    }
+    return out;
+  };
+  const auto link_only = own(link, text), text_only = own(text, link);
+  ASSERT_FALSE(link_only.empty());
+  ASSERT_FALSE(text_only.empty());
+  model.weights(1)[link_only[0] & mask] = std::log(0.3 / 0.7);
+  model.weights(1)[text_only[0] & mask] = std::log(0.2 / 0.8);
+  const auto p = model.probabilities(*page);
+  ASSERT_NEAR(p[0], 0.3, 1e-6);
+  ASSERT_NEAR(p[1], 0.2, 1e-6);
+  const auto kept = segment_mss(*page, model, {});
+  EXPECT_NE(std::find(kept.begin(), kept.end(), 1u), kept.end());
 }
 
 }  // namespace
