@@ -218,7 +218,18 @@ MssModel train_mss(const std::vector<std::vector<TrainingBlock>>& pages,
 std::vector<std::uint32_t> segment_mss(const ParsedPage& page, const MssModel& model,
                                        const SegmentOptions& options) {
   const std::size_t n = page.blocks.size();
-  const std::vector<double> prob = model.probabilities(page);
+  std::vector<double> prob = model.probabilities(page);
+  if (options.drop_comments) {
+    bool any_left = false;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (page.blocks[i].in_comments) {
+        prob[i] = 0;
+      } else if (page.blocks[i].word_count() > 0) {
+        any_left = true;
+      }
+    }
+    if (!any_left) prob = model.probabilities(page);
+  }
   std::vector<double> score(n);
   // A page where no block looks like an article still has a most article-like region: centre
   // the scores on 3/4 of the best probability instead of returning nothing. The best is taken

@@ -86,6 +86,10 @@ struct SegmentOptions {
   /// (0.35: F1 0.9516 / 0.9075; 1: 0.9517 / 0.9073), while on the held-out dedup stream they
   /// brought other stories' boxes in (same-template false pairs 18 -> 7 without them).
   double secondary_share = 1.0;
+  /// Blocks inside an element whose class or id names comments ("comments", "comment-list")
+  /// count as not article: readers' comments differ between copies of a story and look alike
+  /// across a site's stories. A page left with nothing this way is segmented without the rule.
+  bool drop_comments = true;
 };
 
 /// Scores each block `(P(article) - 0.5) * words` and returns the indices of the blocks of the

@@ -801,6 +801,10 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
       info.tags[level] = gumbo_normalized_tagname(it->node->v.element.tag);
     }
     info.flags = stack.back().flags;
+    static const std::size_t kComment = static_cast<std::size_t>(
+        std::find(std::begin(kFlagNames), std::end(kFlagNames), "comment") -
+        std::begin(kFlagNames));
+    page.blocks.back().in_comments = info.flags.test(kComment);
     infos.push_back(std::move(info));
     // The block's own block-level element, then the containers above it.
     std::size_t own = stack.size() - 1;

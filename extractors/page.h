@@ -32,6 +32,8 @@ struct Block {
   /// Page-unique ids of the elements 1, 2 and 3 levels above the block's own block-level
   /// element (UINT32_MAX above the root): paragraphs of one article share them.
   std::uint32_t containers[3] = {UINT32_MAX, UINT32_MAX, UINT32_MAX};
+  /// Inside an element whose class or id names comments (readers' comments, not the article).
+  bool in_comments = false;
   std::vector<std::uint64_t> features;  ///< hashed features, filled by `compute_features`
 };
 

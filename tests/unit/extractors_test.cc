@@ -5,6 +5,7 @@
 
 #include "extractors/charset.h"
 #include "extractors/html.h"
+#include "extractors/internal/hash.h"
 #include "extractors/metadata.h"
 #include "extractors/mss.h"
 #include "extractors/page.h"
@@ -301,6 +302,40 @@ TEST(Mss, RuzzoTompaKeepsASecondRunSplitByALinkBox) {
   EXPECT_EQ(words_of(segment_mss(*page, model, both)), 110u);
   // The default keeps the best run only.
   EXPECT_EQ(words_of(segment_mss(*page, model, {})), 60u);
+}
+
+TEST(Mss, ReadersCommentsAreNotTheArticle) {
+  // A model that likes every paragraph: the comments under the article still stay out, unless
+  // the option is off or the whole page is comments (a forum thread).
+  auto paragraphs = [](const std::string& stem, int n) {
+    std::string html;
+    for (int p = 0; p < n; ++p) {
+      html += "<p>";
+      for (int i = 0; i < 30; ++i) html += stem + std::to_string(p) + "w" + std::to_string(i) + " ";
+      html += "</p>";
+    }
+    return html;
+  };
+  const std::string article = "<body><article>" + paragraphs("story", 3) +
+                              "</article><div id=\"commentsContainer\"><div class=\"comment\">" +
+                              paragraphs("reader", 2) + "</div></div></body>";
+  MssModel model(18);
+  const std::uint64_t mask = (1u << 18) - 1;
+  model.weights(1)[internal::fnv1a("bias") & mask] = 3.0f;  // P(article) 0.95 everywhere
+  auto kept_text = [&](const std::string& html, const SegmentOptions& options) {
+    auto page = parse_page(html, {});
+    EXPECT_TRUE(page);
+    return render_blocks(*page, segment_mss(*page, model, options));
+  };
+  const std::string with_rule = kept_text(article, {});
+  EXPECT_NE(with_rule.find("story2w29"), std::string::npos);
+  EXPECT_EQ(with_rule.find("reader"), std::string::npos) << with_rule;
+  SegmentOptions keep_comments;
+  keep_comments.drop_comments = false;
+  EXPECT_NE(kept_text(article, keep_comments).find("reader1w29"), std::string::npos);
+  const std::string forum =
+      "<body><div class=\"comments\">" + paragraphs("reader", 3) + "</div></body>";
+  EXPECT_NE(kept_text(forum, {}).find("reader2w29"), std::string::npos);
 }
 
 TEST(Mss, WithoutAConfidentBlockTheParagraphOutweighsAOneWordLink) {
