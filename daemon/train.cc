@@ -230,9 +230,12 @@ int run_train_extractor(const config::Config& config, const TrainCommand& comman
                  command.pages.size(), command.truth.size());
     return 1;
   }
-  std::map<std::string, Truth> truth;
+  // One truth map per set (ids may repeat across sets); sized up front, so pages can point
+  // into them.
+  std::vector<std::map<std::string, Truth>> truths(command.pages.size());
   std::vector<LabelledPage> pages;
   for (std::size_t set = 0; set < command.pages.size(); ++set) {
+    auto& truth = truths[set];
     std::size_t read = 0;
     const bool truth_ok = read_lines(command.truth[set], [&](std::string_view line) {
       const auto j = nlohmann::json::parse(line, nullptr, false);

@@ -61,6 +61,24 @@ head -c 21 "$work/model.txt" | grep -q "newsflow-mss-model 2 " || fail "model he
 snip_only=$(sed -n 's/.*pages with snippets: .* F1 \([0-9.]*\)$/\1/p' "$work/snip_report.txt")
 awk -v s="$snip_only" 'BEGIN { exit !(s >= 0.9) }' || fail "snippet-only training: F1 $snip_only"
 
+# The same pages in two sets, with body truth in one and snippet truth in the other: each set
+# keeps its own truth.
+python3 - "$work" <<'PY2'
+import json, sys
+work = sys.argv[1]
+with open(f"{work}/body_as_snippets.jsonl", "w") as out:
+    for line in open(f"{work}/body_truth.jsonl"):
+        t = json.loads(line)
+        paras = t["articleBody"].split("\n")
+        out.write(json.dumps({"id": t["id"], "with": [paras[0][:60]], "without": ["Footer link 3"]}) + "\n")
+PY2
+"$bin" train-extractor --pages "$work/body_pages.jsonl" --truth "$work/body_truth.jsonl" \
+  --pages "$work/body_pages.jsonl" --truth "$work/body_as_snippets.jsonl" --folds 3 \
+  > "$work/twice.txt" 2> "$work/twice_log.txt"
+grep -q "24 pages (12 with article bodies, 12 with snippets)" "$work/twice_log.txt" \
+  || fail "a page id in two sets mixed their truth: $(cat "$work/twice_log.txt")"
+grep -q "on 12 pages with article bodies" "$work/twice.txt" || fail "body figures: $(cat "$work/twice.txt")"
+
 # The trained model loads and extracts: the article without the navigation or the footer.
 python3 -c "import json,sys; print(json.loads(open(sys.argv[1]).readline())['html'])" \
   "$work/body_pages.jsonl" > "$work/page.html"
