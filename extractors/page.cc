@@ -875,7 +875,12 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
             continue;
           }
           std::size_t j = i;
-          while (j < text.size() && whitespace_prefix(text.substr(j)) == 0) ++j;
+          // Printable ASCII is never a space: only other bytes need the Unicode check.
+          while (j < text.size() && ((static_cast<unsigned char>(text[j]) > 0x20 &&
+                                      static_cast<unsigned char>(text[j]) < 0x7F) ||
+                                     whitespace_prefix(text.substr(j)) == 0)) {
+            ++j;
+          }
           if (current_box != box) {
             current_box = box;
             open_block();

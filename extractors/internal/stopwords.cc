@@ -6,6 +6,7 @@
 namespace newsflow::extractors::internal {
 
 bool is_stopword(std::string_view w) {
+  if (w.empty() || w.size() > 5) return false;  // the longest ("nicht", "della") have five bytes
   static const std::unordered_set<std::string_view> kWords = {
       // en
       "the", "a", "an", "and", "or", "of", "to", "in", "on", "at", "for", "with", "by", "from",
