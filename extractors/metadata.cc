@@ -76,6 +76,36 @@ void json_ld_authors(const nlohmann::json& j, std::vector<std::string>& out, int
   if (const auto g = j.find("@graph"); g != j.end()) json_ld_authors(*g, out, depth + 1);
 }
 
+// `body` with every JSON string literal longer than `max_bytes` (article bodies, descriptions)
+// replaced by "": the structure and the short strings (names) are kept, and the JSON parser no
+// longer lexes the article a second time. Unterminated strings are kept as they are (the parse
+// then fails as it would have).
+std::string without_long_strings(std::string_view body, std::size_t max_bytes) {
+  std::string out;
+  out.reserve(std::min<std::size_t>(body.size(), 4096));
+  std::size_t copied = 0;
+  for (std::size_t open = body.find('"'); open != std::string_view::npos;) {
+    std::size_t close = open + 1;
+    while (true) {  // the next quote not escaped by an odd run of backslashes
+      close = body.find('"', close);
+      if (close == std::string_view::npos) break;
+      std::size_t slashes = 0;
+      while (close - slashes > open + 1 && body[close - 1 - slashes] == '\\') ++slashes;
+      if (slashes % 2 == 0) break;
+      ++close;
+    }
+    if (close == std::string_view::npos) break;
+    if (close - open - 1 > max_bytes) {
+      out.append(body.substr(copied, open - copied));
+      out += "\"\"";
+      copied = close + 1;
+    }
+    open = body.find('"', close + 1);
+  }
+  out.append(body.substr(copied));
+  return out;
+}
+
 std::string_view url_scheme(std::string_view url) {
   const auto colon = url.find("://");
   if (colon == std::string_view::npos) return {};
@@ -164,7 +194,7 @@ PageMetadata resolve_metadata(const RawMetadata& raw, std::string_view url) {
   std::vector<std::string> names;
   for (const auto& body : raw.json_ld) {
     if (body.find("\"author\"") == std::string::npos) continue;
-    const auto j = nlohmann::json::parse(body, nullptr, false);
+    const auto j = nlohmann::json::parse(without_long_strings(body, 1024), nullptr, false);
     if (!j.is_discarded()) json_ld_authors(j, names, 0);
   }
   std::string ld_authors;

@@ -1,6 +1,7 @@
 #include "extractors/mss.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -48,36 +49,82 @@ void sgd(std::vector<float>& w, const std::vector<const std::vector<std::uint64_
 }
 
 int bucket10(double p) { return std::clamp(static_cast<int>(p * 10), 0, 9); }
-const char* level3(double p) { return p < 0.3 ? "lo" : p < 0.7 ? "mid" : "hi"; }
 
 }  // namespace
 
-void append_context_features(const std::vector<double>& stage1, std::size_t i,
-                             std::vector<std::uint64_t>& features) {
+namespace {
+
+// The hashes of every stage-2 context feature, computed once from their names: a block's context
+// features are then looked up instead of being formatted and hashed per block.
+struct ContextHashes {
+  static constexpr int kNone = 10;  // bucket index of "no block there"
+  std::uint64_t single[7][11];      // s0, s-2, s-1, s1, s2, smaxb, smaxa by bucket (or none)
+  std::uint64_t s3[3][3][3];        // levels of the previous, this and the next block
+  std::uint64_t sba[3][3][3];       // levels of the best before, this and the best after
+  std::uint64_t bias;
+};
+
+const ContextHashes& context_hashes() {
+  static const ContextHashes hashes = [] {
+    ContextHashes h{};
+    const char* const keys[] = {"s0=", "s-2=", "s-1=", "s1=", "s2=", "smaxb=", "smaxa="};
+    const char* const levels[] = {"lo", "mid", "hi"};
+    for (int k = 0; k < 7; ++k) {
+      for (int b = 0; b < 11; ++b) {
+        h.single[k][b] =
+            internal::fnv1a(keys[k] + (b == ContextHashes::kNone ? "none" : std::to_string(b)));
+      }
+    }
+    for (int a = 0; a < 3; ++a) {
+      for (int b = 0; b < 3; ++b) {
+        for (int c = 0; c < 3; ++c) {
+          const std::string triple = std::string(levels[a]) + "/" + levels[b] + "/" + levels[c];
+          h.s3[a][b][c] = internal::fnv1a("s3=" + triple);
+          h.sba[a][b][c] = internal::fnv1a("sba=" + triple);
+        }
+      }
+    }
+    h.bias = internal::fnv1a("s2bias");
+    return h;
+  }();
+  return hashes;
+}
+
+int bucket_or_none(double p) { return p < 0 ? ContextHashes::kNone : bucket10(p); }
+int level3(double p) { return p < 0.3 ? 0 : p < 0.7 ? 1 : 2; }
+
+}  // namespace
+
+ContextFeatures context_features(const std::vector<double>& stage1, std::size_t i) {
   const auto at = [&](std::ptrdiff_t d) -> double {
     const std::ptrdiff_t j = static_cast<std::ptrdiff_t>(i) + d;
     return j < 0 || j >= static_cast<std::ptrdiff_t>(stage1.size())
                ? -1.0
                : stage1[static_cast<std::size_t>(j)];
   };
-  const auto name = [](double p) {
-    return p < 0 ? std::string("none") : std::to_string(bucket10(p));
-  };
-  features.push_back(internal::fnv1a("s0=" + name(at(0))));
-  for (int d : {-2, -1, 1, 2})
-    features.push_back(internal::fnv1a("s" + std::to_string(d) + "=" + name(at(d))));
+  const ContextHashes& h = context_hashes();
+  ContextFeatures out;
+  std::size_t n = 0;
+  out[n++] = h.single[0][bucket_or_none(at(0))];
+  int key = 1;
+  for (int d : {-2, -1, 1, 2}) out[n++] = h.single[key++][bucket_or_none(at(d))];
   double best_before = 0, best_after = 0;
   for (int d = 1; d <= 3; ++d) {
     best_before = std::max(best_before, at(-d));
     best_after = std::max(best_after, at(d));
   }
-  features.push_back(internal::fnv1a("smaxb=" + name(best_before)));
-  features.push_back(internal::fnv1a("smaxa=" + name(best_after)));
-  features.push_back(internal::fnv1a(std::string("s3=") + level3(at(-1)) + "/" + level3(at(0)) +
-                                     "/" + level3(at(1))));
-  features.push_back(internal::fnv1a(std::string("sba=") + level3(best_before) + "/" +
-                                     level3(at(0)) + "/" + level3(best_after)));
-  features.push_back(internal::fnv1a("s2bias"));
+  out[n++] = h.single[5][bucket_or_none(best_before)];
+  out[n++] = h.single[6][bucket_or_none(best_after)];
+  out[n++] = h.s3[level3(at(-1))][level3(at(0))][level3(at(1))];
+  out[n++] = h.sba[level3(best_before)][level3(at(0))][level3(best_after)];
+  out[n++] = h.bias;
+  return out;
+}
+
+void append_context_features(const std::vector<double>& stage1, std::size_t i,
+                             std::vector<std::uint64_t>& features) {
+  const ContextFeatures context = context_features(stage1, i);
+  features.insert(features.end(), context.begin(), context.end());
 }
 
 tl::expected<MssModel, std::string> MssModel::parse(std::string_view text) {
@@ -148,11 +195,12 @@ std::vector<double> MssModel::probabilities(const ParsedPage& page) const {
   for (std::size_t i = 0; i < p1.size(); ++i) p1[i] = stage1(page.blocks[i].features);
   if (!has_stage2_) return p1;
   std::vector<double> p2(p1.size());
-  std::vector<std::uint64_t> f;
+  const std::uint64_t mask = stage2_.size() - 1;
   for (std::size_t i = 0; i < p1.size(); ++i) {
-    f = page.blocks[i].features;
-    append_context_features(p1, i, f);
-    p2[i] = logistic(stage2_, f);
+    double z = 0;
+    for (const std::uint64_t f : page.blocks[i].features) z += stage2_[f & mask];
+    for (const std::uint64_t f : context_features(p1, i)) z += stage2_[f & mask];
+    p2[i] = 1.0 / (1.0 + std::exp(-z));
   }
   return p2;
 }

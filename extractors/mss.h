@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -46,7 +47,13 @@ class MssModel {
   bool has_stage2_ = false;
 };
 
-/// The stage-2 context features of block `i` given stage-1 probabilities of all blocks.
+/// The stage-2 context features of block `i` given stage-1 probabilities of all blocks: the
+/// buckets of its own and its neighbours' probabilities, the best within three blocks either
+/// side, and coarse levels of those.
+using ContextFeatures = std::array<std::uint64_t, 10>;
+ContextFeatures context_features(const std::vector<double>& stage1, std::size_t i);
+
+/// `context_features` appended to `features`.
 void append_context_features(const std::vector<double>& stage1, std::size_t i,
                              std::vector<std::uint64_t>& features);
 

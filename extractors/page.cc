@@ -267,7 +267,12 @@ std::size_t nesting_bound(std::string_view html) {
       ++end;
     }
     if (end == start) continue;
-    const std::string name = ascii_lower(html.substr(start, end - start));
+    char lower[10];
+    for (std::size_t k = start; k < end; ++k) {
+      const char c = html[k];
+      lower[k - start] = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+    }
+    const std::string_view name(lower, end - start);
     if (std::find(std::begin(kNotNesting), std::end(kNotNesting), name) != std::end(kNotNesting)) {
       continue;
     }
@@ -312,52 +317,54 @@ constexpr std::string_view kFlagNames[] = {
 constexpr std::size_t kFirstClassOnlyFlag = 14;
 using Flags = std::bitset<std::size(kFlagNames)>;
 
+consteval std::size_t flag_index(std::string_view name) {
+  for (std::size_t k = 0; k < std::size(kFlagNames); ++k) {
+    if (kFlagNames[k] == name) return k;
+  }
+  throw "not a flag name";  // a compile error: consteval
+}
+
 // The flags an element itself contributes: its tag, itemprop=articleBody, and hint substrings
 // of the first eight words (runs of three or more ASCII letters, lowercased) of its class and
 // id attributes.
 Flags own_flags(const GumboElement& el, const Attrs& a) {
   Flags f;
-  auto set = [&f](std::string_view name) {
-    for (std::size_t k = 0; k < std::size(kFlagNames); ++k) {
-      if (kFlagNames[k] == name) f.set(k);
-    }
-  };
   switch (el.tag) {
     case GUMBO_TAG_ARTICLE:
-      set("article");
+      f.set(flag_index("article"));
       break;
     case GUMBO_TAG_MAIN:
-      set("main");
+      f.set(flag_index("main"));
       break;
     case GUMBO_TAG_NAV:
-      set("nav");
+      f.set(flag_index("nav"));
       break;
     case GUMBO_TAG_FOOTER:
-      set("footer");
+      f.set(flag_index("footer"));
       break;
     case GUMBO_TAG_HEADER:
-      set("header");
+      f.set(flag_index("header"));
       break;
     case GUMBO_TAG_ASIDE:
-      set("aside");
+      f.set(flag_index("aside"));
       break;
     case GUMBO_TAG_FORM:
-      set("form");
+      f.set(flag_index("form"));
       break;
     case GUMBO_TAG_LI:
-      set("li");
+      f.set(flag_index("li"));
       break;
     case GUMBO_TAG_A:
-      set("a");
+      f.set(flag_index("a"));
       break;
     case GUMBO_TAG_BLOCKQUOTE:
-      set("blockquote");
+      f.set(flag_index("blockquote"));
       break;
     case GUMBO_TAG_FIGURE:
-      set("figure");
+      f.set(flag_index("figure"));
       break;
     case GUMBO_TAG_TABLE:
-      set("table");
+      f.set(flag_index("table"));
       break;
     case GUMBO_TAG_H1:
     case GUMBO_TAG_H2:
@@ -365,13 +372,13 @@ Flags own_flags(const GumboElement& el, const Attrs& a) {
     case GUMBO_TAG_H4:
     case GUMBO_TAG_H5:
     case GUMBO_TAG_H6:
-      set("heading");
+      f.set(flag_index("heading"));
       break;
     default:
       break;
   }
   if (a.itemprop && std::string_view(a.itemprop).find("articleBody") != std::string_view::npos) {
-    set("articlebody");
+    f.set(flag_index("articlebody"));
   }
   int words = 0;
   std::string word;  // short class words stay in the small-string buffer
@@ -448,7 +455,7 @@ int bucket_ratio(double r, int steps) { return std::clamp(static_cast<int>(r * s
 // The hashed features of every block. Each is the FNV-1a hash of a name such as "wc=3" or
 // "t01=p/div", built without allocating (the committed model is keyed by these hashes).
 void compute_features(ParsedPage& page, const std::vector<BlockInfo>& infos,
-                      std::size_t first_h1_word) {
+                      std::size_t first_h1_word, std::uint32_t element_count) {
   using internal::Fnv1a;
   const std::size_t total_words = std::max<std::size_t>(1, page.words.size());
   // Rank of each block by length: the article's paragraphs are usually the page's longest.
@@ -469,7 +476,17 @@ void compute_features(ParsedPage& page, const std::vector<BlockInfo>& infos,
   // Readability's observation as features: the article's paragraphs are siblings in one
   // container that holds most of the page's prose. A block's prose words are its unlinked
   // words when it reads like text (five words or more, mostly unlinked).
-  std::unordered_map<std::uint32_t, std::uint32_t> prose_under[3];
+  // Prose under each element as the blocks' parent, grandparent and great-grandparent.
+  std::vector<std::uint32_t> prose_under_levels(std::size_t{3} * element_count);
+  const auto prose_under = [&](int level, std::uint32_t id) -> std::uint32_t& {
+    return prose_under_levels[std::size_t{3} * id + static_cast<std::size_t>(level)];
+  };
+  // Each hashed flag name once: flags are tested for every block.
+  static const auto kInFlag = [] {
+    std::array<std::uint64_t, std::size(kFlagNames)> h;
+    for (std::size_t k = 0; k < h.size(); ++k) h[k] = Fnv1a().add("in=").add(kFlagNames[k]).value();
+    return h;
+  }();
   std::uint64_t prose_total = 0;
   auto prose = [&](const Block& b) -> std::uint32_t {
     const std::uint32_t wc = b.word_count();
@@ -479,11 +496,14 @@ void compute_features(ParsedPage& page, const std::vector<BlockInfo>& infos,
     const std::uint32_t p = prose(b);
     prose_total += p;
     for (int level = 0; level < 3; ++level) {
-      if (b.containers[level] != UINT32_MAX) prose_under[level][b.containers[level]] += p;
+      if (b.containers[level] != UINT32_MAX) prose_under(level, b.containers[level]) += p;
     }
   }
   std::uint32_t best_parent = UINT32_MAX, best_parent_prose = 0;  // the parent with most prose
-  for (const auto& [id, p] : prose_under[0]) {
+  for (const Block& b : page.blocks) {
+    const std::uint32_t id = b.containers[0];
+    if (id == UINT32_MAX) continue;
+    const std::uint32_t p = prose_under(0, id);
     if (p > best_parent_prose || (p == best_parent_prose && id < best_parent)) {
       best_parent = id;
       best_parent_prose = p;
@@ -532,7 +552,7 @@ void compute_features(ParsedPage& page, const std::vector<BlockInfo>& infos,
     f.push_back(Fnv1a().add("t012=").add(t[0]).add('/').add(t[1]).add('/').add(t[2]).value());
     f.push_back(Fnv1a().add("t0&wc=").add(t[0]).add('&').add_number(wc).value());
     for (std::size_t k = 0; k < std::size(kFlagNames); ++k) {
-      if (info.flags.test(k)) f.push_back(Fnv1a().add("in=").add(kFlagNames[k]).value());
+      if (info.flags.test(k)) f.push_back(kInFlag[k]);
     }
     // The share of the page's prose under the block's parent, grandparent and great-grandparent.
     {
@@ -543,7 +563,7 @@ void compute_features(ParsedPage& page, const std::vector<BlockInfo>& infos,
           f.push_back(Fnv1a(name).add("none").value());
           continue;
         }
-        const int share = bucket_ratio(double(prose_under[level][id]) / double(prose_total), 5);
+        const int share = bucket_ratio(double(prose_under(level, id)) / double(prose_total), 5);
         f.push_back(Fnv1a(name).add_number(share).value());
         if (level == 0) f.push_back(Fnv1a(name).add_number(share).add('&').add_number(wc).value());
       }
@@ -732,6 +752,42 @@ std::string strip_invisible(std::string_view html) {
   return out;
 }
 
+namespace {
+
+GumboOutput* parse_into(ParsedPage::Tree& tree) {
+  GumboOptions options = kGumboDefaultOptions;
+  options.allocator = &Arena::allocate;
+  options.deallocator = &Arena::deallocate;
+  options.userdata = &tree.arena;
+  return gumbo_parse_with_options(&options, tree.source.data(), tree.source.size());
+}
+
+}  // namespace
+
+std::size_t parse_tree_only(std::string_view html) {
+  ParsedPage::Tree tree;
+  tree.source = strip_invisible(html);
+  tree.output = parse_into(tree);
+  if (!tree.output || !tree.output->root) return 0;
+  std::size_t nodes = 0;
+  std::vector<const GumboNode*> stack{tree.output->document};
+  while (!stack.empty()) {
+    const GumboNode* n = stack.back();
+    stack.pop_back();
+    ++nodes;
+    const GumboVector* children = n->type == GUMBO_NODE_DOCUMENT ? &n->v.document.children
+                                  : n->type == GUMBO_NODE_ELEMENT || n->type == GUMBO_NODE_TEMPLATE
+                                      ? &n->v.element.children
+                                      : nullptr;
+    if (children) {
+      for (unsigned i = 0; i < children->length; ++i) {
+        stack.push_back(static_cast<const GumboNode*>(children->data[i]));
+      }
+    }
+  }
+  return nodes;
+}
+
 tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
                                                   const ParseLimits& limits) {
   if (html.size() > limits.max_html_bytes) {
@@ -739,7 +795,7 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
         ExtractReason::kTooLarge, "document has " + std::to_string(html.size()) + " bytes, limit " +
                                       std::to_string(limits.max_html_bytes)});
   }
-  if (collapse_whitespace(html.substr(0, 4096)).empty() && collapse_whitespace(html).empty()) {
+  if (is_blank(html)) {
     return tl::unexpected(ExtractError{ExtractReason::kEmpty, "document is empty"});
   }
   if (looks_binary(html)) {
@@ -749,20 +805,17 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
   if (!is_valid_utf8(html)) {
     return tl::unexpected(ExtractError{ExtractReason::kInvalidUtf8, "document is not UTF-8"});
   }
-  if (const std::size_t depth = nesting_bound(html); depth > limits.max_nesting_depth) {
+  ParsedPage page;
+  page.tree = std::make_unique<ParsedPage::Tree>();
+  page.tree->source = strip_invisible(html);
+  // Bounded on what Gumbo will parse: a '<' inside a script is no element.
+  if (const std::size_t depth = nesting_bound(page.tree->source);
+      depth > limits.max_nesting_depth) {
     return tl::unexpected(ExtractError{
         ExtractReason::kParse, "elements nested " + std::to_string(depth) + " deep, limit " +
                                    std::to_string(limits.max_nesting_depth)});
   }
-  ParsedPage page;
-  page.tree = std::make_unique<ParsedPage::Tree>();
-  page.tree->source = strip_invisible(html);
-  const std::string& source = page.tree->source;
-  GumboOptions options = kGumboDefaultOptions;
-  options.allocator = &Arena::allocate;
-  options.deallocator = &Arena::deallocate;
-  options.userdata = &page.tree->arena;
-  page.tree->output = gumbo_parse_with_options(&options, source.data(), source.size());
+  page.tree->output = parse_into(*page.tree);
   if (!page.tree->output || !page.tree->output->root) {
     return tl::unexpected(ExtractError{ExtractReason::kParse, "HTML parser returned no tree"});
   }
@@ -801,10 +854,7 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
       info.tags[level] = gumbo_normalized_tagname(it->node->v.element.tag);
     }
     info.flags = stack.back().flags;
-    static const std::size_t kComment = static_cast<std::size_t>(
-        std::find(std::begin(kFlagNames), std::end(kFlagNames), "comment") -
-        std::begin(kFlagNames));
-    page.blocks.back().in_comments = info.flags.test(kComment);
+    page.blocks.back().in_comments = info.flags.test(flag_index("comment"));
     infos.push_back(std::move(info));
     // The block's own block-level element, then the containers above it.
     std::size_t own = stack.size() - 1;
@@ -930,7 +980,7 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
     }
     stack.pop_back();
   }
-  compute_features(page, infos, first_h1_word);
+  compute_features(page, infos, first_h1_word, next_element_id);
   return page;
 }
 

@@ -66,6 +66,11 @@ struct ParseLimits {
 /// hostilely nested input.
 tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html, const ParseLimits& limits);
 
+/// The parse alone, as `parse_page` does it (invisible content stripped, then Gumbo building the
+/// tree in a per-page arena), without the walk: benchmarks report it beside the whole
+/// extraction. Returns the number of nodes of the tree.
+std::size_t parse_tree_only(std::string_view html);
+
 /// Removes what never becomes visible text before the tree is built: comments and the contents
 /// of script (except JSON-LD, which carries metadata), style, svg and noscript elements. These
 /// are most of a typical news page's bytes, and Gumbo's time is proportional to its input.

@@ -81,12 +81,35 @@ std::string sanitize_utf8(std::string_view s) {
 bool looks_binary(std::string_view s) {
   const std::string_view head = s.substr(0, 64 * 1024);
   std::size_t controls = 0;
-  for (const char c : head) {
-    const auto b = static_cast<unsigned char>(c);
+  std::size_t i = 0;
+  for (; i + 8 <= head.size(); i += 8) {
+    // Skip eight bytes at a time when none is below 0x20 (the usual case for text).
+    std::uint64_t chunk;
+    std::memcpy(&chunk, head.data() + i, 8);
+    const std::uint64_t below_space =
+        (chunk - 0x2020202020202020ULL) & ~chunk & 0x8080808080808080ULL;
+    if (below_space == 0) continue;
+    for (std::size_t k = i; k < i + 8; ++k) {
+      const auto b = static_cast<unsigned char>(head[k]);
+      if (b == 0) return true;
+      if (b < 0x20 && b != '\t' && b != '\n' && b != '\r' && b != '\f') ++controls;
+    }
+  }
+  for (; i < head.size(); ++i) {
+    const auto b = static_cast<unsigned char>(head[i]);
     if (b == 0) return true;
     if (b < 0x20 && b != '\t' && b != '\n' && b != '\r' && b != '\f') ++controls;
   }
   return !head.empty() && controls * 10 > head.size();
+}
+
+bool is_blank(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = whitespace_prefix(s.substr(i));
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
 }
 
 std::size_t whitespace_prefix(std::string_view s) {

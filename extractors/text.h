@@ -18,6 +18,9 @@ std::string sanitize_utf8(std::string_view s);
 /// form feed.
 bool looks_binary(std::string_view s);
 
+/// True when `s` holds only whitespace (as `whitespace_prefix` knows it), or nothing.
+bool is_blank(std::string_view s);
+
 /// Collapses runs of Unicode and ASCII whitespace to one space and trims both ends.
 std::string collapse_whitespace(std::string_view s);
 

@@ -74,6 +74,14 @@ void BM_GumboParseStripped(benchmark::State& state) {
       static_cast<double>(bytes) / static_cast<double>(total_bytes());
 }
 
+// The parse as extraction does it: invisible content stripped, Gumbo into a per-page arena.
+void BM_Parse(benchmark::State& state) {
+  for (auto _ : state) {
+    for (const auto& html : pages()) benchmark::DoNotOptimize(extractors::parse_tree_only(html));
+  }
+  report(state, total_bytes());
+}
+
 void BM_StripInvisible(benchmark::State& state) {
   for (auto _ : state) {
     for (const auto& html : pages()) benchmark::DoNotOptimize(extractors::strip_invisible(html));
@@ -101,6 +109,7 @@ void BM_Extract(benchmark::State& state, extractors::ExtractMethod method) {
 
 BENCHMARK(BM_GumboParseOnly)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GumboParseStripped)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Parse)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_StripInvisible)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ParsePage)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Extract, finn, extractors::ExtractMethod::kFinn)

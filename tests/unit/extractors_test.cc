@@ -6,6 +6,7 @@
 #include "extractors/charset.h"
 #include "extractors/html.h"
 #include "extractors/internal/hash.h"
+#include "extractors/internal/stopwords.h"
 #include "extractors/metadata.h"
 #include "extractors/mss.h"
 #include "extractors/page.h"
@@ -32,6 +33,37 @@ TEST(Binary, DetectsNulAndControlNoise) {
   EXPECT_TRUE(looks_binary(std::string("ab\0cd", 5)));
   EXPECT_TRUE(looks_binary("\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f"));
   EXPECT_FALSE(looks_binary("<p>Hello\tworld\r\n</p>"));
+}
+
+TEST(Binary, ScansWordAtATimeWithoutMissingAByteOrMiscountingWhitespace) {
+  // Text with its whitespace controls at every offset of an eight-byte word is text; a NUL or
+  // enough other controls at any offset (including the tail after the last whole word) is not.
+  std::string text;
+  for (int i = 0; i < 400; ++i) text += i % 7 == 0 ? "\n" : i % 5 == 0 ? "\t" : "word ";
+  EXPECT_FALSE(looks_binary(text));
+  for (std::size_t at = 0; at < 19; ++at) {
+    std::string s(19, 'x');
+    s[at] = '\0';
+    EXPECT_TRUE(looks_binary(s)) << at;
+    s[at] = '\x1b';
+    s[(at + 5) % 19] = '\x1b';  // two controls in 19 bytes are over 10%
+    EXPECT_TRUE(looks_binary(s)) << at;
+    s[at] = '\xC3';  // high bytes are not controls
+    s[(at + 5) % 19] = '\xC3';
+    EXPECT_FALSE(looks_binary(s)) << at;
+  }
+  std::string noise(64 * 1024, 'a');
+  for (std::size_t i = 0; i < noise.size(); i += 9) noise[i] = '\x02';  // 11% controls
+  EXPECT_TRUE(looks_binary(noise));
+  for (std::size_t i = 0; i < noise.size(); i += 18) noise[i] = 'a';  // 5.5%
+  EXPECT_FALSE(looks_binary(noise));
+}
+
+TEST(Whitespace, BlankIsOnlyUnicodeOrAsciiWhitespace) {
+  EXPECT_TRUE(is_blank(""));
+  EXPECT_TRUE(is_blank(" \t\r\n\xC2\xA0\xE3\x80\x80\xEF\xBB\xBF"));
+  EXPECT_FALSE(is_blank("   .   "));
+  EXPECT_FALSE(is_blank("\xC2\xA0x"));
 }
 
 TEST(Whitespace, CollapsesUnicodeSpaces) {
@@ -140,6 +172,14 @@ TEST(Metadata, BylinesFromJsonLdMetaTagsAndMarkup) {
                    "\"author\":[{\"@type\":\"Person\",\"name\":\"Jane Doe\"},"
                    "{\"name\":\"John Roe\"}]}]}</script><meta name='author' content='Desk'>"),
             "Jane Doe, John Roe");
+  // A long articleBody (skipped before the JSON parse) with escaped quotes and backslashes in
+  // it, before and after the author.
+  std::string long_body;
+  for (int i = 0; i < 300; ++i) long_body += "He said \\\"no\\\" \\\\ twice. ";
+  EXPECT_EQ(byline("<script type='application/ld+json'>{\"articleBody\":\"" + long_body +
+                   "\",\"author\":{\"name\":\"Ann \\\"Q\\\" Lee\"},\"text\":\"" + long_body +
+                   "\"}</script>"),
+            "Ann \"Q\" Lee");
   EXPECT_EQ(byline("<meta name='author' content='By Jane Doe and John Roe'>"),
             "Jane Doe, John Roe");
   // A profile URL is not a name; the byline element is used instead.
@@ -211,6 +251,13 @@ TEST(Html, DeepNestingIsWalkedWithoutRecursionAndHostileDepthIsRefused) {
   std::string flat;
   for (int i = 0; i < 20000; ++i) flat += "<p>para <li>item ";
   EXPECT_TRUE(extract_html(flat, "https://x.test/", {}));
+  // Depth is counted on what the HTML parser sees: tags written inside a script are no elements.
+  std::string scripted = "<script>var t = '";
+  for (int i = 0; i < 6000; ++i) scripted += "<div>";
+  scripted += "';</script><p>A paragraph after a script that writes markup.</p>";
+  auto page = extract_html(scripted, "https://x.test/", {});
+  ASSERT_TRUE(page) << page.error().detail;
+  EXPECT_EQ(page->text, "A paragraph after a script that writes markup.");
 }
 
 }  // namespace
@@ -255,6 +302,30 @@ TEST(StripInvisible, KeepsOnlyTheAttributesTheWalkReads) {
                             "<time datetime=\"2026-01-01\" class=t>x</time>"),
             "<meta property=\"og:title\" content=\"T\"><time datetime=\"2026-01-01\" "
             "class=t>x</time>");
+}
+
+TEST(MssModel, ContextFeaturesAreTheHashesOfTheirNames) {
+  // The committed model is keyed by the hashes of these names: the lookup tables must agree.
+  const std::vector<double> p{0.05, 0.95, 0.5};
+  const ContextFeatures f = context_features(p, 0);
+  const char* const names[] = {"s0=0",    "s-2=none", "s-1=none",    "s1=9",         "s2=5",
+                               "smaxb=0", "smaxa=9",  "s3=lo/lo/hi", "sba=lo/lo/hi", "s2bias"};
+  for (std::size_t k = 0; k < f.size(); ++k) EXPECT_EQ(f[k], internal::fnv1a(names[k])) << names[k];
+  const ContextFeatures g = context_features(p, 2);
+  EXPECT_EQ(g[0], internal::fnv1a("s0=5"));
+  EXPECT_EQ(g[1], internal::fnv1a("s-2=0"));
+  EXPECT_EQ(g[4], internal::fnv1a("s2=none"));
+  EXPECT_EQ(g[7], internal::fnv1a("s3=hi/mid/lo"));
+  EXPECT_EQ(g[8], internal::fnv1a("sba=hi/mid/lo"));
+}
+
+TEST(Stopwords, KnowsFunctionWordsOfSevenLanguagesAndNothingElse) {
+  for (const char* w : {"the", "a", "nicht", "für", "è", "della", "werd", "más", "não"}) {
+    EXPECT_TRUE(internal::is_stopword(w)) << w;
+  }
+  for (const char* w : {"", "th", "thee", "them", "nichts", "dellas", "x", "The", "news"}) {
+    EXPECT_FALSE(internal::is_stopword(w)) << w;
+  }
 }
 
 TEST(MssModel, SerializesAndParsesBothStages) {
