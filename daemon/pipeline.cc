@@ -236,7 +236,7 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract(
       }
       auto decoded = extractors::decode_to_utf8(input.body, input.content_type);
       if (!decoded) return fail(decoded.error());
-      auto a = extractors::extract_html(decoded->text, input.url, config_.extract);
+      auto a = extractors::extract_html(*decoded, input.url, config_.extract);
       if (!a) return fail(a.error());
       return one(std::move(*a));
     }
@@ -330,7 +330,7 @@ void Pipeline::resolve_links(const std::vector<Extracted*>& items, Fetcher& fetc
     extractors::Article& a = e->article;
     if (r.ok()) {
       auto decoded = extractors::decode_to_utf8(r.body, r.content_type);
-      auto page = decoded ? extractors::extract_html(decoded->text, r.final_url, config_.extract)
+      auto page = decoded ? extractors::extract_html(*decoded, r.final_url, config_.extract)
                           : tl::unexpected(decoded.error());
       if (page) {
         // The feed knows the headline and the date; the page has the text and its metadata.

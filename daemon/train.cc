@@ -269,15 +269,17 @@ int run_train_extractor(const config::Config& config, const TrainCommand& comman
       const auto it = truth.find(in.input.id);
       if (it == truth.end()) return;
       std::string html = std::move(in.input.body);
+      bool known_utf8 = false;
       if (in.input.kind == BodyKind::kHtmlBytes) {
         auto decoded = extractors::decode_to_utf8(html, in.input.content_type);
         if (!decoded) return;
         html = std::move(decoded->text);
+        known_utf8 = true;
       } else if (in.input.kind != BodyKind::kHtmlText) {
         return;
       }
       auto page = extractors::parse_page(
-          html, {config.extract.max_html_bytes, config.extract.max_nesting_depth});
+          html, {config.extract.max_html_bytes, config.extract.max_nesting_depth, known_utf8});
       if (!page) return;
       LabelledPage lp{in.input.id, &it->second, std::move(*page), {}};
       lp.blocks = lp.truth->snippets ? label_blocks_by_snippets(lp.page, *lp.truth)

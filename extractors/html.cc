@@ -58,9 +58,11 @@ bool parse_extract_method(std::string_view name, ExtractMethod& out) {
   return false;
 }
 
-tl::expected<Article, ExtractError> extract_html(std::string_view html, std::string_view url,
-                                                 const ExtractOptions& options) {
-  auto page = parse_page(html, {options.max_html_bytes, options.max_nesting_depth});
+namespace {
+
+tl::expected<Article, ExtractError> extract(std::string_view html, bool known_utf8,
+                                            std::string_view url, const ExtractOptions& options) {
+  auto page = parse_page(html, {options.max_html_bytes, options.max_nesting_depth, known_utf8});
   if (!page) return tl::unexpected(page.error());
 
   Article article;
@@ -84,6 +86,18 @@ tl::expected<Article, ExtractError> extract_html(std::string_view html, std::str
   article.byline = std::move(meta.byline);
   article.published_at = meta.published_at;
   return article;
+}
+
+}  // namespace
+
+tl::expected<Article, ExtractError> extract_html(std::string_view html, std::string_view url,
+                                                 const ExtractOptions& options) {
+  return extract(html, false, url, options);
+}
+
+tl::expected<Article, ExtractError> extract_html(const Decoded& document, std::string_view url,
+                                                 const ExtractOptions& options) {
+  return extract(document.text, true, url, options);
 }
 
 std::string_view reason_name(ExtractReason r) {

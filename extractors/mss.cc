@@ -192,17 +192,29 @@ double MssModel::stage1(const std::vector<std::uint64_t>& features) const {
 
 std::vector<double> MssModel::probabilities(const ParsedPage& page) const {
   std::vector<double> p1(page.blocks.size());
-  for (std::size_t i = 0; i < p1.size(); ++i) p1[i] = stage1(page.blocks[i].features);
-  if (!has_stage2_) return p1;
-  std::vector<double> p2(p1.size());
-  const std::uint64_t mask = stage2_.size() - 1;
-  for (std::size_t i = 0; i < p1.size(); ++i) {
-    double z = 0;
-    for (const std::uint64_t f : page.blocks[i].features) z += stage2_[f & mask];
-    for (const std::uint64_t f : context_features(p1, i)) z += stage2_[f & mask];
-    p2[i] = 1.0 / (1.0 + std::exp(-z));
+  if (!has_stage2_) {
+    for (std::size_t i = 0; i < p1.size(); ++i) p1[i] = stage1(page.blocks[i].features);
+    return p1;
   }
-  return p2;
+  // Both stages' sums over the block's own features in one pass (the two weight lookups of a
+  // feature overlap in memory); stage 2 then adds the context of the stage-1 probabilities.
+  const std::uint64_t mask = stage1_.size() - 1;
+  std::vector<double> z2(p1.size());
+  for (std::size_t i = 0; i < p1.size(); ++i) {
+    double z1 = 0, z = 0;
+    for (const std::uint64_t f : page.blocks[i].features) {
+      z1 += stage1_[f & mask];
+      z += stage2_[f & mask];
+    }
+    p1[i] = 1.0 / (1.0 + std::exp(-z1));
+    z2[i] = z;
+  }
+  for (std::size_t i = 0; i < p1.size(); ++i) {
+    double z = z2[i];
+    for (const std::uint64_t f : context_features(p1, i)) z += stage2_[f & mask];
+    z2[i] = 1.0 / (1.0 + std::exp(-z));
+  }
+  return z2;
 }
 
 const MssModel& MssModel::builtin() {

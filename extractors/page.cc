@@ -7,6 +7,7 @@
 #include <bitset>
 #include <cmath>
 #include <cstddef>
+#include <cstring>
 #include <memory>
 #include <unordered_map>
 
@@ -156,23 +157,37 @@ Attrs scan_attrs(const GumboElement& el) {
   Attrs a;
   for (unsigned i = 0; i < el.attributes.length; ++i) {
     const auto* at = static_cast<const GumboAttribute*>(el.attributes.data[i]);
-    const std::string_view name = at->name;
-    if (name == "class") {
-      if (!a.cls) a.cls = at->value;
-    } else if (name == "id") {
-      if (!a.id) a.id = at->value;
-    } else if (name == "itemprop") {
-      if (!a.itemprop) a.itemprop = at->value;
-    } else if (name == "style") {
-      if (!a.style) a.style = at->value;
-    } else if (name == "aria-hidden") {
-      if (!a.aria_hidden) a.aria_hidden = at->value;
-    } else if (name == "rel") {
-      if (!a.rel) a.rel = at->value;
-    } else if (name == "hidden") {
-      a.hidden = true;
-    } else if (name == "href") {
-      a.href = true;
+    const char* name = at->name;
+    // By first letter, then the whole name: this runs for every attribute of the page.
+    switch (name[0]) {
+      case 'c':
+        if (!a.cls && std::strcmp(name, "class") == 0) a.cls = at->value;
+        break;
+      case 'i':
+        if (!a.id && std::strcmp(name, "id") == 0) {
+          a.id = at->value;
+        } else if (!a.itemprop && std::strcmp(name, "itemprop") == 0) {
+          a.itemprop = at->value;
+        }
+        break;
+      case 's':
+        if (!a.style && std::strcmp(name, "style") == 0) a.style = at->value;
+        break;
+      case 'a':
+        if (!a.aria_hidden && std::strcmp(name, "aria-hidden") == 0) a.aria_hidden = at->value;
+        break;
+      case 'r':
+        if (!a.rel && std::strcmp(name, "rel") == 0) a.rel = at->value;
+        break;
+      case 'h':
+        if (std::strcmp(name, "hidden") == 0) {
+          a.hidden = true;
+        } else if (std::strcmp(name, "href") == 0) {
+          a.href = true;
+        }
+        break;
+      default:
+        break;
     }
   }
   return a;
@@ -198,10 +213,17 @@ bool is_hidden(const Attrs& a) {
   if (a.hidden) return true;
   if (a.aria_hidden && std::string_view(a.aria_hidden) == "true") return true;
   if (const char* style = a.style) {
-    std::string s = ascii_lower(style);
-    std::erase(s, ' ');
-    if (s.find("display:none") != std::string::npos ||
-        s.find("visibility:hidden") != std::string::npos) {
+    // Lowercased without spaces into a small buffer (styles are short; a long one is cut).
+    char buf[256];
+    std::size_t n = 0;
+    for (const char* p = style; *p && n < sizeof buf; ++p) {
+      const char c = *p;
+      if (c == ' ') continue;
+      buf[n++] = c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c;
+    }
+    const std::string_view s(buf, n);
+    if (s.find("display:none") != std::string_view::npos ||
+        s.find("visibility:hidden") != std::string_view::npos) {
       return true;
     }
   }
@@ -380,24 +402,36 @@ Flags own_flags(const GumboElement& el, const Attrs& a) {
   if (a.itemprop && std::string_view(a.itemprop).find("articleBody") != std::string_view::npos) {
     f.set(flag_index("articlebody"));
   }
-  int words = 0;
-  std::string word;  // short class words stay in the small-string buffer
-  // Class-only flag indices by first letter, so each position of a word is compared only with
-  // the hints that start with its letter.
-  static const auto kByLetter = [] {
-    std::array<std::vector<std::uint8_t>, 26> by_letter;
+  // Class-only flag indices by their first two letters (every such name has three or more), so
+  // most positions of a word are rejected by one table lookup.
+  struct Candidates {
+    std::uint8_t count = 0;
+    std::uint8_t flag[7];
+  };
+  static const auto kByPrefix = [] {
+    std::array<Candidates, 26 * 26> table{};
     for (std::size_t k = 0; k < std::size(kFlagNames); ++k) {
       if (k < kFirstClassOnlyFlag && k > 4) continue;  // element-only flags
-      by_letter[static_cast<std::size_t>(kFlagNames[k][0] - 'a')].push_back(
-          static_cast<std::uint8_t>(k));
+      const std::string_view name = kFlagNames[k];
+      Candidates& c = table[static_cast<std::size_t>((name[0] - 'a') * 26 + (name[1] - 'a'))];
+      if (c.count < std::size(c.flag)) c.flag[c.count++] = static_cast<std::uint8_t>(k);
     }
-    return by_letter;
+    return table;
   }();
+  char word[64];  // lowercase letters; longer runs are matched on their first 64
+  std::size_t len = 0, seen = 0;
+  int words = 0;
   auto match = [&]() {
-    const std::string_view w = word;
-    for (std::size_t i = 0; i < w.size(); ++i) {
-      for (const std::uint8_t k : kByLetter[static_cast<std::size_t>(w[i] - 'a')]) {
-        if (w.substr(i).starts_with(kFlagNames[k])) f.set(k);
+    for (std::size_t i = 0; i + 3 <= len; ++i) {
+      const Candidates& c =
+          kByPrefix[static_cast<std::size_t>((word[i] - 'a') * 26 + (word[i + 1] - 'a'))];
+      for (std::uint8_t m = 0; m < c.count; ++m) {
+        const std::size_t k = c.flag[m];
+        const std::string_view name = kFlagNames[k];
+        if (name.size() > len - i) continue;
+        std::size_t n = 2;  // the first two letters matched
+        while (n < name.size() && word[i + n] == name[n]) ++n;
+        if (n == name.size()) f.set(k);
       }
     }
   };
@@ -406,14 +440,15 @@ Flags own_flags(const GumboElement& el, const Attrs& a) {
     for (const char* p = v;; ++p) {
       const char c = *p;
       if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
-        word += static_cast<char>(c | 0x20);
+        if (len < sizeof word) word[len++] = static_cast<char>(c | 0x20);
+        ++seen;
         continue;
       }
-      if (word.size() >= 3 && words < 8) {
+      if (seen >= 3 && words < 8) {
         ++words;
         match();
       }
-      word.clear();
+      len = seen = 0;
       if (!c) break;
     }
   }
@@ -764,28 +799,11 @@ GumboOutput* parse_into(ParsedPage::Tree& tree) {
 
 }  // namespace
 
-std::size_t parse_tree_only(std::string_view html) {
+bool parse_tree_only(std::string_view html) {
   ParsedPage::Tree tree;
   tree.source = strip_invisible(html);
   tree.output = parse_into(tree);
-  if (!tree.output || !tree.output->root) return 0;
-  std::size_t nodes = 0;
-  std::vector<const GumboNode*> stack{tree.output->document};
-  while (!stack.empty()) {
-    const GumboNode* n = stack.back();
-    stack.pop_back();
-    ++nodes;
-    const GumboVector* children = n->type == GUMBO_NODE_DOCUMENT ? &n->v.document.children
-                                  : n->type == GUMBO_NODE_ELEMENT || n->type == GUMBO_NODE_TEMPLATE
-                                      ? &n->v.element.children
-                                      : nullptr;
-    if (children) {
-      for (unsigned i = 0; i < children->length; ++i) {
-        stack.push_back(static_cast<const GumboNode*>(children->data[i]));
-      }
-    }
-  }
-  return nodes;
+  return tree.output && tree.output->root;
 }
 
 tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
@@ -798,12 +816,15 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
   if (is_blank(html)) {
     return tl::unexpected(ExtractError{ExtractReason::kEmpty, "document is empty"});
   }
-  if (looks_binary(html)) {
-    return tl::unexpected(
-        ExtractError{ExtractReason::kBinary, "document holds NUL bytes or control characters"});
-  }
-  if (!is_valid_utf8(html)) {
-    return tl::unexpected(ExtractError{ExtractReason::kInvalidUtf8, "document is not UTF-8"});
+  switch (limits.known_utf8 ? (looks_binary(html) ? TextCheck::kBinary : TextCheck::kText)
+                            : check_text(html)) {
+    case TextCheck::kBinary:
+      return tl::unexpected(
+          ExtractError{ExtractReason::kBinary, "document holds NUL bytes or control characters"});
+    case TextCheck::kInvalidUtf8:
+      return tl::unexpected(ExtractError{ExtractReason::kInvalidUtf8, "document is not UTF-8"});
+    case TextCheck::kText:
+      break;
   }
   ParsedPage page;
   page.tree = std::make_unique<ParsedPage::Tree>();
@@ -919,17 +940,34 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
         const std::string_view text = child->v.text.text;
         std::size_t i = 0;
         while (i < text.size()) {
-          if (const std::size_t w = whitespace_prefix(text.substr(i)); w > 0) {
+          const auto c0 = static_cast<unsigned char>(text[i]);
+          if (c0 == ' ' || c0 == '\n') {  // most spaces, without the Unicode check
             pending_space = true;
-            i += w;
+            ++i;
             continue;
           }
-          std::size_t j = i;
+          if (c0 <= 0x20 || c0 >= 0x7F) {
+            if (const std::size_t w = whitespace_prefix(text.substr(i)); w > 0) {
+              pending_space = true;
+              i += w;
+              continue;
+            }
+          }
+          // The word runs to the next space; punctuation and digits are counted on the way.
           // Printable ASCII is never a space: only other bytes need the Unicode check.
-          while (j < text.size() && ((static_cast<unsigned char>(text[j]) > 0x20 &&
-                                      static_cast<unsigned char>(text[j]) < 0x7F) ||
-                                     whitespace_prefix(text.substr(j)) == 0)) {
-            ++j;
+          std::size_t j = i;
+          std::uint32_t punct = 0, digits = 0;
+          while (j < text.size()) {
+            const auto c = static_cast<unsigned char>(text[j]);
+            if (c > 0x20 && c < 0x7F) {
+              punct += c == '.' || c == ',' || c == ';' || c == ':' || c == '!' || c == '?';
+              digits += c >= '0' && c <= '9';
+              ++j;
+            } else if (whitespace_prefix(text.substr(j)) == 0) {
+              ++j;
+            } else {
+              break;
+            }
           }
           if (current_box != box) {
             current_box = box;
@@ -945,15 +983,13 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
           ++b.end_word;
           if (link_depth > 0) ++b.link_words;
           info.chars += static_cast<std::uint32_t>(word.size());
-          for (const char c : word) {
-            if (c == '.' || c == ',' || c == ';' || c == ':' || c == '!' || c == '?') ++info.punct;
-            if (c >= '0' && c <= '9') ++info.digits;
-          }
+          info.punct += punct;
+          info.digits += digits;
           if (word[0] >= 'A' && word[0] <= 'Z') ++info.caps;
           // Stopwords are short: lowercase into a small buffer, without trailing . and ,
           std::string_view bare = word;
           while (!bare.empty() && (bare.back() == '.' || bare.back() == ',')) bare.remove_suffix(1);
-          if (char lower[32]; bare.size() <= sizeof lower) {
+          if (char lower[8]; bare.size() <= 5) {  // no stopword is longer
             for (std::size_t k = 0; k < bare.size(); ++k) {
               const char c = bare[k];
               lower[k] = c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c;

@@ -58,6 +58,9 @@ struct ParsedPage {
 struct ParseLimits {
   std::size_t max_html_bytes = 8 * 1024 * 1024;
   std::size_t max_nesting_depth = 5000;
+  /// The caller has established that the input is UTF-8 (it is `decode_to_utf8`'s output): it
+  /// is then checked for binary content only.
+  bool known_utf8 = false;
 };
 
 /// Parses UTF-8 HTML with Gumbo and walks it once (iteratively) into words, blocks, tokens and
@@ -68,8 +71,8 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html, const P
 
 /// The parse alone, as `parse_page` does it (invisible content stripped, then Gumbo building the
 /// tree in a per-page arena), without the walk: benchmarks report it beside the whole
-/// extraction. Returns the number of nodes of the tree.
-std::size_t parse_tree_only(std::string_view html);
+/// extraction. False when Gumbo returned no tree.
+bool parse_tree_only(std::string_view html);
 
 /// Removes what never becomes visible text before the tree is built: comments and the contents
 /// of script (except JSON-LD, which carries metadata), style, svg and noscript elements. These
