@@ -133,6 +133,35 @@ TEST(Charset, BomWinsThenHeaderThenMeta) {
   EXPECT_EQ(utf16->text, "<p>");
 }
 
+TEST(Charset, DecodedTextIsUtf8WhateverTheBytesAndExtractsWithoutASecondCheck) {
+  // extract_html(Decoded) relies on the decoder's output being UTF-8: broken bytes under every
+  // route (declared UTF-8, a legacy charset, a BOM, UTF-16 with a lone surrogate, detection).
+  const std::pair<std::string, std::string> cases[] = {
+      {"<p>ok \xFF\xC3 broken</p>", "text/html; charset=utf-8"},
+      {"<p>caf\xE9 \x81\x8D</p>", "text/html; charset=windows-1252"},
+      {"\xEF\xBB\xBF<p>bom \xED\xA0\x80</p>", ""},
+      {std::string("\xFF\xFE<\0p\0>\0\x00\xD8x\0", 12), ""},
+      {"<p>\xE9t\xE9 \xE0 Paris, \xE7"
+       "a va tr\xE8s bien</p>",
+       ""}};
+  for (const auto& [bytes, type] : cases) {
+    auto d = decode_to_utf8(bytes, type);
+    ASSERT_TRUE(d) << bytes;
+    EXPECT_TRUE(is_valid_utf8(d->text)) << bytes;
+  }
+  auto d =
+      decode_to_utf8("<html><body><p>Caf\xE9 cr\xE8me, a paragraph of words.</p></body></html>",
+                     "text/html; charset=iso-8859-1");
+  ASSERT_TRUE(d);
+  auto a = extract_html(*d, "https://x.test/a", {});
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->text, "Caf\xC3\xA9 cr\xC3\xA8me, a paragraph of words.");
+  // Binary content is still refused on this path.
+  Decoded junk{std::string("<p>a\0b</p>", 10), "utf-8", "utf8", {}};
+  ASSERT_FALSE(extract_html(junk, "https://x.test/a", {}));
+  EXPECT_EQ(extract_html(junk, "https://x.test/a", {}).error().reason, ExtractReason::kBinary);
+}
+
 TEST(Charset, UnknownDeclaredCharsetFallsBackToDetection) {
   auto d = decode_to_utf8("<p>plain</p>", "text/html; charset=no-such-charset");
   ASSERT_TRUE(d);
