@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "extractors/mss.h"
 
 namespace newsflow::daemon {
 
@@ -19,7 +20,7 @@ struct TrainCommand {
   int folds = 5;          ///< k of k-fold cross-validation (0 or 1: none)
   std::uint64_t fold_seed = 0;  ///< 0: pages go to folds by sorted id; else shuffled with it
   int epochs = 12;
-  double learning_rate = 0.05;
+  double learning_rate = extractors::TrainOptions{}.learning_rate;
   double l2 = 1e-6;
 };
 

@@ -68,7 +68,7 @@ struct TrainingBlock {
 struct TrainOptions {
   int bits = 18;
   int epochs = 12;
-  double learning_rate = 0.05;
+  double learning_rate = 0.02;
   double l2 = 1e-6;
   std::uint64_t seed = 1;
 };

@@ -553,7 +553,7 @@ void compute_features(ParsedPage& page, const std::vector<BlockInfo>& infos,
     const int sw = bucket_ratio(info.stop / words, 5);
     auto& f = b.features;
     f.clear();
-    f.reserve(48);
+    f.reserve(96);
     auto named = [](std::string_view name, int value) {
       return Fnv1a().add(name).add_number(value).value();
     };
@@ -634,6 +634,15 @@ void compute_features(ParsedPage& page, const std::vector<BlockInfo>& infos,
       Fnv1a last = Fnv1a().add("lw=");
       add_lexical_key(last, page.words[b.end_word - 1].text);
       f.push_back(last.value());
+      // The block's first words as a bag: boilerplate has its own vocabulary ("subscribe",
+      // "newsletter", "cookies", "advertisement", "follow", "©") in every position, and so has
+      // prose. Forty words see all of most furniture and enough of a paragraph.
+      constexpr std::uint32_t kBagWords = 40;
+      for (auto k = b.first_word; k < b.end_word && k < b.first_word + kBagWords; ++k) {
+        Fnv1a word = Fnv1a().add("bw=");
+        add_lexical_key(word, page.words[k].text);
+        f.push_back(word.value());
+      }
       if (b.word_count() <= 4) {
         Fnv1a text = Fnv1a().add("txt=");
         for (auto k = b.first_word; k < b.end_word; ++k) {
