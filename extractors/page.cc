@@ -348,8 +348,9 @@ consteval std::size_t flag_index(std::string_view name) {
 
 // The flags an element itself contributes: its tag, itemprop=articleBody, and hint substrings
 // of the first eight words (runs of three or more ASCII letters, lowercased) of its class and
-// id attributes.
-Flags own_flags(const GumboElement& el, const Attrs& a) {
+// id attributes. Appends the hashed class-word features of all those words ("cw=" and the
+// first 20 letters of the word) to `class_words`.
+Flags own_flags(const GumboElement& el, const Attrs& a, std::vector<std::uint64_t>& class_words) {
   Flags f;
   switch (el.tag) {
     case GUMBO_TAG_ARTICLE:
@@ -444,9 +445,13 @@ Flags own_flags(const GumboElement& el, const Attrs& a) {
         ++seen;
         continue;
       }
-      if (seen >= 3 && words < 8) {
-        ++words;
-        match();
+      if (seen >= 3) {
+        class_words.push_back(
+            internal::Fnv1a().add("cw=").add({word, std::min<std::size_t>(len, 20)}).value());
+        if (words < 8) {
+          ++words;
+          match();
+        }
       }
       len = seen = 0;
       if (!c) break;
@@ -461,7 +466,12 @@ struct BlockInfo {
   Flags flags;               // containers it sits in: article, nav, footer, ...
   std::uint32_t chars = 0, punct = 0, stop = 0, digits = 0, caps = 0;
   bool ends_sentence = false;
+  // [begin, end) of its class words (hashed "cw=" features) in the page's pool of them.
+  std::uint32_t class_words_begin = 0, class_words_end = 0;
 };
+
+// How many of a block's nearest elements with a class or id lend it their class words.
+constexpr int kClassWordLevels = 6;
 
 int bucket_log2(std::uint32_t n) {
   int b = 0;
@@ -490,7 +500,8 @@ int bucket_ratio(double r, int steps) { return std::clamp(static_cast<int>(r * s
 // The hashed features of every block. Each is the FNV-1a hash of a name such as "wc=3" or
 // "t01=p/div", built without allocating (the committed model is keyed by these hashes).
 void compute_features(ParsedPage& page, const std::vector<BlockInfo>& infos,
-                      std::size_t first_h1_word, std::uint32_t element_count) {
+                      const std::vector<std::uint64_t>& class_words, std::size_t first_h1_word,
+                      std::uint32_t element_count) {
   using internal::Fnv1a;
   const std::size_t total_words = std::max<std::size_t>(1, page.words.size());
   // Rank of each block by length: the article's paragraphs are usually the page's longest.
@@ -558,6 +569,10 @@ void compute_features(ParsedPage& page, const std::vector<BlockInfo>& infos,
       return Fnv1a().add(name).add_number(value).value();
     };
     f.push_back(kBias);
+    // The class and id words of the elements around it: site-independent names ("rail",
+    // "outbrain", "paywall", "wp-caption", "pullquote") beyond the fixed hints of the flags.
+    f.insert(f.end(), class_words.begin() + info.class_words_begin,
+             class_words.begin() + info.class_words_end);
     f.push_back(named("wc=", wc));
     f.push_back(named("ld=", ld));
     f.push_back(Fnv1a().add("ld&wc=").add_number(ld).add('&').add_number(wc).value());
@@ -857,6 +872,20 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
     Flags flags;  // own flags OR'ed with the parent's
     Attrs attrs;  // read only while `emit`
     std::uint32_t id = 0;
+    // Its class words in `class_word_pool` (while `emit`); whether it has a class or id at all.
+    std::uint32_t words_begin = 0, words_end = 0;
+    bool classed = false;
+  };
+  std::vector<std::uint64_t> class_word_pool;    // of every emitted element, in walk order
+  std::vector<std::uint64_t> block_class_words;  // of every block: sorted, distinct
+  std::array<std::uint32_t, kClassWordLevels> last_classed_ids{};
+  std::size_t last_classed_count = SIZE_MAX;
+  // A pushed frame's own flags (OR'ed with its parent's) and class words.
+  auto add_own = [&class_word_pool](auto& frame, const Flags& parent) {
+    frame.classed = frame.attrs.cls || frame.attrs.id;
+    frame.words_begin = static_cast<std::uint32_t>(class_word_pool.size());
+    frame.flags = parent | own_flags(frame.node->v.element, frame.attrs, class_word_pool);
+    frame.words_end = static_cast<std::uint32_t>(class_word_pool.size());
   };
   std::uint32_t next_element_id = 0;
   std::vector<Frame> stack{{page.tree->output->root,
@@ -865,6 +894,8 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
                             {},
                             scan_attrs(page.tree->output->root->v.element),
                             next_element_id++}};
+  add_own(stack.back(), Flags{});
+  stack.back().flags = {};  // the root's own flags are not used
   std::vector<BlockInfo> infos;
   RawMetadata& raw = page.metadata;
   std::uint32_t box = 0;  // block-level box counter (changes at every boundary)
@@ -884,6 +915,34 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
       info.tags[level] = gumbo_normalized_tagname(it->node->v.element.tag);
     }
     info.flags = stack.back().flags;
+    // The nearest classed elements; blocks under the same ones (paragraphs of one container)
+    // share the previous block's class words.
+    std::array<std::uint32_t, kClassWordLevels> classed_ids;
+    std::size_t classed = 0;
+    for (auto it = stack.rbegin(); it != stack.rend() && classed < kClassWordLevels; ++it) {
+      if (it->classed) classed_ids[classed++] = it->id;
+    }
+    if (classed == last_classed_count &&
+        std::equal(classed_ids.begin(), classed_ids.begin() + classed, last_classed_ids.begin()) &&
+        !infos.empty()) {
+      info.class_words_begin = infos.back().class_words_begin;
+      info.class_words_end = infos.back().class_words_end;
+    } else {
+      info.class_words_begin = static_cast<std::uint32_t>(block_class_words.size());
+      std::size_t k = 0;
+      for (auto it = stack.rbegin(); it != stack.rend() && k < classed; ++it) {
+        if (!it->classed) continue;
+        ++k;
+        block_class_words.insert(block_class_words.end(), class_word_pool.begin() + it->words_begin,
+                                 class_word_pool.begin() + it->words_end);
+      }
+      const auto first = block_class_words.begin() + info.class_words_begin;
+      std::sort(first, block_class_words.end());
+      block_class_words.erase(std::unique(first, block_class_words.end()), block_class_words.end());
+      info.class_words_end = static_cast<std::uint32_t>(block_class_words.size());
+      last_classed_ids = classed_ids;
+      last_classed_count = classed;
+    }
     page.blocks.back().in_comments = info.flags.test(flag_index("comment"));
     infos.push_back(std::move(info));
     // The block's own block-level element, then the containers above it.
@@ -939,8 +998,9 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
       if (child->type == GUMBO_NODE_ELEMENT || child->type == GUMBO_NODE_TEMPLATE) {
         if (emit) {
           const Attrs attrs = scan_attrs(child->v.element);
-          stack.push_back({child, 0, emit, f.flags | own_flags(child->v.element, attrs), attrs,
-                           next_element_id++});
+          const Flags parent = f.flags;
+          stack.push_back({child, 0, emit, {}, attrs, next_element_id++});
+          add_own(stack.back(), parent);
         } else {
           stack.push_back({child, 0, emit, f.flags, {}, next_element_id++});
         }
@@ -1025,7 +1085,7 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
     }
     stack.pop_back();
   }
-  compute_features(page, infos, first_h1_word, next_element_id);
+  compute_features(page, infos, block_class_words, first_h1_word, next_element_id);
   return page;
 }
 
