@@ -446,8 +446,9 @@ Flags own_flags(const GumboElement& el, const Attrs& a, std::vector<std::uint64_
         continue;
       }
       if (seen >= 3) {
+        static const internal::Fnv1a kPrefix = internal::Fnv1a().add("cw=");
         class_words.push_back(
-            internal::Fnv1a().add("cw=").add({word, std::min<std::size_t>(len, 20)}).value());
+            internal::Fnv1a(kPrefix).add({word, std::min<std::size_t>(len, 20)}).value());
         if (words < 8) {
           ++words;
           match();
@@ -601,8 +602,9 @@ void compute_features(ParsedPage& page, const std::vector<BlockInfo>& infos,
     f.push_back(Fnv1a().add("t01=").add(t[0]).add('/').add(t[1]).value());
     f.push_back(Fnv1a().add("t012=").add(t[0]).add('/').add(t[1]).add('/').add(t[2]).value());
     f.push_back(Fnv1a().add("t0&wc=").add(t[0]).add('&').add_number(wc).value());
-    for (std::size_t k = 0; k < std::size(kFlagNames); ++k) {
-      if (info.flags.test(k)) f.push_back(kInFlag[k]);
+    for (std::size_t k = info.flags._Find_first(); k < info.flags.size();
+         k = info.flags._Find_next(k)) {
+      f.push_back(kInFlag[k]);
     }
     // The share of the page's prose under the block's parent, grandparent and great-grandparent.
     {
@@ -653,8 +655,9 @@ void compute_features(ParsedPage& page, const std::vector<BlockInfo>& infos,
       // "newsletter", "cookies", "advertisement", "follow", "©") in every position, and so has
       // prose. Forty words see all of most furniture and enough of a paragraph.
       constexpr std::uint32_t kBagWords = 40;
+      static const Fnv1a kBagPrefix = Fnv1a().add("bw=");
       for (auto k = b.first_word; k < b.end_word && k < b.first_word + kBagWords; ++k) {
-        Fnv1a word = Fnv1a().add("bw=");
+        Fnv1a word = kBagPrefix;
         add_lexical_key(word, page.words[k].text);
         f.push_back(word.value());
       }
