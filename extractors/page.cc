@@ -193,22 +193,6 @@ Attrs scan_attrs(const GumboElement& el) {
   return a;
 }
 
-// Case-insensitive (ASCII) search for a lowercase needle.
-bool contains_ci(std::string_view hay, std::string_view needle) {
-  if (needle.size() > hay.size()) return false;
-  for (std::size_t i = 0; i + needle.size() <= hay.size(); ++i) {
-    std::size_t k = 0;
-    while (k < needle.size()) {
-      char c = hay[i + k];
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
-      if (c != needle[k]) break;
-      ++k;
-    }
-    if (k == needle.size()) return true;
-  }
-  return false;
-}
-
 bool is_hidden(const Attrs& a) {
   if (a.hidden) return true;
   if (a.aria_hidden && std::string_view(a.aria_hidden) == "true") return true;
@@ -266,12 +250,12 @@ void collect_head_metadata(const GumboElement& el, RawMetadata& raw) {
   }
 }
 
-// An element that names the article's authors: itemprop=author, <a rel=author>, or a class
-// word containing "byline".
-bool is_byline_element(const GumboElement& el, const Attrs& a) {
+// An element that names the article's authors: itemprop=author, <a rel=author>, or a class or id
+// word containing "byline" (`byline_word`, found with the element's flags).
+bool is_byline_element(const GumboElement& el, const Attrs& a, bool byline_word) {
   if (a.itemprop && std::string_view(a.itemprop) == "author") return true;
   if (el.tag == GUMBO_TAG_A && a.rel && ascii_lower(a.rel) == "author") return true;
-  return a.cls && contains_ci(a.cls, "byline");
+  return byline_word;
 }
 
 std::size_t nesting_bound(std::string_view html) {
@@ -878,6 +862,7 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
     // Its class words in `class_word_pool` (while `emit`); whether it has a class or id at all.
     std::uint32_t words_begin = 0, words_end = 0;
     bool classed = false;
+    bool byline_word = false;  // a class or id word of its own contains "byline"
   };
   std::vector<std::uint64_t> class_word_pool;    // of every emitted element, in walk order
   std::vector<std::uint64_t> block_class_words;  // of every block: sorted, distinct
@@ -887,7 +872,9 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
   auto add_own = [&class_word_pool](auto& frame, const Flags& parent) {
     frame.classed = frame.attrs.cls || frame.attrs.id;
     frame.words_begin = static_cast<std::uint32_t>(class_word_pool.size());
-    frame.flags = parent | own_flags(frame.node->v.element, frame.attrs, class_word_pool);
+    const Flags own = own_flags(frame.node->v.element, frame.attrs, class_word_pool);
+    frame.byline_word = own.test(flag_index("byline"));
+    frame.flags = parent | own;
     frame.words_end = static_cast<std::uint32_t>(class_word_pool.size());
   };
   std::uint32_t next_element_id = 0;
@@ -972,7 +959,8 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
         raw.title_tag = collapse_whitespace(subtree_text(node));
       } else if (el.tag == GUMBO_TAG_H1 && raw.first_h1.empty()) {
         raw.first_h1 = collapse_whitespace(subtree_text(node));
-      } else if (raw.markup_byline.empty() && f.emit && is_byline_element(el, f.attrs)) {
+      } else if (raw.markup_byline.empty() && f.emit &&
+                 is_byline_element(el, f.attrs, f.byline_word)) {
         raw.markup_byline = collapse_whitespace(subtree_text(node));
         if (raw.markup_byline.size() > 200) raw.markup_byline.clear();
       }

@@ -197,7 +197,14 @@ std::string collapse_whitespace(std::string_view s) {
     }
     if (pending_space) out += ' ';
     pending_space = false;
-    out += s[i++];
+    // A run of printable ASCII (never a space) is appended at once.
+    std::size_t j = i + 1;
+    while (j < s.size() && static_cast<unsigned char>(s[j]) > 0x20 &&
+           static_cast<unsigned char>(s[j]) < 0x7F) {
+      ++j;
+    }
+    out.append(s.substr(i, j - i));
+    i = j;
   }
   return out;
 }

@@ -244,6 +244,7 @@ TEST(Metadata, BylinesFromJsonLdMetaTagsAndMarkup) {
                    "<div class='story-byline'>By  Jane Doe</div>"),
             "Jane Doe");
   EXPECT_EQ(byline("", "<span itemprop='author'>Von Max Muster</span>"), "Max Muster");
+  EXPECT_EQ(byline("", "<p id='article-Byline'>By Ann Lee</p>"), "Ann Lee");
   EXPECT_EQ(byline(""), "");
   EXPECT_EQ(clean_byline("https://n.test/authors/jane"), "");
   EXPECT_EQ(clean_byline(std::string(300, 'x')), "");
