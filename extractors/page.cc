@@ -805,6 +805,7 @@ GumboOutput* parse_into(ParsedPage::Tree& tree) {
   options.allocator = &Arena::allocate;
   options.deallocator = &Arena::deallocate;
   options.userdata = &tree.arena;
+  options.max_errors = 0;  // errors are not read: not recording them bounds a borked page's memory
   return gumbo_parse_with_options(&options, tree.source.data(), tree.source.size());
 }
 
