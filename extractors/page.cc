@@ -258,38 +258,45 @@ bool is_byline_element(const GumboElement& el, const Attrs& a, bool byline_word)
   return byline_word;
 }
 
-std::size_t nesting_bound(std::string_view html) {
-  static constexpr std::string_view kNotNesting[] = {
-      "area",   "base",  "br",  "col", "embed", "hr", "img", "input",  "link", "meta", "param",
-      "source", "track", "wbr", "p",   "li",    "dt", "dd",  "option", "tr",   "td",   "th"};
-  std::size_t depth = 0, max_depth = 0;
-  for (std::size_t i = html.find('<'); i != std::string_view::npos; i = html.find('<', i + 1)) {
-    const bool closing = i + 1 < html.size() && html[i + 1] == '/';
-    const std::size_t start = i + 1 + (closing ? 1 : 0);
-    std::size_t end = start;
-    while (end < html.size() && end - start < 10 &&
-           ((html[end] >= 'a' && html[end] <= 'z') || (html[end] >= 'A' && html[end] <= 'Z') ||
-            (html[end] >= '0' && html[end] <= '9'))) {
-      ++end;
-    }
-    if (end == start) continue;
+// Element nesting as the tags open and close, counted while the invisible content is stripped
+// (so a '<' inside a script is no element): parse_page refuses hostile depth by it. Start tags of
+// elements that cannot nest (void elements, and p, li, dt, dd, option, tr, td, th, which close
+// themselves) do not count.
+class NestingCounter {
+ public:
+  // The tag whose name starts at html[name_start] (after "<" or "</").
+  void tag(std::string_view html, std::size_t name_start, bool closing) {
+    static constexpr std::string_view kNotNesting[] = {
+        "area",   "base",  "br",  "col", "embed", "hr", "img", "input",  "link", "meta", "param",
+        "source", "track", "wbr", "p",   "li",    "dt", "dd",  "option", "tr",   "td",   "th"};
     char lower[10];
-    for (std::size_t k = start; k < end; ++k) {
+    std::size_t n = 0;
+    for (std::size_t k = name_start; k < html.size() && n < sizeof lower; ++k, ++n) {
       const char c = html[k];
-      lower[k - start] = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+      if (c >= 'A' && c <= 'Z') {
+        lower[n] = static_cast<char>(c - 'A' + 'a');
+      } else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
+        lower[n] = c;
+      } else {
+        break;
+      }
     }
-    const std::string_view name(lower, end - start);
+    if (n == 0) return;
+    const std::string_view name(lower, n);
     if (std::find(std::begin(kNotNesting), std::end(kNotNesting), name) != std::end(kNotNesting)) {
-      continue;
+      return;
     }
     if (closing) {
-      depth = depth > 0 ? depth - 1 : 0;
+      depth_ = depth_ > 0 ? depth_ - 1 : 0;
     } else {
-      max_depth = std::max(max_depth, ++depth);
+      max_depth_ = std::max(max_depth_, ++depth_);
     }
   }
-  return max_depth;
-}
+  std::size_t max_depth() const { return max_depth_; }
+
+ private:
+  std::size_t depth_ = 0, max_depth_ = 0;
+};
 
 // Case-insensitive search for an ASCII lowercase needle.
 std::size_t find_ci(std::string_view hay, std::string_view needle, std::size_t from) {
@@ -732,7 +739,8 @@ std::size_t copy_start_tag(std::string_view html, std::size_t lt, std::string& o
 
 }  // namespace
 
-std::string strip_invisible(std::string_view html) {
+std::string strip_invisible(std::string_view html, std::size_t* max_nesting) {
+  NestingCounter nesting;
   std::string out;
   out.reserve(html.size());
   std::size_t pos = 0;
@@ -767,6 +775,7 @@ std::string strip_invisible(std::string_view html) {
             (is_tag_space(html[lt + raw.size()]) || html[lt + raw.size()] == '>')) {
           const std::size_t end = find_ci(html, "</" + std::string(raw.substr(1)), lt + 1);
           const std::size_t stop = end == std::string_view::npos ? html.size() : end;
+          nesting.tag(html, lt + 1, false);
           out.append(html.substr(lt, stop - lt));
           pos = stop;
           break;
@@ -776,14 +785,18 @@ std::string strip_invisible(std::string_view html) {
       if (start_tag) {
         if (const std::size_t after = copy_start_tag(html, lt, out);
             after != std::string_view::npos) {
+          nesting.tag(html, lt + 1, false);
           pos = after;
           continue;
         }
+      } else if (next == '/') {
+        nesting.tag(html, lt + 2, true);
       }
       out += '<';
       pos = lt + 1;
       continue;
     }
+    nesting.tag(html, lt + 1, false);
     const std::string_view open_tag = html.substr(lt, tag_end + 1 - lt);
     const std::string close = "</" + std::string(closer.substr(1));
     const std::size_t end = find_ci(html, close, tag_end + 1);
@@ -795,6 +808,7 @@ std::string strip_invisible(std::string_view html) {
     pos = content_end;
   }
   if (pos < html.size()) out.append(html.substr(pos));
+  if (max_nesting) *max_nesting = nesting.max_depth();
   return out;
 }
 
@@ -813,7 +827,8 @@ GumboOutput* parse_into(ParsedPage::Tree& tree) {
 
 bool parse_tree_only(std::string_view html) {
   ParsedPage::Tree tree;
-  tree.source = strip_invisible(html);
+  std::size_t depth = 0;  // counted as parse_page does
+  tree.source = strip_invisible(html, &depth);
   tree.output = parse_into(tree);
   return tree.output && tree.output->root;
 }
@@ -840,10 +855,9 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
   }
   ParsedPage page;
   page.tree = std::make_unique<ParsedPage::Tree>();
-  page.tree->source = strip_invisible(html);
-  // Bounded on what Gumbo will parse: a '<' inside a script is no element.
-  if (const std::size_t depth = nesting_bound(page.tree->source);
-      depth > limits.max_nesting_depth) {
+  std::size_t depth = 0;
+  page.tree->source = strip_invisible(html, &depth);
+  if (depth > limits.max_nesting_depth) {
     return tl::unexpected(ExtractError{
         ExtractReason::kParse, "elements nested " + std::to_string(depth) + " deep, limit " +
                                    std::to_string(limits.max_nesting_depth)});

@@ -77,7 +77,9 @@ bool parse_tree_only(std::string_view html);
 /// Removes what never becomes visible text before the tree is built: comments and the contents
 /// of script (except JSON-LD, which carries metadata), style, svg and noscript elements. These
 /// are most of a typical news page's bytes, and Gumbo's time is proportional to its input.
-std::string strip_invisible(std::string_view html);
+/// `max_nesting`, when given, receives the deepest element nesting of what is kept, counting the
+/// elements that can nest (not void elements, nor p, li, dt, dd, option, tr, td, th).
+std::string strip_invisible(std::string_view html, std::size_t* max_nesting = nullptr);
 
 /// The text of words [first, last) with paragraphs (blocks) separated by "\n\n".
 std::string render_words(const ParsedPage& page, std::size_t first, std::size_t last);

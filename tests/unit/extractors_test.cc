@@ -338,6 +338,18 @@ TEST(StripInvisible, DropsScriptsStylesSvgAndCommentsButKeepsJsonLd) {
   EXPECT_EQ(strip_invisible("a < b <!-- open"), "a < b ");
 }
 
+TEST(StripInvisible, CountsTheNestingOfWhatItKeeps) {
+  std::size_t depth = 99;
+  strip_invisible("<div><P><div>x</div></p><br><Span></span></DIV>", &depth);
+  EXPECT_EQ(depth, 2u);  // p and br do not nest
+  strip_invisible("<script>'<div><div><div>'</script><title><b><i></title><section>", &depth);
+  EXPECT_EQ(depth, 1u);  // the script, the title, the section one after the other; not their text
+  strip_invisible("</div></div><div>", &depth);
+  EXPECT_EQ(depth, 1u);
+  strip_invisible("no tags at all", &depth);
+  EXPECT_EQ(depth, 0u);
+}
+
 TEST(StripInvisible, KeepsOnlyTheAttributesTheWalkReads) {
   // data-*, src, srcset, alt, onclick... are dropped; href keeps its value only on <link> and
   // <base>; a '>' inside a quoted value does not end the tag; names keep their case.
