@@ -843,15 +843,12 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
   if (is_blank(html)) {
     return tl::unexpected(ExtractError{ExtractReason::kEmpty, "document is empty"});
   }
-  switch (limits.known_utf8 ? (looks_binary(html) ? TextCheck::kBinary : TextCheck::kText)
-                            : check_text(html)) {
-    case TextCheck::kBinary:
-      return tl::unexpected(
-          ExtractError{ExtractReason::kBinary, "document holds NUL bytes or control characters"});
-    case TextCheck::kInvalidUtf8:
-      return tl::unexpected(ExtractError{ExtractReason::kInvalidUtf8, "document is not UTF-8"});
-    case TextCheck::kText:
-      break;
+  if (looks_binary(html)) {
+    return tl::unexpected(
+        ExtractError{ExtractReason::kBinary, "document holds NUL bytes or control characters"});
+  }
+  if (!limits.known_utf8 && !is_valid_utf8(html)) {
+    return tl::unexpected(ExtractError{ExtractReason::kInvalidUtf8, "document is not UTF-8"});
   }
   ParsedPage page;
   page.tree = std::make_unique<ParsedPage::Tree>();

@@ -45,6 +45,15 @@ std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
 bool is_valid_utf8(std::string_view s) {
   std::size_t i = 0;
   while (i < s.size()) {
+#if defined(__SSE2__)
+    // Fast path over ASCII, 32 bytes at a time.
+    while (i + 32 <= s.size()) {
+      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i));
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i + 16));
+      if (_mm_movemask_epi8(_mm_or_si128(a, b)) != 0) break;
+      i += 32;
+    }
+#endif
     // Fast path over ASCII, eight bytes at a time.
     if (i + 8 <= s.size()) {
       std::uint64_t chunk;
@@ -110,53 +119,6 @@ bool looks_binary(std::string_view s) {
     if (b < 0x20 && b != '\t' && b != '\n' && b != '\r' && b != '\f') ++controls;
   }
   return !head.empty() && controls * 10 > head.size();
-}
-
-TextCheck check_text(std::string_view s) {
-  constexpr std::size_t kHead = 64 * 1024;  // looks_binary's window
-  const std::size_t head = std::min(s.size(), kHead);
-  std::size_t controls = 0;
-  bool utf8 = true;
-  auto count_control = [&](unsigned char b) {
-    if (b < 0x20 && b != '\t' && b != '\n' && b != '\r' && b != '\f') ++controls;
-  };
-  std::size_t i = 0;
-  while (i < s.size()) {
-    if (i + 8 <= s.size()) {
-      std::uint64_t chunk;
-      std::memcpy(&chunk, s.data() + i, 8);
-      if ((chunk & 0x8080808080808080ULL) == 0) {  // ASCII: only controls to look at
-        if (i < head && ((chunk - 0x2020202020202020ULL) & ~chunk & 0x8080808080808080ULL)) {
-          for (std::size_t k = i; k < i + 8; ++k) {
-            const auto b = static_cast<unsigned char>(s[k]);
-            if (b == 0 && k < head) return TextCheck::kBinary;
-            if (k < head) count_control(b);
-          }
-        }
-        i += 8;
-        continue;
-      }
-    }
-    const auto b = static_cast<unsigned char>(s[i]);
-    if (b < 0x80) {
-      if (i < head) {
-        if (b == 0) return TextCheck::kBinary;
-        count_control(b);
-      }
-      ++i;
-      continue;
-    }
-    const std::size_t n = utf8 ? utf8_sequence_length(s, i) : 0;
-    if (n == 0) {
-      utf8 = false;
-      if (i >= head) break;  // ill-formed, and the binary window is done
-      ++i;
-      continue;
-    }
-    i += n;
-  }
-  if (head > 0 && controls * 10 > head) return TextCheck::kBinary;
-  return utf8 ? TextCheck::kText : TextCheck::kInvalidUtf8;
 }
 
 bool is_blank(std::string_view s) {

@@ -18,10 +18,6 @@ std::string sanitize_utf8(std::string_view s);
 /// form feed.
 bool looks_binary(std::string_view s);
 
-/// `looks_binary` and `is_valid_utf8` in one pass, binary taking precedence.
-enum class TextCheck { kText, kBinary, kInvalidUtf8 };
-TextCheck check_text(std::string_view s);
-
 /// True when `s` holds only whitespace (as `whitespace_prefix` knows it), or nothing.
 bool is_blank(std::string_view s);
 
