@@ -9,7 +9,6 @@
 #include <cstddef>
 #include <cstring>
 #include <memory>
-#include <unordered_map>
 
 #include "extractors/internal/hash.h"
 #include "extractors/internal/stopwords.h"
