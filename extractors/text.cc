@@ -53,6 +53,7 @@ bool is_valid_utf8(std::string_view s) {
       if (_mm_movemask_epi8(_mm_or_si128(a, b)) != 0) break;
       i += 32;
     }
+    if (i == s.size()) break;
 #endif
     // Fast path over ASCII, eight bytes at a time.
     if (i + 8 <= s.size()) {

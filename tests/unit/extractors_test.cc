@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "extractors/charset.h"
 #include "extractors/html.h"
@@ -57,6 +58,16 @@ TEST(Binary, ScansWordAtATimeWithoutMissingAByteOrMiscountingWhitespace) {
   EXPECT_TRUE(looks_binary(noise));
   for (std::size_t i = 0; i < noise.size(); i += 18) noise[i] = 'a';  // 5.5%
   EXPECT_FALSE(looks_binary(noise));
+}
+
+TEST(Utf8, AsciiThatEndsOnAWideRunIsNotReadPastItsEnd) {
+  // An exactly sized buffer (no terminating NUL after it, unlike std::string): under ASan a read
+  // past the end fails here.
+  for (const std::size_t size : {32u, 64u, 96u}) {
+    const std::unique_ptr<char[]> buf(new char[size]);
+    std::fill(buf.get(), buf.get() + size, 'a');
+    EXPECT_TRUE(is_valid_utf8({buf.get(), size})) << size;
+  }
 }
 
 TEST(Utf8, WideAsciiRunsAndTheBytesAfterThemAreChecked) {
