@@ -264,8 +264,8 @@ int main(int argc, char** argv) {
     if (explain) {
       auto decoded = extractors::decode_to_utf8(bytes.str(), "");
       if (!decoded) return 1;
-      auto page = extractors::parse_page(decoded->text,
-                                         {c->extract.max_html_bytes, c->extract.max_nesting_depth});
+      auto page = extractors::parse_page(
+          decoded->text, {c->extract.max_html_bytes, c->extract.max_nesting_depth, true});
       if (!page) {
         std::fprintf(stderr, "extract: %s\n", page.error().detail.c_str());
         return 1;

@@ -249,8 +249,8 @@ void collect_head_metadata(const GumboElement& el, RawMetadata& raw) {
   }
 }
 
-// An element that names the article's authors: itemprop=author, <a rel=author>, or a class or id
-// word containing "byline" (`byline_word`, found with the element's flags).
+// An element that names the article's authors: itemprop=author, <a rel=author>, or one of the
+// first eight class or id words containing "byline" (`byline_word`, one of its hint flags).
 bool is_byline_element(const GumboElement& el, const Attrs& a, bool byline_word) {
   if (a.itemprop && std::string_view(a.itemprop) == "author") return true;
   if (el.tag == GUMBO_TAG_A && a.rel && ascii_lower(a.rel) == "author") return true;
@@ -919,9 +919,12 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
     // The nearest classed elements; blocks under the same ones (paragraphs of one container)
     // share the previous block's class words.
     std::array<std::uint32_t, kClassWordLevels> classed_ids;
+    std::array<const Frame*, kClassWordLevels> classed_frames;
     std::size_t classed = 0;
     for (auto it = stack.rbegin(); it != stack.rend() && classed < kClassWordLevels; ++it) {
-      if (it->classed) classed_ids[classed++] = it->id;
+      if (!it->classed) continue;
+      classed_frames[classed] = &*it;
+      classed_ids[classed++] = it->id;
     }
     if (classed == last_classed_count &&
         std::equal(classed_ids.begin(), classed_ids.begin() + classed, last_classed_ids.begin()) &&
@@ -930,12 +933,10 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
       info.class_words_end = infos.back().class_words_end;
     } else {
       info.class_words_begin = static_cast<std::uint32_t>(block_class_words.size());
-      std::size_t k = 0;
-      for (auto it = stack.rbegin(); it != stack.rend() && k < classed; ++it) {
-        if (!it->classed) continue;
-        ++k;
-        block_class_words.insert(block_class_words.end(), class_word_pool.begin() + it->words_begin,
-                                 class_word_pool.begin() + it->words_end);
+      for (std::size_t k = 0; k < classed; ++k) {
+        block_class_words.insert(block_class_words.end(),
+                                 class_word_pool.begin() + classed_frames[k]->words_begin,
+                                 class_word_pool.begin() + classed_frames[k]->words_end);
       }
       const auto first = block_class_words.begin() + info.class_words_begin;
       std::sort(first, block_class_words.end());
