@@ -267,6 +267,7 @@ tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_te
       k.integer("flush_timeout_ms", c.kafka.flush_timeout_ms, 100, 600000);
       k.integer("batch_max_bytes", c.kafka.batch_max_bytes, 1 << 16, 1LL << 34);
       k.integer("drain_timeout_ms", c.kafka.drain_timeout_ms, 0, 600000);
+      k.integer("max_idle_ms", c.kafka.max_idle_ms, 0, 600000);
       k.integer("dlq_max_payload_bytes", c.kafka.dlq_max_payload_bytes, 0, 1LL << 30);
       k.string_choice("delivery", c.kafka.delivery, {"at_least_once", "exactly_once"});
       k.string("transactional_id", c.kafka.transactional_id);
@@ -285,6 +286,7 @@ tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_te
         t.string(key, *field);
         if (field->empty()) t.problem(key, "topic name must not be empty");
       }
+      t.string("state", c.topics.state);  // empty: no changelog (restore from the articles)
     }
     {
       Section h = top.section("http");
@@ -331,6 +333,7 @@ tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_te
       long long lead_minutes = 60;
       w.integer("max_lead_minutes", lead_minutes, 0, 24 * 60 * 365);
       c.max_event_lead_seconds = lead_minutes * 60;
+      w.integer("max_articles", c.window.max_articles, 0, 1LL << 32);
     }
     {
       Section d = top.section("dedup");

@@ -29,6 +29,10 @@ struct KafkaConfig {
   /// After SIGTERM: how long the last batch may take to be acknowledged before the process
   /// exits without committing it (it is then processed again after the restart).
   int drain_timeout_ms = 20000;
+  /// Event-time order across partitions: how long an assigned partition that has neither
+  /// delivered a record nor reported its end may hold the others back (KIP-353's
+  /// max.task.idle.ms).
+  int max_idle_ms = 1000;
   int embedded_brokers = 1;      ///< brokers of the embedded mock cluster
   int embedded_partitions = 16;  ///< partitions per topic of the embedded cluster
   int workers = 0;               ///< threads extracting a batch; 0: one per core
@@ -49,6 +53,9 @@ struct TopicsConfig {
   std::string articles = "newsflow.articles";
   std::string stories = "newsflow.stories";
   std::string dlq = "newsflow.dlq";
+  /// The state changelog (compacted; one record per article, no text): restores read it.
+  /// Empty: no changelog, restores re-read the articles topic.
+  std::string state = "newsflow.state";
 };
 
 /// The HTTP endpoint serving /metrics, /healthz and /readyz.

@@ -13,6 +13,7 @@
 #include "daemon/log.h"
 #include "daemon/metrics.h"
 #include "daemon/version.h"
+#include "extractors/timestamp.h"
 
 namespace newsflow::daemon {
 namespace {
@@ -58,6 +59,34 @@ std::string_view key_of(const rd_kafka_message_t* msg) {
                   : std::string_view();
 }
 
+// The event time the pipeline will file a page under, as far as the message shows it: the
+// `published_at` header, else `fetched_at`, else the message timestamp (a crawler's CreateTime).
+std::int64_t order_time(const rd_kafka_message_t* msg) {
+  rd_kafka_headers_t* hdrs = nullptr;
+  std::optional<std::int64_t> published, fetched;
+  if (rd_kafka_message_headers(msg, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR && hdrs) {
+    const void* value;
+    size_t size;
+    for (const char* name : {"published_at", "fetched_at"}) {
+      if (rd_kafka_header_get_last(hdrs, name, &value, &size) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+          !value) {
+        continue;
+      }
+      auto t = extractors::parse_iso8601(std::string_view(static_cast<const char*>(value), size));
+      if (t) (name[0] == 'p' ? published : fetched) = *t;
+    }
+  }
+  if (published) return *published;
+  if (fetched) return *fetched;
+  rd_kafka_timestamp_type_t type;
+  const std::int64_t ms = rd_kafka_message_timestamp(msg, &type);
+  return ms > 0 ? ms / 1000 : 0;
+}
+
+std::pair<std::string, int> partition_of(const rd_kafka_message_t* msg) {
+  return {rd_kafka_topic_name(msg->rkt), msg->partition};
+}
+
 }  // namespace
 
 Daemon::Daemon(const config::Config& config, Metrics& metrics)
@@ -68,10 +97,14 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
                    ? static_cast<std::size_t>(config.kafka.workers)
                    : std::max<std::size_t>(1, std::thread::hardware_concurrency())),
       exactly_once_(config.kafka.delivery == "exactly_once"),
-      crash_guard_(config.state.dir) {
+      crash_guard_(config.state.dir),
+      merger_({std::chrono::milliseconds(config.kafka.max_idle_ms)}) {
   // Fault injection for the crash-loop test: a worker that meets this text in an input aborts
   // the process, as a crashing parser would.
   if (const char* marker = std::getenv("NEWSFLOW_FAULT_CRASH_MARKER")) crash_marker_ = marker;
+  metrics_.initialize({config.topics.pages, config.topics.feeds},
+                      {config.topics.articles, config.topics.stories, config.topics.dlq});
+  metrics_.window_limit(static_cast<double>(config.window.max_articles));
   crash_guard_.load();
   status_.version = kVersion;
   status_.started = unix_now();
@@ -141,10 +174,13 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
                                 {"auto.offset.reset", "earliest"},
                                 {"partition.assignment.strategy", "cooperative-sticky"},
                                 {"statistics.interval.ms", "5000"},
-                                {"queued.max.messages.kbytes", "16384"},
+                                // Per partition: each has its own queue (event-time order).
+                                {"queued.max.messages.kbytes", "4096"},
                                 {"client.id", "newsflow"}},
                                config_.kafka.consumer, "kafka.consumer");
   if (!cconf) return tl::unexpected(cconf.error());
+  // Event-time order needs to know when a partition has nothing older to deliver.
+  rd_kafka_conf_set(cconf->get(), "enable.partition.eof", "true", err, sizeof err);
   rd_kafka_conf_set_rebalance_cb(
       cconf->get(),
       reinterpret_cast<void (*)(rd_kafka_t*, rd_kafka_resp_err_t, rd_kafka_topic_partition_list_t*,
@@ -179,6 +215,46 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
   return {};
 }
 
+namespace {
+
+struct PartitionRange {
+  int partition;
+  std::int64_t low, high;
+};
+
+// The partitions of `topic` that hold records, with their offsets; empty when the topic does not
+// exist.
+tl::expected<std::vector<PartitionRange>, std::string> partitions_with_data(
+    rd_kafka_t* c, const std::string& topic) {
+  const rd_kafka_metadata_t* md = nullptr;
+  rd_kafka_resp_err_t e = RD_KAFKA_RESP_ERR_NO_ERROR;
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    rd_kafka_topic_t* t = rd_kafka_topic_new(c, topic.c_str(), nullptr);
+    e = rd_kafka_metadata(c, 0, t, &md, 5000);
+    rd_kafka_topic_destroy(t);
+    if (e == RD_KAFKA_RESP_ERR_NO_ERROR) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return tl::unexpected("metadata of " + topic + ": " + rd_kafka_err2str(e));
+  }
+  std::unique_ptr<const rd_kafka_metadata_t, void (*)(const rd_kafka_metadata_t*)> guard(
+      md, rd_kafka_metadata_destroy);
+  std::vector<PartitionRange> out;
+  if (md->topic_cnt < 1 || md->topics[0].err != RD_KAFKA_RESP_ERR_NO_ERROR) return out;
+  for (int p = 0; p < md->topics[0].partition_cnt; ++p) {
+    std::int64_t low = 0, high = 0;
+    if (rd_kafka_query_watermark_offsets(c, topic.c_str(), p, &low, &high, 5000) ==
+            RD_KAFKA_RESP_ERR_NO_ERROR &&
+        high > low) {
+      out.push_back({p, low, high});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 tl::expected<std::size_t, std::string> Daemon::restore_state(const std::string& bootstrap) {
   const auto t0 = Clock::now();
   auto conf = make_kafka_conf({{"bootstrap.servers", bootstrap},
@@ -197,39 +273,31 @@ tl::expected<std::size_t, std::string> Daemon::restore_state(const std::string& 
   KafkaHandle c(rd_kafka_new(RD_KAFKA_CONSUMER, conf->get(), err, sizeof err));
   if (!c) return tl::unexpected(std::string(err));
   conf->release();
-  const rd_kafka_metadata_t* md = nullptr;
-  rd_kafka_resp_err_t e = RD_KAFKA_RESP_ERR_NO_ERROR;
-  for (int attempt = 0; attempt < 10; ++attempt) {
-    rd_kafka_topic_t* t = rd_kafka_topic_new(c.get(), config_.topics.articles.c_str(), nullptr);
-    e = rd_kafka_metadata(c.get(), 0, t, &md, 5000);
-    rd_kafka_topic_destroy(t);
-    if (e == RD_KAFKA_RESP_ERR_NO_ERROR) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  if (!config_.topics.state.empty()) {
+    // The changelog when it holds anything; the articles topic otherwise (a first start after
+    // an upgrade from a version without it).
+    auto from_changelog = restore_changelog(c.get());
+    if (!from_changelog) return tl::unexpected(from_changelog.error());
+    if (*from_changelog) {
+      const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+      metrics_.restored(static_cast<double>(**from_changelog), seconds);
+      rd_kafka_consumer_close(c.get());
+      return **from_changelog;
+    }
   }
-  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return tl::unexpected(std::string("metadata of ") + config_.topics.articles + ": " +
-                          rd_kafka_err2str(e));
-  }
-  std::unique_ptr<const rd_kafka_metadata_t, void (*)(const rd_kafka_metadata_t*)> md_guard(
-      md, rd_kafka_metadata_destroy);
-  if (md->topic_cnt < 1 || md->topics[0].err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC ||
-      md->topics[0].err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
-    log::info("window_restored", {{"articles", "0"}, {"reason", "no articles topic yet"}});
+  auto ranges = partitions_with_data(c.get(), config_.topics.articles);
+  if (!ranges) return tl::unexpected(ranges.error());
+  if (ranges->empty()) {
+    log::info("window_restored", {{"articles", "0"}, {"reason", "no articles yet"}});
     return std::size_t{0};
   }
   rd_kafka_topic_partition_list_t* list =
-      rd_kafka_topic_partition_list_new(md->topics[0].partition_cnt);
-  int pending = 0;
-  for (int p = 0; p < md->topics[0].partition_cnt; ++p) {
-    std::int64_t low = 0, high = 0;
-    if (rd_kafka_query_watermark_offsets(c.get(), config_.topics.articles.c_str(), p, &low, &high,
-                                         5000) != RD_KAFKA_RESP_ERR_NO_ERROR ||
-        high <= low) {
-      continue;
-    }
-    rd_kafka_topic_partition_list_add(list, config_.topics.articles.c_str(), p)->offset = low;
-    ++pending;
+      rd_kafka_topic_partition_list_new(static_cast<int>(ranges->size()));
+  for (const auto& r : *ranges) {
+    rd_kafka_topic_partition_list_add(list, config_.topics.articles.c_str(), r.partition)->offset =
+        r.low;
   }
+  auto pending = static_cast<int>(ranges->size());
   rd_kafka_assign(c.get(), list);
   rd_kafka_topic_partition_list_destroy(list);
   std::size_t restored = 0, skipped = 0;
@@ -259,6 +327,8 @@ tl::expected<std::size_t, std::string> Daemon::restore_state(const std::string& 
   metrics_.window_size(static_cast<double>(pipeline_.window().size()),
                        static_cast<double>(pipeline_.window().memory_bytes()));
   metrics_.stories_active(static_cast<double>(pipeline_.stories().size()));
+  metrics_.restored(static_cast<double>(restored),
+                    std::chrono::duration<double>(Clock::now() - t0).count());
   log::info(
       "window_restored",
       {{"articles", std::to_string(restored)},
@@ -270,12 +340,120 @@ tl::expected<std::size_t, std::string> Daemon::restore_state(const std::string& 
   return restored;
 }
 
+tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(rd_kafka_t* c) {
+  const auto t0 = Clock::now();
+  const std::string& topic = config_.topics.state;
+  auto ranges = partitions_with_data(c, topic);
+  if (!ranges) return tl::unexpected(ranges.error());
+  if (ranges->empty()) return std::optional<std::size_t>();
+  // Records are keyed by article, so they spread over the partitions; each partition holds them
+  // in the order they were written. Merged by `seq` across the partitions (the merger that
+  // orders input by event time), they are applied in the order the articles were judged.
+  rd_kafka_topic_partition_list_t* list =
+      rd_kafka_topic_partition_list_new(static_cast<int>(ranges->size()));
+  for (const auto& r : *ranges) {
+    rd_kafka_topic_partition_list_add(list, topic.c_str(), r.partition)->offset = r.low;
+  }
+  EventTimeMerger<rd_kafka_message_t*> merger({std::chrono::hours(1)});
+  std::map<int, rd_kafka_queue_t*> queues;
+  const auto now = Clock::now();
+  for (const auto& r : *ranges) {
+    merger.assign({topic, r.partition}, now);
+    rd_kafka_queue_t* q = rd_kafka_queue_get_partition(c, topic.c_str(), r.partition);
+    rd_kafka_queue_forward(q, nullptr);  // before the assignment starts fetching
+    queues[r.partition] = q;
+  }
+  rd_kafka_assign(c, list);
+  rd_kafka_topic_partition_list_destroy(list);
+  std::size_t restored = 0, skipped = 0, ended = 0;
+  auto file = [&](rd_kafka_message_t* m) {
+    if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      merger.end_of_partition({topic, m->partition});
+      ++ended;
+      rd_kafka_message_destroy(m);
+      return;
+    }
+    const auto seq = m->err || !m->payload ? std::nullopt : dedup::state_seq(payload(m));
+    if (m->err) log::warn("window_restore_error", {{"error", rd_kafka_message_errstr(m)}});
+    if (!seq) {
+      if (!m->err) ++skipped;  // a tombstone or a record of another version
+      rd_kafka_message_destroy(m);
+      return;
+    }
+    merger.add({topic, m->partition}, m, static_cast<std::int64_t>(*seq), 0);
+  };
+  const auto deadline = Clock::now() + std::chrono::minutes(10);
+  auto last_extend = Clock::now();
+  while (!stop_.load() && Clock::now() < deadline) {
+    for (auto& [p, q] : queues) {
+      while (merger.buffered_records({topic, p}) < 256) {
+        rd_kafka_message_t* m = rd_kafka_consume_queue(q, 0);
+        if (!m) break;
+        file(m);
+      }
+    }
+    bool progressed = false;
+    while (auto m = merger.next(Clock::now())) {
+      progressed = true;
+      if (auto state = dedup::decode_state(payload(*m))) {
+        pipeline_.restore(*state);
+        ++restored;
+      } else {
+        ++skipped;
+      }
+      rd_kafka_message_destroy(*m);
+    }
+    if (ended >= queues.size() && merger.buffered_records() == 0) break;
+    if (!progressed) {
+      // Serves the consumer (and anything fetched before a partition got its own queue).
+      if (rd_kafka_message_t* m = rd_kafka_consumer_poll(c, 5)) file(m);
+    }
+    if (Clock::now() - last_extend > std::chrono::seconds(10)) {
+      last_extend = Clock::now();
+      notifier_.extend_timeout(30'000'000);
+      notifier_.status("restoring from " + topic + ": " + std::to_string(restored) + " articles");
+    }
+  }
+  for (rd_kafka_message_t* m : merger.clear()) rd_kafka_message_destroy(m);
+  for (auto& [p, q] : queues) rd_kafka_queue_destroy(q);
+  metrics_.window_size(static_cast<double>(pipeline_.window().size()),
+                       static_cast<double>(pipeline_.window().memory_bytes()));
+  metrics_.stories_active(static_cast<double>(pipeline_.stories().size()));
+  log::info("window_restored", {{"from", topic},
+                                {"articles", std::to_string(restored)},
+                                {"skipped", std::to_string(skipped)},
+                                {"held", std::to_string(pipeline_.window().size())},
+                                {"seconds", std::to_string(seconds_since(t0))}});
+  if (ended < queues.size() && !stop_.load()) {
+    return tl::unexpected("restore did not reach the end of every partition of " + topic);
+  }
+  return std::optional<std::size_t>(restored);
+}
+
 void Daemon::on_rebalance(rd_kafka_t* rk, int err_int, void* partitions_ptr, void* opaque) {
   auto* self = static_cast<Daemon*>(opaque);
   auto* partitions = static_cast<rd_kafka_topic_partition_list_t*>(partitions_ptr);
   const auto err = static_cast<rd_kafka_resp_err_t>(err_int);
   const bool cooperative = std::string_view(rd_kafka_rebalance_protocol(rk)) == "COOPERATIVE";
   if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+    const auto now = Clock::now();
+    for (int i = 0; i < partitions->cnt; ++i) {
+      self->merger_.assign({partitions->elems[i].topic, partitions->elems[i].partition}, now);
+      self->metrics_.partition_assigned(partitions->elems[i].topic, partitions->elems[i].partition);
+    }
+    // Each partition's messages wait in its own queue (librdkafka then bounds prefetching per
+    // partition, queued.max.messages.kbytes), so the loop can take them in event-time order. The
+    // queues are detached before the assignment starts fetching: a message that went to the
+    // consumer queue instead could overtake (or fall behind) its partition's others.
+    for (int i = 0; i < partitions->cnt; ++i) {
+      const auto& tp = partitions->elems[i];
+      if (rd_kafka_queue_t* q = rd_kafka_queue_get_partition(rk, tp.topic, tp.partition)) {
+        rd_kafka_queue_forward(q, nullptr);
+        auto& slot = self->partition_queues_[{tp.topic, tp.partition}];
+        if (slot) rd_kafka_queue_destroy(slot);
+        slot = q;
+      }
+    }
     if (cooperative) {
       if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk, partitions))
         rd_kafka_error_destroy(e);
@@ -293,12 +471,21 @@ void Daemon::on_rebalance(rd_kafka_t* rk, int err_int, void* partitions_ptr, voi
     for (int i = 0; i < partitions->cnt; ++i) {
       const auto& tp = partitions->elems[i];
       self->metrics_.forget_lag(tp.topic, tp.partition);
+      for (rd_kafka_message_t* m : self->merger_.revoke({tp.topic, tp.partition})) {
+        rd_kafka_message_destroy(m);
+        ++abandoned;
+      }
+      if (auto q = self->partition_queues_.find({tp.topic, tp.partition});
+          q != self->partition_queues_.end()) {
+        rd_kafka_queue_destroy(q->second);
+        self->partition_queues_.erase(q);
+      }
       if (!self->collecting_) continue;
       auto& batch = *self->collecting_;
       for (auto it = batch.begin(); it != batch.end();) {
-        if ((*it)->partition == tp.partition &&
-            rd_kafka_topic_name((*it)->rkt) == std::string_view(tp.topic)) {
-          rd_kafka_message_destroy(*it);
+        if (it->msg->partition == tp.partition &&
+            rd_kafka_topic_name(it->msg->rkt) == std::string_view(tp.topic)) {
+          rd_kafka_message_destroy(it->msg);
           it = batch.erase(it);
           ++abandoned;
         } else {
@@ -330,7 +517,15 @@ int Daemon::on_statistics(rd_kafka_t*, char* json, size_t len, void* opaque) {
       if (partition == "-1" || !p.is_object()) continue;  // -1: librdkafka's internal partition
       // Only partitions this consumer fetches; consumer_lag is -1 until both offsets are known.
       if (p.value("fetch_state", "") != "active") continue;
-      const std::int64_t lag = p.value("consumer_lag", std::int64_t{-1});
+      // Before the first message of a group without committed offsets it is what lies between
+      // the partition's ends (auto.offset.reset is earliest), so the gauge exists from the start.
+      std::int64_t lag = p.value("consumer_lag", std::int64_t{-1});
+      const std::int64_t hi = p.value("hi_offset", std::int64_t{-1});
+      const std::int64_t lo = p.value("lo_offset", std::int64_t{-1});
+      if (lag < 0 && p.value("committed_offset", std::int64_t{-1}) < 0 &&
+          p.value("app_offset", std::int64_t{-1}) < 0 && hi >= 0 && lo >= 0) {
+        lag = hi - lo;
+      }
       if (lag < 0) continue;
       self->metrics_.consumer_lag(topic,
                                   static_cast<int>(std::strtol(partition.c_str(), nullptr, 10)),
@@ -455,6 +650,11 @@ void Daemon::publish(rd_kafka_message_t* msg, Work& work) {
     for (const Output& o : pipeline_.commit(std::move(*work.prepared), work.parsed.input)) {
       const std::string kind(dedup::dup_kind_name(o.verdict.kind));
       produce(config_.topics.articles, o.article.id, article_json(o), {});
+      if (!config_.topics.state.empty()) {
+        produce(config_.topics.state, o.article.id, dedup::encode_state(o.state),
+                {{"schema", "newsflow.state/1"}});
+        metrics_.state_written();
+      }
       produce(config_.topics.stories, o.story.story_id, story_json(o.story), {});
       // A merged story is gone: a tombstone, so compaction drops it.
       for (const auto& gone : o.story.merged_from)
@@ -524,27 +724,6 @@ rd_kafka_topic_partition_list_t* next_offsets(const std::vector<rd_kafka_message
 
 }  // namespace
 
-void Daemon::rewind(const std::vector<rd_kafka_message_t*>& messages) {
-  // Back to the batch's first offsets: the batch is processed again (ids are stable and the
-  // window repeats its verdicts), so nothing is lost.
-  std::map<std::pair<std::string, int>, std::int64_t> first;
-  for (const auto* m : messages) {
-    auto key = std::pair{std::string(rd_kafka_topic_name(m->rkt)), m->partition};
-    auto [it, inserted] = first.emplace(key, m->offset);
-    if (!inserted) it->second = std::min(it->second, m->offset);
-  }
-  rd_kafka_topic_partition_list_t* list =
-      rd_kafka_topic_partition_list_new(static_cast<int>(first.size()));
-  for (const auto& [tp, offset] : first) {
-    rd_kafka_topic_partition_list_add(list, tp.first.c_str(), tp.second)->offset = offset;
-  }
-  if (rd_kafka_error_t* e = rd_kafka_seek_partitions(consumer_.get(), list, 5000)) {
-    log::error("seek_failed", {{"error", rd_kafka_error_string(e)}});
-    rd_kafka_error_destroy(e);
-  }
-  rd_kafka_topic_partition_list_destroy(list);
-}
-
 bool Daemon::commit_transaction(const std::vector<rd_kafka_message_t*>& messages) {
   const int timeout = std::max(1, flush_timeout_ms());
   rd_kafka_topic_partition_list_t* offsets = next_offsets(messages);
@@ -573,21 +752,24 @@ bool Daemon::commit_transaction(const std::vector<rd_kafka_message_t*>& messages
   return false;
 }
 
-bool Daemon::process_batch(std::vector<rd_kafka_message_t*>& messages) {
+bool Daemon::process_batch(std::vector<Taken>& batch) {
   if (crash_guard_.enabled()) {
     std::vector<CrashGuard::Input> inputs;
-    for (const auto* m : messages) {
-      inputs.push_back({rd_kafka_topic_name(m->rkt), m->partition, m->offset});
+    for (const auto& t : batch) {
+      inputs.push_back({rd_kafka_topic_name(t.msg->rkt), t.msg->partition, t.msg->offset});
     }
     crash_guard_.begin(inputs);
   }
-  const bool delivered = process_guarded_batch(messages);
+  const bool delivered = process_guarded_batch(batch);
   crash_guard_.end();
   return delivered;
 }
 
-bool Daemon::process_guarded_batch(std::vector<rd_kafka_message_t*>& messages) {
+bool Daemon::process_guarded_batch(std::vector<Taken>& batch) {
   delivery_errors_ = 0;
+  std::vector<rd_kafka_message_t*> messages;
+  messages.reserve(batch.size());
+  for (const auto& t : batch) messages.push_back(t.msg);
   std::vector<Work> work;
   prepare_batch(messages, work);
   if (fetcher_) {
@@ -612,11 +794,14 @@ bool Daemon::process_guarded_batch(std::vector<rd_kafka_message_t*>& messages) {
     if (rd_kafka_error_t* e = rd_kafka_begin_transaction(producer_.get())) {
       log::error("transaction_begin_failed", {{"error", rd_kafka_error_string(e)}});
       rd_kafka_error_destroy(e);
-      rewind(messages);
       return false;
     }
   }
-  for (std::size_t i = 0; i < messages.size(); ++i) publish(messages[i], work[i]);
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    // Expiry never runs ahead of what a partition may still deliver.
+    pipeline_.hold_expiry_at(batch[i].low_watermark);
+    publish(messages[i], work[i]);
+  }
   metrics_.producer_queue(rd_kafka_outq_len(producer_.get()));
   bool delivered;
   if (exactly_once_) {
@@ -637,7 +822,6 @@ bool Daemon::process_guarded_batch(std::vector<rd_kafka_message_t*>& messages) {
   metrics_.producer_queue(rd_kafka_outq_len(producer_.get()));
   if (!delivered) {
     pipeline_.drop_pending_links();
-    rewind(messages);
     return false;
   }
   pipeline_.confirm_links();
@@ -708,68 +892,147 @@ void Daemon::tick() {
   }
 }
 
+void Daemon::give_back(std::vector<Taken>::const_iterator first,
+                       std::vector<Taken>::const_iterator last) {
+  while (last != first) {
+    --last;
+    rd_kafka_message_t* m = last->msg;
+    const auto p = partition_of(m);
+    if (merger_.assigned(p)) {
+      merger_.give_back(p, m, order_time(m), m->len + m->key_len);
+    } else {
+      rd_kafka_message_destroy(m);
+    }
+  }
+}
+
+bool Daemon::collect_batch(std::vector<Taken>& batch) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(config_.kafka.batch_max_ms);
+  std::int64_t batch_bytes = 0;
+  collecting_ = &batch;  // the rebalance callback drops messages of revoked partitions
+  auto full = [&] {
+    return static_cast<int>(batch.size()) >= config_.kafka.batch_max_messages ||
+           batch_bytes >= config_.kafka.batch_max_bytes;
+  };
+  bool ok = true;
+  while (!full() && !stop_.load()) {
+    if (!take_fetched()) {
+      ok = false;
+      break;
+    }
+    // What the event-time order lets go now.
+    auto now = Clock::now();
+    std::int64_t low = 0;
+    while (!full()) {
+      std::optional<rd_kafka_message_t*> m = merger_.next(now, &low);
+      if (!m) break;
+      batch.push_back({*m, low});
+      batch_bytes += static_cast<std::int64_t>((*m)->len + (*m)->key_len);
+    }
+    if (full()) break;
+    // Held back by a partition still fetching: process what the order has let go (the fetch
+    // goes on meanwhile) rather than wait for the batch to fill.
+    if (static_cast<int>(batch.size()) >= std::max(1, config_.kafka.batch_max_messages / 4) &&
+        merger_.waiting(now)) {
+      break;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+    if (left.count() <= 0) break;
+    // The consumer queue serves rebalances and errors (and messages forwarded before their
+    // partition got its own queue); partition queues are looked at again soon.
+    const int timeout = static_cast<int>(std::min<std::int64_t>(left.count(), 5));
+    rd_kafka_message_t* msg = rd_kafka_consumer_poll(consumer_.get(), timeout);
+    if (msg && !take(msg)) {
+      ok = false;
+      break;
+    }
+  }
+  collecting_ = nullptr;
+  return ok;
+}
+
+bool Daemon::take(rd_kafka_message_t* msg) {
+  if (msg->err) {
+    if (msg->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      if (msg->rkt) merger_.end_of_partition(partition_of(msg));
+    } else {
+      log::warn("consumer_error", {{"error", rd_kafka_message_errstr(msg)}});
+    }
+    const bool fatal = msg->err == RD_KAFKA_RESP_ERR__FATAL;
+    rd_kafka_message_destroy(msg);
+    if (fatal) {
+      char reason[512];
+      rd_kafka_fatal_error(consumer_.get(), reason, sizeof reason);
+      log::error("consumer_fatal", {{"error", reason}});
+      return false;
+    }
+    return true;
+  }
+  const auto p = partition_of(msg);
+  if (!merger_.assigned(p)) {
+    // A message of a partition the rebalance callback has not announced: take it as assigned.
+    merger_.assign(p, Clock::now());
+  }
+  merger_.add(p, msg, order_time(msg), msg->len + msg->key_len);
+  return true;
+}
+
+bool Daemon::take_fetched() {
+  // A few messages per partition are enough to order by; the rest wait in librdkafka, which
+  // stops fetching a partition whose queue is full.
+  constexpr std::size_t kLookahead = 2;
+  for (auto& [p, q] : partition_queues_) {
+    while (merger_.buffered_records(p) < kLookahead) {
+      rd_kafka_message_t* msg = rd_kafka_consume_queue(q, 0);
+      if (!msg) break;
+      const bool event = msg->err != RD_KAFKA_RESP_ERR_NO_ERROR;  // `take` destroys events
+      if (!take(msg)) return false;
+      if (event) break;  // an end of partition or an error
+    }
+  }
+  return true;
+}
+
 int Daemon::run() {
-  std::vector<rd_kafka_message_t*> batch;
+  std::vector<Taken> batch;
   int exit_code = 0;
   auto backoff = std::chrono::milliseconds(100);
   refresh_status(true);
   while (!stop_.load()) {
     tick();
-    const auto deadline = Clock::now() + std::chrono::milliseconds(config_.kafka.batch_max_ms);
-    std::int64_t batch_bytes = 0;
-    collecting_ = &batch;  // the rebalance callback drops messages of revoked partitions
-    while (static_cast<int>(batch.size()) < config_.kafka.batch_max_messages &&
-           batch_bytes < config_.kafka.batch_max_bytes && !stop_.load()) {
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      if (left.count() <= 0) break;
-      rd_kafka_message_t* msg =
-          rd_kafka_consumer_poll(consumer_.get(), static_cast<int>(left.count()));
-      if (!msg) continue;
-      if (msg->err) {
-        if (msg->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-          log::warn("consumer_error", {{"error", rd_kafka_message_errstr(msg)}});
-        }
-        const bool fatal = msg->err == RD_KAFKA_RESP_ERR__FATAL;
-        rd_kafka_message_destroy(msg);
-        if (fatal) {
-          char reason[512];
-          rd_kafka_fatal_error(consumer_.get(), reason, sizeof reason);
-          log::error("consumer_fatal", {{"error", reason}});
-          stop_ = true;
-          exit_code = 1;
-        }
-        continue;
-      }
-      batch_bytes += static_cast<std::int64_t>(msg->len + msg->key_len);
-      batch.push_back(msg);
+    if (!collect_batch(batch)) {
+      stop_ = true;
+      exit_code = 1;
     }
-    collecting_ = nullptr;
     rd_kafka_poll(producer_.get(), 0);
+    metrics_.order_buffer(static_cast<double>(merger_.buffered_records()),
+                          static_cast<double>(merger_.buffered_bytes()));
     if (batch.empty()) continue;
     // Inputs that were in flight when an earlier process died go alone, so the one that kills
     // the process is found (and dead-lettered at its second crash) without taking others along.
     bool suspect = false;
-    for (const auto* m : batch) {
-      suspect =
-          suspect || crash_guard_.crashes(rd_kafka_topic_name(m->rkt), m->partition, m->offset) > 0;
+    for (const auto& t : batch) {
+      suspect = suspect || crash_guard_.crashes(rd_kafka_topic_name(t.msg->rkt), t.msg->partition,
+                                                t.msg->offset) > 0;
     }
     bool delivered = true;
+    std::size_t done = batch.size();
     if (suspect && batch.size() > 1) {
       for (std::size_t i = 0; i < batch.size(); ++i) {
-        std::vector<rd_kafka_message_t*> one{batch[i]};
+        std::vector<Taken> one{batch[i]};
         if (!process_batch(one)) {
-          // Back to this message and to the first unprocessed one of every other partition.
-          rewind(std::vector<rd_kafka_message_t*>(batch.begin() + static_cast<std::ptrdiff_t>(i),
-                                                  batch.end()));
+          done = i;
           delivered = false;
           break;
         }
       }
     } else {
       delivered = process_batch(batch);
+      if (!delivered) done = 0;
     }
-    for (auto* m : batch) rd_kafka_message_destroy(m);
+    // Messages not delivered wait at the front of their partitions for the next try.
+    for (std::size_t i = 0; i < done; ++i) rd_kafka_message_destroy(batch[i].msg);
+    give_back(batch.begin() + static_cast<std::ptrdiff_t>(done), batch.end());
     batch.clear();
     refresh_status(false);
     if (delivered) {
@@ -786,6 +1049,9 @@ int Daemon::run() {
       backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
     }
   }
+  for (rd_kafka_message_t* m : merger_.clear()) rd_kafka_message_destroy(m);
+  for (auto& [p, q] : partition_queues_) rd_kafka_queue_destroy(q);
+  partition_queues_.clear();
   notifier_.stopping();
   log::info("daemon_stopping", {{"consumed", std::to_string(progress_.consumed.load())},
                                 {"articles", std::to_string(progress_.articles.load())},

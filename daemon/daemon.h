@@ -3,13 +3,16 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "config/config.h"
 #include "daemon/crash_guard.h"
+#include "daemon/event_order.h"
 #include "daemon/fetcher.h"
 #include "daemon/input.h"
 #include "daemon/kafka.h"
@@ -19,6 +22,8 @@
 #include "tl/expected.hpp"
 
 typedef struct rd_kafka_message_s rd_kafka_message_t;
+typedef struct rd_kafka_s rd_kafka_t;
+typedef struct rd_kafka_queue_s rd_kafka_queue_t;
 
 namespace newsflow::daemon {
 
@@ -53,6 +58,10 @@ class Daemon {
   /// after a restart is still recognized. Returns the number of articles read.
   tl::expected<std::size_t, std::string> restore_state(const std::string& bootstrap);
 
+  /// The restore from the state changelog (`topics.state`), with the restore consumer `c`: the
+  /// number of articles put back, or nothing when the changelog holds no records.
+  tl::expected<std::optional<std::size_t>, std::string> restore_changelog(rd_kafka_t* c);
+
   /// Processes batches until `stop`; returns the process exit code (0 after a clean drain).
   int run();
 
@@ -76,15 +85,30 @@ class Daemon {
   const Pipeline& pipeline() const { return pipeline_; }
 
  private:
+  // One input of a batch as the event-time order handed it out, with the low watermark then.
+  struct Taken {
+    rd_kafka_message_t* msg;
+    std::int64_t low_watermark;
+  };
   // One input of a batch: parsed and extracted (in parallel), then published in order.
   struct Work {
     ParsedInput parsed;
     tl::expected<std::vector<Pipeline::Extracted>, Failure> prepared =
         tl::unexpected(Failure{"internal_error", "not prepared"});
   };
-  bool process_batch(std::vector<rd_kafka_message_t*>& messages);
-  bool process_guarded_batch(std::vector<rd_kafka_message_t*>& messages);
-  void rewind(const std::vector<rd_kafka_message_t*>& messages);
+  bool process_batch(std::vector<Taken>& messages);
+  bool process_guarded_batch(std::vector<Taken>& messages);
+  /// Collects the next batch in event-time order across the assigned partitions (at most
+  /// `kafka.batch_max_messages`/`_bytes`, within `kafka.batch_max_ms`); false on a fatal
+  /// consumer error.
+  bool collect_batch(std::vector<Taken>& batch);
+  /// Returns unprocessed messages to the front of their partitions' buffers (their batch is
+  /// processed again), last first; messages of partitions revoked meanwhile are destroyed.
+  void give_back(std::vector<Taken>::const_iterator first, std::vector<Taken>::const_iterator last);
+  /// Files a polled message (or end-of-partition event) with the merger; false on a fatal error.
+  bool take(rd_kafka_message_t* msg);
+  /// Moves a few messages of each partition queue into the merger.
+  bool take_fetched();
   bool commit_transaction(const std::vector<rd_kafka_message_t*>& messages);
   void prepare_batch(std::vector<rd_kafka_message_t*>& messages, std::vector<Work>& work);
   ParsedInput parse(rd_kafka_message_t* msg) const;
@@ -113,7 +137,11 @@ class Daemon {
   const bool exactly_once_;
   CrashGuard crash_guard_;
   std::string crash_marker_;  // fault injection for tests: NEWSFLOW_FAULT_CRASH_MARKER
-  std::vector<rd_kafka_message_t*>* collecting_ = nullptr;  // the batch being polled together
+  std::vector<Taken>* collecting_ = nullptr;  // the batch being polled together
+  // Fetched messages waiting for their turn in event-time order, a few per partition; the rest
+  // wait in each assigned partition's own librdkafka queue.
+  EventTimeMerger<rd_kafka_message_t*> merger_;
+  std::map<std::pair<std::string, int>, rd_kafka_queue_t*> partition_queues_;
   std::atomic<bool> stop_{false};
   std::atomic<std::int64_t> drain_deadline_ms_{0};  // steady clock, set by stop()
   std::atomic<std::int64_t> last_tick_ms_{0};       // steady clock; 0 before run()

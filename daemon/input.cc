@@ -141,12 +141,22 @@ ParsedInput parse_page_message(std::string_view value, const Headers& headers,
                                std::int64_t timestamp) {
   ParsedInput out;
   Input& in = out.input;
-  std::string fetched_at;
+  std::string fetched_at, published_at;
   for (const auto& [name, v] : headers) {
     if (name == "url") in.url = v;
     if (name == "content_type" || name == "content-type") in.content_type = v;
     if (name == "fetched_at") fetched_at = v;
+    if (name == "published_at") published_at = v;
     if (name == "id") in.id = v;
+  }
+  if (!published_at.empty()) {
+    // As in a replay line: the event time when the crawler knows it.
+    in.published_at = extractors::parse_iso8601(published_at);
+    if (!in.published_at) {
+      out.failure =
+          Failure{"invalid_timestamp", "header published_at is not RFC 3339: " + published_at};
+      return out;
+    }
   }
   if (timestamp > 0) in.fetched_at = timestamp;
   if (!fetched_at.empty()) {

@@ -93,7 +93,8 @@ std::vector<TopicSpec> daemon_topics(const config::Config& config) {
           {config.topics.feeds, n},
           {config.topics.articles, n},
           {config.topics.stories, n},
-          {config.topics.dlq, n}};
+          {config.topics.dlq, n},
+          {config.topics.state.empty() ? std::string("newsflow.state") : config.topics.state, n}};
 }
 
 }  // namespace newsflow::daemon

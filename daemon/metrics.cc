@@ -31,6 +31,9 @@ Metrics::Metrics()
                    "Inputs sent to the dead-letter queue, by reason")),
       fetches_(counter(*registry_, "newsflow_fetch_total",
                        "Article page fetches for link-only feed items, by outcome")),
+      extract_warnings_(counter(*registry_, "newsflow_extract_warnings_total",
+                                "Pages read only after a repair, by warning "
+                                "(control_characters_replaced, unterminated_element_closed)")),
       stages_(prometheus::BuildHistogram()
                   .Name("newsflow_stage_seconds")
                   .Help("Time per input in each pipeline stage (parse, extract, dedup, cluster); "
@@ -61,6 +64,29 @@ Metrics::Metrics()
               .Add({})),
       stories_active_(
           gauge(*registry_, "newsflow_stories_active", "Stories held in the window").Add({})),
+      window_evictions_(counter(*registry_, "newsflow_window_evictions_total",
+                                "Articles that left the dedup window before their time because "
+                                "it held window.max_articles")
+                            .Add({})),
+      window_max_articles_(gauge(*registry_, "newsflow_window_max_articles",
+                                 "The window's bound on articles held (window.max_articles)")
+                               .Add({})),
+      order_buffer_messages_(gauge(*registry_, "newsflow_order_buffer_messages",
+                                   "Fetched input messages waiting for their turn in "
+                                   "event-time order across partitions")
+                                 .Add({})),
+      order_buffer_bytes_(gauge(*registry_, "newsflow_order_buffer_bytes",
+                                "Bytes of the input messages waiting in event-time order")
+                              .Add({})),
+      state_records_(counter(*registry_, "newsflow_state_records_total",
+                             "Per-article state records queued to the state changelog")
+                         .Add({})),
+      restore_articles_(gauge(*registry_, "newsflow_restore_articles",
+                              "Articles put back into the window by the last restore")
+                            .Add({})),
+      restore_seconds_(gauge(*registry_, "newsflow_restore_seconds",
+                             "Duration of the last restore of the window and the stories")
+                           .Add({})),
       producer_queue_(gauge(*registry_, "newsflow_producer_queue_messages",
                             "Output messages waiting in the producer for acknowledgement")
                           .Add({})),
@@ -79,10 +105,50 @@ Metrics::Metrics()
                .count());
 }
 
-void Metrics::stage_seconds(const std::string& stage, double seconds) {
+const std::vector<std::string>& Metrics::dead_letter_reasons() {
+  static const std::vector<std::string> kReasons{
+      "missing_url",          "missing_body",    "ambiguous_body",
+      "invalid_json",         "invalid_field",   "invalid_timestamp",
+      "invalid_base64",       "invalid_utf8",    "binary_content",
+      "empty_document",       "too_large",       "charset_error",
+      "parse_error",          "no_text",         "feed_no_items",
+      "internal_error",       "worker_crash",    "fetch_http_4xx",
+      "fetch_http_5xx",       "fetch_http_429",  "fetch_timeout",
+      "fetch_connect_error",  "fetch_dns_error", "fetch_blocked_address",
+      "fetch_blocked_scheme", "fetch_too_large", "fetch_too_many_redirects",
+      "fetch_not_html",       "fetch_error"};
+  return kReasons;
+}
+
+void Metrics::initialize(const std::vector<std::string>& input_topics,
+                         const std::vector<std::string>& output_topics) {
+  for (const char* kind : {"unique", "exact", "near", "contained"})
+    articles_.Add({{"dup_kind", kind}});
+  for (const auto& reason : dead_letter_reasons()) dlq_.Add({{"reason", reason}});
+  for (const char* w : {"control_characters_replaced", "unterminated_element_closed"}) {
+    extract_warnings_.Add({{"warning", w}});
+  }
+  for (const char* outcome : {"ok", "already_seen", "http_4xx", "http_5xx", "http_429", "timeout",
+                              "connect_error", "dns_error", "blocked_address", "blocked_scheme",
+                              "too_large", "too_many_redirects", "not_html", "error"}) {
+    fetches_.Add({{"outcome", outcome}});
+  }
+  for (const char* stage : {"parse", "extract", "fetch", "dedup", "cluster", "produce"}) {
+    stages_.Add({{"stage", stage}}, stage_buckets());
+  }
+  for (const auto& topic : output_topics) produced_.Add({{"topic", topic}});
+  // Partitions are known at assignment (`partition_assigned`); until then one series per topic.
+  for (const auto& topic : input_topics) consumed_.Add({{"topic", topic}, {"partition", "0"}});
+}
+
+const prometheus::Histogram::BucketBoundaries& Metrics::stage_buckets() {
   static const prometheus::Histogram::BucketBoundaries kBuckets{
       0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5};
-  stages_.Add({{"stage", stage}}, kBuckets).Observe(seconds);
+  return kBuckets;
+}
+
+void Metrics::stage_seconds(const std::string& stage, double seconds) {
+  stages_.Add({{"stage", stage}}, stage_buckets()).Observe(seconds);
 }
 
 }  // namespace newsflow::daemon

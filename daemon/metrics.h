@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace newsflow::daemon {
 
@@ -18,9 +19,22 @@ class Metrics {
  public:
   Metrics();
 
+  /// Creates at zero every series whose label values are known in advance (duplicate kinds,
+  /// dead-letter reasons, stages, fetch outcomes, the topics), so dashboards and ratio alerts
+  /// have data from the first scrape (Prometheus' instrumentation guidelines).
+  void initialize(const std::vector<std::string>& input_topics,
+                  const std::vector<std::string>& output_topics);
+
+  /// The dead-letter reasons the pipeline can give (the `reason` label's values).
+  static const std::vector<std::string>& dead_letter_reasons();
+
   /// The registry to serve on /metrics.
   std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
 
+  /// A partition this consumer now reads: its series exist from now on.
+  void partition_assigned(const std::string& topic, int partition) {
+    consumed_.Add({{"topic", topic}, {"partition", std::to_string(partition)}});
+  }
   void consumed(const std::string& topic, int partition) {
     consumed_.Add({{"topic", topic}, {"partition", std::to_string(partition)}}).Increment();
   }
@@ -29,6 +43,10 @@ class Metrics {
   void story_created() { stories_created_.Increment(); }
   void story_updated() { stories_updated_.Increment(); }
   void dead_letter(const std::string& reason) { dlq_.Add({{"reason", reason}}).Increment(); }
+  /// A page read only after a repair (`Article::warnings`).
+  void extract_warning(const std::string& warning) {
+    extract_warnings_.Add({{"warning", warning}}).Increment();
+  }
   void fetch(const std::string& outcome) { fetches_.Add({{"outcome", outcome}}).Increment(); }
   void delivery_failed() { delivery_failures_.Increment(); }
   void feed_warning() { feed_warnings_.Increment(); }
@@ -46,18 +64,34 @@ class Metrics {
     window_bytes_.Set(bytes);
   }
   void stories_active(double n) { stories_active_.Set(n); }
+  /// Articles that left the window before their time because it was full.
+  void window_evicted(double n) { window_evictions_.Increment(n); }
+  void window_limit(double articles) { window_max_articles_.Set(articles); }
+  /// Fetched input records waiting for their turn in event-time order.
+  void order_buffer(double messages, double bytes) {
+    order_buffer_messages_.Set(messages);
+    order_buffer_bytes_.Set(bytes);
+  }
+  /// State records written to the changelog, and the last restore.
+  void state_written() { state_records_.Increment(); }
+  void restored(double articles, double seconds) {
+    restore_articles_.Set(articles);
+    restore_seconds_.Set(seconds);
+  }
   void producer_queue(double messages) { producer_queue_.Set(messages); }
   void ready(bool is_ready) { ready_.Set(is_ready ? 1 : 0); }
   /// Marks that the processing loop went round (the "no progress" alert watches this).
   void loop_alive(double unix_seconds) { last_loop_.Set(unix_seconds); }
 
  private:
+  static const prometheus::Histogram::BucketBoundaries& stage_buckets();
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Family<prometheus::Counter>& consumed_;
   prometheus::Family<prometheus::Counter>& produced_;
   prometheus::Family<prometheus::Counter>& articles_;
   prometheus::Family<prometheus::Counter>& dlq_;
   prometheus::Family<prometheus::Counter>& fetches_;
+  prometheus::Family<prometheus::Counter>& extract_warnings_;
   prometheus::Family<prometheus::Histogram>& stages_;
   prometheus::Family<prometheus::Gauge>& lag_;
   prometheus::Counter& stories_created_;
@@ -68,6 +102,13 @@ class Metrics {
   prometheus::Gauge& window_articles_;
   prometheus::Gauge& window_bytes_;
   prometheus::Gauge& stories_active_;
+  prometheus::Counter& window_evictions_;
+  prometheus::Gauge& window_max_articles_;
+  prometheus::Gauge& order_buffer_messages_;
+  prometheus::Gauge& order_buffer_bytes_;
+  prometheus::Counter& state_records_;
+  prometheus::Gauge& restore_articles_;
+  prometheus::Gauge& restore_seconds_;
   prometheus::Gauge& producer_queue_;
   prometheus::Gauge& ready_;
   prometheus::Gauge& last_loop_;

@@ -87,6 +87,8 @@ std::string article_json(const Output& out) {
   // Stories this article's arrival merged into its story (restored with the window).
   if (!out.story.merged_from.empty()) j["story_merged_from"] = out.story.merged_from;
   j["event_time"] = extractors::format_rfc3339(out.event_time);
+  // What was repaired to read the page (e.g. a title never closed): the text may be less sure.
+  if (!a.warnings.empty()) j["warnings"] = a.warnings;
   if (!out.feed_url.empty()) {
     j["feed_url"] = out.feed_url;
     j["feed_id"] = or_null(out.feed_id);
@@ -164,7 +166,9 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract_feed(
     a.byline = extractors::clean_byline(item.author);
     a.text = extractors::html_fragment_text(item.content_html);
     if (a.text.empty()) a.text = extractors::html_fragment_text(item.summary_html);
-    const bool linked = item.link.starts_with("http://") || item.link.starts_with("https://");
+    // Any absolute link: one of another scheme (file:, gopher:) goes to the fetcher too, which
+    // refuses it as fetch_blocked_scheme (a dead letter that says so; the item keeps its text).
+    const bool linked = !item.link.empty() && !extractors::url_scheme_of(item.link).empty();
     if (config_.fetch.enabled && linked &&
         word_count(a.text) < static_cast<std::size_t>(config_.fetch.min_feed_words)) {
       // A teaser or nothing: the article is on the linked page.
@@ -232,7 +236,8 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract(
                                                    std::to_string(config_.extract.max_html_bytes)});
       }
       if (extractors::looks_binary(input.body) && !wide_unicode(input.body)) {
-        return fail({ExtractReason::kBinary, "document holds NUL bytes or control characters"});
+        return fail({ExtractReason::kBinary,
+                     "binary data bytes in the first 1,445 bytes (WHATWG MIME sniffing)"});
       }
       auto decoded = extractors::decode_to_utf8(input.body, input.content_type);
       if (!decoded) return fail(decoded.error());
@@ -261,8 +266,9 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::prepare(
   return extracted;
 }
 
-void Pipeline::remember_link(const std::string& url, std::int64_t event_time) {
-  if (url.empty() || config_.fetch.seen_urls_max == 0) return;
+void Pipeline::remember_link(const std::string& link, std::int64_t event_time) {
+  if (link.empty() || config_.fetch.seen_urls_max == 0) return;
+  const std::string url = link_key(link);
   auto [it, inserted] = seen_links_.try_emplace(url, event_time);
   if (!inserted) {
     it->second = std::max(it->second, event_time);
@@ -287,8 +293,14 @@ void Pipeline::remember_link(const std::string& url, std::int64_t event_time) {
 // The seen-set entry of a feed item's identity (its id derives from the feed URL and guid).
 std::string Pipeline::item_key(const std::string& article_id) { return "item:" + article_id; }
 
+// The seen-set entry of a link: its canonical URL (utm_* and fragments do not make a new page).
+std::string Pipeline::link_key(const std::string& link) {
+  return link.starts_with("item:") ? link : extractors::canonical_url(link);
+}
+
 dedup::Fingerprint Pipeline::fingerprint(const std::string& id, const std::string& core,
-                                         std::int64_t event_time) {
+                                         std::int64_t event_time,
+                                         std::vector<std::uint32_t>* df_terms) {
   if (config_.signature.scheme != dedup::SignatureScheme::kWeighted) {
     return dedup::make_fingerprint(core, config_.signature);
   }
@@ -297,6 +309,12 @@ dedup::Fingerprint Pipeline::fingerprint(const std::string& id, const std::strin
   std::vector<std::uint64_t> terms;
   dedup::Fingerprint fp = dedup::make_fingerprint(core, config_.signature, &term_stats_, &terms);
   if (!window_.contains(id)) term_stats_.add(terms, event_time);
+  if (df_terms) {
+    // The counters index terms by their low bits (at most 28): 32 bits say the same. A re-run's
+    // record carries them too: compaction may keep only it.
+    df_terms->reserve(terms.size());
+    for (const std::uint64_t t : terms) df_terms->push_back(static_cast<std::uint32_t>(t));
+  }
   return fp;
 }
 
@@ -311,7 +329,7 @@ void Pipeline::resolve_links(const std::vector<Extracted*>& items, Fetcher& fetc
   std::vector<Extracted*> to_fetch;
   for (Extracted* e : items) {
     if (e->fetch_url.empty() || e->skip) continue;
-    if (seen_links_.count(e->fetch_url) || seen_links_.count(item_key(e->article.id))) {
+    if (seen_links_.count(link_key(e->fetch_url)) || seen_links_.count(item_key(e->article.id))) {
       // Published before: an earlier poll of the feed (the same guid, maybe under a new
       // link), or another feed with the same link.
       e->skip = true;
@@ -414,7 +432,7 @@ bool Pipeline::restore(std::string_view article_json) {
   const std::string id = str("id");
   const std::string core =
       boilerplate_.filter(str("source"), str("url"), str("text"), *event_time, str("title"));
-  const dedup::Fingerprint fp = fingerprint(id, core, *event_time);
+  const dedup::Fingerprint fp = fingerprint(id, core, *event_time, nullptr);
   window_.restore(id, fp, *event_time, verdict);
   if (j.contains("feed_url")) {
     remember_link(str("url"), *event_time);
@@ -430,6 +448,26 @@ bool Pipeline::restore(std::string_view article_json) {
   return true;
 }
 
+void Pipeline::restore(const dedup::ArticleState& s) {
+  next_seq_ = std::max(next_seq_, s.seq + 1);
+  const bool held = window_.contains(s.id);
+  boilerplate_.record(s.source, s.url, s.paragraphs, s.event_time);
+  if (!held && !s.df_terms.empty() &&
+      config_.signature.scheme == dedup::SignatureScheme::kWeighted) {
+    std::vector<std::uint64_t> terms(s.df_terms.begin(), s.df_terms.end());
+    term_stats_.add(terms, s.event_time);
+  }
+  window_.restore(s.id, s.fp, s.event_time, s.verdict);
+  if (s.from_feed && !s.link.empty()) {
+    remember_link(s.link, s.event_time);
+    remember_link(item_key(s.id), s.event_time);
+  }
+  const dedup::StoryBook::Terms terms(s.story_terms.begin(), s.story_terms.end());
+  stories_.assign_terms({s.id, s.url, s.source, s.verdict.kind}, s.title, s.verdict, s.event_time,
+                        terms, s.story_id);
+  for (const auto& from : s.merged_from) stories_.restore_merge(from, s.story_id);
+}
+
 Output Pipeline::finish(Extracted extracted, const Input& input) {
   Output out;
   out.article = std::move(extracted.article);
@@ -440,7 +478,8 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
   } else {
     if (!input.title.empty() && a.title.empty()) a.title = input.title;
     if (input.published_at) a.published_at = input.published_at;
-    a.id = !input.id.empty() ? input.id : derived_id(a.canonical_url);
+    // Identity by the canonical URL without tracking parameters, fragment or default port.
+    a.id = !input.id.empty() ? input.id : derived_id(extractors::canonical_url(a.canonical_url));
   }
   a.fetched_at = input.fetched_at;
 
@@ -460,19 +499,37 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
     event_time = *input.fetched_at;
   }
   // The site's own furniture that extraction let through says nothing about the article.
-  const std::string core = boilerplate_.filter(a.source, a.url, a.text, event_time, a.title);
-  const dedup::Fingerprint fp = fingerprint(a.id, core, event_time);
+  dedup::ArticleState& state = out.state;
+  const std::string core =
+      boilerplate_.filter(a.source, a.url, a.text, event_time, a.title, &state.paragraphs);
+  const dedup::Fingerprint fp = fingerprint(a.id, core, event_time, &state.df_terms);
   out.content_hash = fp.exact.hex();
   out.event_time = event_time;
-  out.verdict = window_.observe(a.id, fp, event_time);
+  out.verdict = window_.observe(a.id, fp, event_time, low_watermark_);
   if (metrics_) metrics_->stage_seconds("dedup", seconds_since(t0));
 
   t0 = Clock::now();
-  out.story = stories_.assign({a.id, a.url, a.source, out.verdict.kind}, a.title, out.verdict,
-                              event_time, core);
+  const dedup::StoryBook::Terms terms =
+      dedup::StoryBook::terms_of(a.title, core, stories_.options().lead_words);
+  out.story = stories_.assign_terms({a.id, a.url, a.source, out.verdict.kind}, a.title, out.verdict,
+                                    event_time, terms);
   out.story_id = out.story.story_id;
+  state.seq = next_seq_++;
+  state.id = a.id;
+  state.event_time = event_time;
+  state.fp = fp;
+  state.verdict = out.verdict;
+  state.url = a.url;
+  state.source = a.source;
+  state.title = a.title;
+  state.story_id = out.story_id;
+  state.merged_from = out.story.merged_from;
+  state.story_terms.assign(terms.begin(), terms.end());
+  state.from_feed = extracted.from_feed;
+  state.link = extracted.fetch_url;
   if (metrics_) {
     metrics_->stage_seconds("cluster", seconds_since(t0));
+    for (const auto& w : a.warnings) metrics_->extract_warning(w);
     if (out.story.version == 1) {
       metrics_->story_created();
     } else {
@@ -481,6 +538,10 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
     metrics_->window_size(static_cast<double>(window_.size()),
                           static_cast<double>(window_.memory_bytes()));
     metrics_->stories_active(static_cast<double>(stories_.size()));
+    if (window_.evicted() > evictions_reported_) {
+      metrics_->window_evicted(static_cast<double>(window_.evicted() - evictions_reported_));
+      evictions_reported_ = window_.evicted();
+    }
   }
   return out;
 }

@@ -8,6 +8,7 @@
 
 #include "config/config.h"
 #include "dedup/boilerplate.h"
+#include "dedup/state.h"
 #include "dedup/stories.h"
 #include "dedup/term_stats.h"
 #include "dedup/window.h"
@@ -50,6 +51,8 @@ struct Output {
   std::string feed_url;         ///< for feed items: the feed's URL
   std::string feed_id;          ///< for feed items: the feed input's id
   std::int64_t event_time = 0;  ///< the time the window filed it under
+  /// What this article left in the window and the stories: its state changelog record.
+  dedup::ArticleState state;
 };
 
 /// Why an input produced no article; `reason` is a metric label and the DLQ reason.
@@ -115,14 +118,25 @@ class Pipeline {
   /// process rebuilds. Returns false for a value that is not article JSON.
   bool restore(std::string_view article_json);
 
+  /// Puts an article back from its state changelog record (`Output::state`): the window, the
+  /// document frequencies, the boilerplate filter, the story book and the links seen as the
+  /// article left them. Applied in `seq` order, the records rebuild what an uninterrupted run
+  /// holds.
+  void restore(const dedup::ArticleState& state);
+
+  /// The lowest event time an input partition may still deliver: the window does not expire
+  /// beyond it (the daemon's event-time order sets it before each input; replay never does).
+  void hold_expiry_at(std::int64_t low_watermark) { low_watermark_ = low_watermark; }
+
   const dedup::DedupWindow& window() const { return window_; }
   const dedup::TermStats& term_stats() const { return term_stats_; }
   const dedup::StoryBook& stories() const { return stories_; }
 
  private:
   dedup::Fingerprint fingerprint(const std::string& id, const std::string& core,
-                                 std::int64_t event_time);
+                                 std::int64_t event_time, std::vector<std::uint32_t>* df_terms);
   static std::string item_key(const std::string& article_id);
+  static std::string link_key(const std::string& link);
   tl::expected<std::vector<Extracted>, Failure> extract(const Input& input) const;
   tl::expected<std::vector<Extracted>, Failure> extract_feed(const Input& input) const;
   Output finish(Extracted extracted, const Input& input);
@@ -133,6 +147,9 @@ class Pipeline {
   dedup::StoryBook stories_;
   dedup::BoilerplateFilter boilerplate_;
   dedup::TermStats term_stats_;  // document frequencies for the weighted scheme
+  std::int64_t low_watermark_ = INT64_MAX;
+  std::uint64_t next_seq_ = 1;  // of the state records: the order articles were judged in
+  std::uint64_t evictions_reported_ = 0;
   // Links whose page was fetched or published, with their event time, oldest first.
   void remember_link(const std::string& url, std::int64_t event_time);
   std::unordered_map<std::string, std::int64_t> seen_links_;

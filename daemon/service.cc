@@ -154,7 +154,7 @@ class ReplayProducer {
   bool ok() const { return producer_ != nullptr; }
 
   void send(const std::string& topic, const std::string& key, const std::string& value,
-            const Headers& headers) {
+            const Headers& headers, std::int64_t timestamp_ms = 0) {
     while (true) {
       rd_kafka_headers_t* hdrs = rd_kafka_headers_new(headers.size());
       for (const auto& [n, v] : headers) {
@@ -163,7 +163,8 @@ class ReplayProducer {
       const auto e = rd_kafka_producev(
           producer_.get(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_KEY(key.data(), key.size()),
           RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_END);
+          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(hdrs),
+          RD_KAFKA_V_TIMESTAMP(timestamp_ms), RD_KAFKA_V_END);
       if (e == RD_KAFKA_RESP_ERR_NO_ERROR) {
         ++produced_;
         return;
@@ -201,7 +202,13 @@ class ReplayProducer {
         if (!feed && p.input.kind != BodyKind::kHtmlBytes) {
           headers.emplace_back("content_type", "text/html; charset=utf-8");
         }
-        send(feed ? config_.topics.feeds : config_.topics.pages, url, p.input.body, headers);
+        if (p.input.published_at) {
+          headers.emplace_back("published_at", extractors::format_rfc3339(*p.input.published_at));
+        }
+        // The record's timestamp is the event time, as a crawler's CreateTime is its fetch time.
+        const auto event_time = p.input.published_at ? p.input.published_at : p.input.fetched_at;
+        send(feed ? config_.topics.feeds : config_.topics.pages, url, p.input.body, headers,
+             event_time ? *event_time * 1000 : 0);
       }
     });
   }

@@ -31,15 +31,47 @@ bool is_teaser(std::string_view paragraph) {
   return std::count(paragraph.begin(), paragraph.end(), ' ') >= 12;
 }
 
-std::string BoilerplateFilter::filter(std::string_view site, std::string_view url,
-                                      std::string_view text, std::int64_t event_time,
-                                      std::string_view title) {
-  // Without a site (e.g. URNs of pre-extracted items) there is no template to learn.
-  if (!options_.enabled || site.empty()) return std::string(text);
+namespace {
+
+std::uint32_t url_key(std::string_view url) {
+  return static_cast<std::uint32_t>(XXH3_64bits(url.data(), url.size()) | 1);
+}
+
+}  // namespace
+
+void BoilerplateFilter::advance(std::int64_t event_time) {
   watermark_ = std::max(watermark_, event_time);
   if (watermark_ - last_sweep_ > options_.window_seconds / 8) expire(watermark_);
+}
+
+bool BoilerplateFilter::count(std::uint64_t key, std::uint32_t url_hash, std::int64_t event_time) {
+  Seen& s = seen_[key];
+  const bool boilerplate = s.pages >= options_.min_other_pages &&
+                           !(s.pages == options_.min_other_pages && s.last_url == url_hash);
+  if (s.last_url != url_hash) {
+    s.last_url = url_hash;
+    ++s.pages;
+  }
+  s.last_time = std::max(s.last_time, event_time);
+  return boilerplate;
+}
+
+void BoilerplateFilter::record(std::string_view site, std::string_view url,
+                               const std::vector<std::uint64_t>& keys, std::int64_t event_time) {
+  if (!options_.enabled || site.empty()) return;
+  advance(event_time);
+  const std::uint32_t url_hash = url_key(url);
+  for (const std::uint64_t key : keys) count(key, url_hash, event_time);
+}
+
+std::string BoilerplateFilter::filter(std::string_view site, std::string_view url,
+                                      std::string_view text, std::int64_t event_time,
+                                      std::string_view title, std::vector<std::uint64_t>* keys) {
+  // Without a site (e.g. URNs of pre-extracted items) there is no template to learn.
+  if (!options_.enabled || site.empty()) return std::string(text);
+  advance(event_time);
   const std::uint64_t site_hash = XXH3_64bits(site.data(), site.size());
-  const auto url_hash = static_cast<std::uint32_t>(XXH3_64bits(url.data(), url.size()) | 1);
+  const std::uint32_t url_hash = url_key(url);
   std::string kept;
   std::size_t pos = 0;
   while (pos <= text.size()) {
@@ -51,15 +83,8 @@ std::string BoilerplateFilter::filter(std::string_view site, std::string_view ur
     if (normalized.empty()) continue;
     if (is_teaser(paragraph)) continue;
     const std::uint64_t key = XXH3_64bits_withSeed(normalized.data(), normalized.size(), site_hash);
-    Seen& s = seen_[key];
-    const bool boilerplate = s.pages >= options_.min_other_pages &&
-                             !(s.pages == options_.min_other_pages && s.last_url == url_hash);
-    if (s.last_url != url_hash) {
-      s.last_url = url_hash;
-      ++s.pages;
-    }
-    s.last_time = std::max(s.last_time, event_time);
-    if (boilerplate) continue;
+    if (keys) keys->push_back(key);
+    if (count(key, url_hash, event_time)) continue;
     if (!kept.empty()) kept += "\n\n";
     kept.append(paragraph);
   }

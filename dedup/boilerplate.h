@@ -37,8 +37,15 @@ class BoilerplateFilter {
   /// `title` if it is not empty, else the whole text: furniture shared by all such pages would
   /// make each an exact copy of the others, while the title still tells their articles apart
   /// and keeps re-crawls of one page alike. Paragraphs are separated by blank lines.
+  /// `keys`, when given, receives the keys of the paragraphs recorded (for `record`).
   std::string filter(std::string_view site, std::string_view url, std::string_view text,
-                     std::int64_t event_time, std::string_view title = {});
+                     std::int64_t event_time, std::string_view title = {},
+                     std::vector<std::uint64_t>* keys = nullptr);
+
+  /// Records the paragraphs `keys` (from `filter`) of a page of `site` at `url` again, as
+  /// `filter` did: the state a restart rebuilds from the changelog without the text.
+  void record(std::string_view site, std::string_view url, const std::vector<std::uint64_t>& keys,
+              std::int64_t event_time);
 
   /// Distinct (site, paragraph) pairs held.
   std::size_t size() const { return seen_.size(); }
@@ -50,6 +57,9 @@ class BoilerplateFilter {
     std::int64_t last_time = 0;
   };
   void expire(std::int64_t now);
+  // Counts one page's paragraph; true when it was boilerplate for the site before this page.
+  bool count(std::uint64_t key, std::uint32_t url_hash, std::int64_t event_time);
+  void advance(std::int64_t event_time);
 
   BoilerplateOptions options_;
   std::unordered_map<std::uint64_t, Seen> seen_;

@@ -11,10 +11,14 @@ namespace newsflow::dedup {
 
 namespace {
 
+constexpr std::size_t kTermsPerStory = 64;
+
+}  // namespace
+
 // Title (twice) and lead terms of an article: normalized words without stopwords and without
 // one- and two-letter words that are not numbers.
-std::unordered_map<std::string, float> article_terms(std::string_view title, std::string_view text,
-                                                     std::size_t lead_words) {
+StoryBook::Terms StoryBook::terms_of(std::string_view title, std::string_view text,
+                                     std::size_t lead_words) {
   std::unordered_map<std::string, float> terms;
   auto add = [&terms](std::string_view normalized, float weight, std::size_t limit) {
     std::size_t count = 0, pos = 0;
@@ -34,10 +38,6 @@ std::unordered_map<std::string, float> article_terms(std::string_view title, std
   return terms;
 }
 
-constexpr std::size_t kTermsPerStory = 64;
-
-}  // namespace
-
 void StoryBook::add_terms(const std::string& story_id,
                           const std::unordered_map<std::string, float>& terms) {
   auto& st = story_terms_[story_id];
@@ -47,10 +47,28 @@ void StoryBook::add_terms(const std::string& story_id,
     if (inserted) term_stories_[t].push_back(story_id);
   }
   if (st.size() > kTermsPerStory) {
-    std::vector<std::pair<float, std::string>> by_weight;
-    for (const auto& [t, w] : st) by_weight.emplace_back(-w, t);
-    std::nth_element(by_weight.begin(), by_weight.begin() + kTermsPerStory, by_weight.end());
-    for (std::size_t i = kTermsPerStory; i < by_weight.size(); ++i) st.erase(by_weight[i].second);
+    // Heaviest first, ties by term: iterators, not copies of the terms.
+    using Entry = std::unordered_map<std::string, float>::iterator;
+    std::vector<Entry> by_weight;
+    by_weight.reserve(st.size());
+    for (auto e = st.begin(); e != st.end(); ++e) by_weight.push_back(e);
+    std::nth_element(by_weight.begin(), by_weight.begin() + kTermsPerStory, by_weight.end(),
+                     [](const Entry& a, const Entry& b) {
+                       return a->second != b->second ? a->second > b->second : a->first < b->first;
+                     });
+    for (std::size_t i = kTermsPerStory; i < by_weight.size(); ++i) {
+      // The index forgets the story under a term it no longer has (else the index grows with
+      // every article until the next sweep).
+      if (auto it = term_stories_.find(by_weight[i]->first); it != term_stories_.end()) {
+        auto& ids = it->second;
+        if (auto at = std::find(ids.rbegin(), ids.rend(), story_id); at != ids.rend()) {
+          *at = std::move(ids.back());
+          ids.pop_back();
+        }
+        if (ids.empty()) term_stories_.erase(it);
+      }
+      st.erase(by_weight[i]);
+    }
   }
 }
 
@@ -148,13 +166,22 @@ void StoryBook::restore_merge(const std::string& from, const std::string& into) 
 const Story& StoryBook::assign(const StoryMember& member, std::string_view title,
                                const Verdict& verdict, std::int64_t event_time,
                                std::string_view text, std::string_view story_hint) {
+  return assign_terms(member, title, verdict, event_time,
+                      terms_of(title, text, options_.lead_words), story_hint);
+}
+
+const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view title,
+                                     const Verdict& verdict, std::int64_t event_time,
+                                     const Terms& terms, std::string_view story_hint) {
   if (auto placed = story_of_.find(member.id); placed != story_of_.end()) {
     if (auto story = stories_.find(resolve(placed->second)); story != stories_.end()) {
       return story->second;
     }
   }
   watermark_ = std::max(watermark_, event_time);
-  if (++since_sweep_ >= 1024) expire(watermark_);
+  // A sweep costs as much as the book holds: one every half a book's worth of articles keeps
+  // it O(1) per article (a sweep every 1,024 made a restore of 100,000 articles quadratic).
+  if (++since_sweep_ >= std::max<std::size_t>(1024, story_of_.size() / 2)) expire(watermark_);
 
   std::string story_id = story_hint.empty() ? std::string() : resolve(std::string(story_hint));
   if (story_id.empty() && verdict.kind != DupKind::kUnique) {
@@ -162,7 +189,6 @@ const Story& StoryBook::assign(const StoryMember& member, std::string_view title
       if (std::string s = resolve(it->second); stories_.count(s)) story_id = s;
     }
   }
-  const auto terms = article_terms(title, text, options_.lead_words);
   std::vector<std::pair<double, std::string>> similar;
   if (story_hint.empty()) {
     double floor = options_.similarity_threshold;

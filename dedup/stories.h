@@ -63,6 +63,17 @@ class StoryBook {
                       std::int64_t event_time, std::string_view text = {},
                       std::string_view story_hint = {});
 
+  /// An article's weighted terms as stories compare them: its title's (twice) and its lead's.
+  using Terms = std::unordered_map<std::string, float>;
+  static Terms terms_of(std::string_view title, std::string_view text, std::size_t lead_words);
+
+  /// `assign` with the article's terms already made (`terms_of`; a restore has no text).
+  const Story& assign_terms(const StoryMember& member, std::string_view title,
+                            const Verdict& verdict, std::int64_t event_time, const Terms& terms,
+                            std::string_view story_hint = {});
+
+  const StoryOptions& options() const { return options_; }
+
   /// Story id of an article still held (after merges), or empty.
   std::string story_of(std::string_view article_id) const;
 

@@ -130,13 +130,14 @@ Verdict DedupWindow::judge(const Fingerprint& fp) const {
   return best;
 }
 
-Verdict DedupWindow::observe(std::string_view id, const Fingerprint& fp, std::int64_t event_time) {
+Verdict DedupWindow::observe(std::string_view id, const Fingerprint& fp, std::int64_t event_time,
+                             std::int64_t low_watermark) {
   const std::string key(id);
   if (auto it = by_id_.find(key); it != by_id_.end()) return slots_[it->second].verdict;
 
   // Expire first, so an original that just left the window is not matched.
   watermark_ = std::max(watermark_, event_time);
-  expire();
+  expire(low_watermark);
   const Verdict verdict = judge(fp);
   insert(key, fp, event_time, verdict);
   return verdict;
@@ -195,29 +196,36 @@ void DedupWindow::insert(std::string key, const Fingerprint& fp, std::int64_t ev
   std::push_heap(by_time_.begin(), by_time_.end(), std::greater<>());
 }
 
-void DedupWindow::expire() {
-  const std::int64_t horizon = watermark_ - options_.window_seconds;
-  while (!by_time_.empty() && by_time_.front().event_time < horizon) {
-    std::pop_heap(by_time_.begin(), by_time_.end(), std::greater<>());
-    const std::uint32_t slot = by_time_.back().slot;
-    by_time_.pop_back();
-    Entry& e = slots_[slot];
-    // Unlink from the exact-fingerprint chain.
-    if (auto it = by_hash_.find(e.fp.exact); it != by_hash_.end()) {
-      if (e.prev_same != kNone) slots_[e.prev_same].next_same = e.next_same;
-      if (e.next_same != kNone) slots_[e.next_same].prev_same = e.prev_same;
-      if (it->second.first == slot) it->second.first = e.next_same;
-      if (it->second.second == slot) it->second.second = e.prev_same;
-      if (it->second.first == kNone) by_hash_.erase(it);
-    }
-    if (e.fp.phrases > 0) {
-      for (const std::uint32_t k : band_keys(e.fp)) buckets_.erase(k, slot);
-    }
-    by_id_.erase(e.id);
-    string_bytes_ -= heap_bytes(e);
-    e = Entry{};
-    free_slots_.push_back(slot);
+void DedupWindow::expire(std::int64_t low_watermark) {
+  const std::int64_t horizon = std::min(watermark_, low_watermark) - options_.window_seconds;
+  while (!by_time_.empty() && by_time_.front().event_time < horizon) remove_oldest();
+  // Bounded memory: past `max_articles` (the one about to join included) the oldest leave.
+  while (options_.max_articles > 0 && !by_time_.empty() && by_id_.size() >= options_.max_articles) {
+    remove_oldest();
+    ++evicted_;
   }
+}
+
+void DedupWindow::remove_oldest() {
+  std::pop_heap(by_time_.begin(), by_time_.end(), std::greater<>());
+  const std::uint32_t slot = by_time_.back().slot;
+  by_time_.pop_back();
+  Entry& e = slots_[slot];
+  // Unlink from the exact-fingerprint chain.
+  if (auto it = by_hash_.find(e.fp.exact); it != by_hash_.end()) {
+    if (e.prev_same != kNone) slots_[e.prev_same].next_same = e.next_same;
+    if (e.next_same != kNone) slots_[e.next_same].prev_same = e.prev_same;
+    if (it->second.first == slot) it->second.first = e.next_same;
+    if (it->second.second == slot) it->second.second = e.prev_same;
+    if (it->second.first == kNone) by_hash_.erase(it);
+  }
+  if (e.fp.phrases > 0) {
+    for (const std::uint32_t k : band_keys(e.fp)) buckets_.erase(k, slot);
+  }
+  by_id_.erase(e.id);
+  string_bytes_ -= heap_bytes(e);
+  e = Entry{};
+  free_slots_.push_back(slot);
 }
 
 }  // namespace newsflow::dedup

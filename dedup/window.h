@@ -48,7 +48,9 @@ struct WindowOptions {
   double contained_threshold = 0.8;         ///< share of a shorter article inside a longer one
   double contained_max_ratio = 0.9;         ///< `contained` only if the shorter has at most this
                                             ///< share of the longer one's phrases
-  int bands = 32;                           ///< LSH bands over the sketch (rows = 64 / bands)
+  /// Articles held at most (0: no bound but time); past it the oldest by event time leave first.
+  std::uint64_t max_articles = 750'000;
+  int bands = 32;                 ///< LSH bands over the sketch (rows = 64 / bands)
   std::uint32_t min_phrases = 0;  ///< shorter articles (in distinct phrases) match exactly only
   bool simhash = false;           ///< candidates and verdicts from the SimHash instead
   int simhash_max_bits = 3;       ///< near when at most this many of 64 bits differ
@@ -65,8 +67,12 @@ class DedupWindow {
 
   /// Judges the article `id` with fingerprint `fp` and event time `event_time` (seconds since
   /// the epoch), then remembers it. Judging an id that is still in the window returns the
-  /// verdict it got the first time, so replays after a crash repeat decisions.
-  Verdict observe(std::string_view id, const Fingerprint& fp, std::int64_t event_time);
+  /// verdict it got the first time, so replays after a crash repeat decisions. Entries expire
+  /// behind the lower of the watermark and `low_watermark`: a consumer of several partitions
+  /// passes the lowest event time a partition may still deliver, so a slower partition's
+  /// articles still find their originals.
+  Verdict observe(std::string_view id, const Fingerprint& fp, std::int64_t event_time,
+                  std::int64_t low_watermark = INT64_MAX);
 
   /// Puts back an article judged before (state rebuilt after a restart): remembered with the
   /// verdict it got, without judging it again. Ignored if the id is held or already expired.
@@ -86,6 +92,9 @@ class DedupWindow {
   /// Largest event time seen (0 before the first article).
   std::int64_t watermark() const { return watermark_; }
 
+  /// Articles that left before their time because the window held `max_articles`.
+  std::uint64_t evicted() const { return evicted_; }
+
  private:
   static constexpr std::uint32_t kNone = UINT32_MAX;
   struct Entry {
@@ -101,7 +110,8 @@ class DedupWindow {
     std::uint32_t slot;
     bool operator>(const Expiry& o) const { return event_time > o.event_time; }
   };
-  void expire();
+  void expire(std::int64_t low_watermark = INT64_MAX);
+  void remove_oldest();
   static std::size_t heap_bytes(const Entry& e);
   std::vector<std::uint32_t> band_keys(const Fingerprint& fp) const;
   Verdict judge(const Fingerprint& fp) const;
@@ -121,6 +131,7 @@ class DedupWindow {
   internal::LshTable buckets_;
   std::vector<Expiry> by_time_;   // min-heap on event time
   std::size_t string_bytes_ = 0;  // heap bytes of ids and verdict references (beyond SSO)
+  std::uint64_t evicted_ = 0;
 };
 
 }  // namespace newsflow::dedup

@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "extractors/timestamp.h"
 
@@ -19,6 +20,8 @@ struct Article {
   std::string byline;         ///< authors ("Jane Doe, John Roe") when known, else empty
   std::optional<UnixSeconds> published_at;
   std::optional<UnixSeconds> fetched_at;
+  /// What was repaired to read the page (`ParsedPage::warnings`); empty for a clean page.
+  std::vector<std::string> warnings;
 };
 
 }  // namespace newsflow::extractors

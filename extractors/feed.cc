@@ -514,7 +514,15 @@ tl::expected<Feed, ExtractError> parse_feed(std::string_view xml, std::string_vi
   }
   if (looks_binary(xml)) {
     return tl::unexpected(
-        ExtractError{ExtractReason::kBinary, "feed holds NUL bytes or control characters"});
+        ExtractError{ExtractReason::kBinary,
+                     "binary data bytes in the first 1,445 bytes (WHATWG MIME sniffing)"});
+  }
+  // A stray NUL or control character further on is not XML but is no reason to lose the feed:
+  // replaced as for pages (NUL by U+FFFD, the others by a space).
+  std::string cleaned;
+  if (has_controls(xml)) {
+    cleaned = replace_controls(xml);
+    xml = cleaned;
   }
   if (!is_valid_utf8(xml)) {
     return tl::unexpected(ExtractError{ExtractReason::kInvalidUtf8, "feed is not UTF-8"});

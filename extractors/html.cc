@@ -85,6 +85,7 @@ tl::expected<Article, ExtractError> extract(std::string_view html, bool known_ut
   article.lang = std::move(meta.lang);
   article.byline = std::move(meta.byline);
   article.published_at = meta.published_at;
+  article.warnings = std::move(page->warnings);
   return article;
 }
 

@@ -1,5 +1,8 @@
 #include "extractors/metadata.h"
 
+#include <curl/curl.h>
+#include <libpsl.h>
+
 #include <nlohmann/json.hpp>
 
 #include "extractors/text.h"
@@ -106,12 +109,6 @@ std::string without_long_strings(std::string_view body, std::size_t max_bytes) {
   return out;
 }
 
-std::string_view url_scheme(std::string_view url) {
-  const auto colon = url.find("://");
-  if (colon == std::string_view::npos) return {};
-  return url.substr(0, colon);
-}
-
 }  // namespace
 
 std::string clean_byline(std::string_view text) {
@@ -130,36 +127,115 @@ std::string clean_byline(std::string_view text) {
   return s.size() >= 2 ? s : std::string();
 }
 
+namespace {
+
+// A curl URL handle that frees itself.
+struct Url {
+  CURLU* u = curl_url();
+  Url() = default;
+  Url(const Url&) = delete;
+  Url& operator=(const Url&) = delete;
+  ~Url() { curl_url_cleanup(u); }
+  // The part, or empty.
+  std::string get(CURLUPart part, unsigned flags = 0) const {
+    char* out = nullptr;
+    if (curl_url_get(u, part, &out, flags) != CURLUE_OK || !out) return {};
+    std::string s(out);
+    curl_free(out);
+    return s;
+  }
+  bool set(CURLUPart part, const std::string& value, unsigned flags) {
+    return curl_url_set(u, part, value.c_str(), flags) == CURLUE_OK;
+  }
+};
+
+constexpr unsigned kParseFlags = CURLU_NON_SUPPORT_SCHEME | CURLU_URLENCODE;
+
+// Query parameters that say how a reader came, not what the page is.
+bool tracking_parameter(std::string_view name) {
+  const std::string n = ascii_lower(name);
+  if (n.starts_with("utm_")) return true;
+  for (std::string_view t :
+       {"fbclid", "gclid", "dclid", "msclkid", "yclid", "mc_cid", "mc_eid", "igshid", "_ga", "_gl",
+        "ocid", "cmpid", "ns_source", "ns_campaign", "ns_mchannel", "smid", "sr_share"}) {
+    if (n == t) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::string resolve_url(std::string_view base, std::string_view href) {
-  std::string h = collapse_whitespace(href);
-  if (h.empty() || h.starts_with("#") || h.starts_with("javascript:")) return std::string(base);
-  const std::string lower = ascii_lower(h.substr(0, 8));
-  if (lower.starts_with("http://") || lower.starts_with("https://")) return h;
-  const std::string_view scheme = url_scheme(base);
-  if (scheme.empty()) return std::string(base);
-  if (h.starts_with("//")) return std::string(scheme) + ":" + h;
-  const std::size_t host_start = scheme.size() + 3;
-  std::size_t path_start = base.find('/', host_start);
-  if (path_start == std::string_view::npos) path_start = base.size();
-  const std::string origin(base.substr(0, path_start));
-  if (h.starts_with("/")) return origin + h;
-  // Relative path: drop query, fragment and the last segment of the base path.
-  std::string_view path = base.substr(path_start);
-  path = path.substr(0, path.find_first_of("?#"));
-  const auto slash = path.rfind('/');
-  const std::string dir =
-      slash == std::string_view::npos ? "/" : std::string(path.substr(0, slash + 1));
-  return origin + dir + h;
+  const std::string h = collapse_whitespace(href);
+  if (h.empty() || h.starts_with("#") || ascii_lower(h.substr(0, 11)) == "javascript:") {
+    return std::string(base);
+  }
+  // RFC 3986 reference resolution by libcurl's URL API: dot segments, query-only and
+  // scheme-relative references, IDN and IPv6 hosts. An absolute URL of another scheme stays
+  // what it is (the fetcher refuses it), never rewritten onto the base's host.
+  Url url;
+  const bool has_base = url.set(CURLUPART_URL, std::string(base), kParseFlags);
+  if (!url.set(CURLUPART_URL, h, kParseFlags)) return std::string(base);
+  (void)has_base;
+  std::string out = url.get(CURLUPART_URL);
+  return out.empty() ? std::string(base) : out;
+}
+
+std::string canonical_url(std::string_view url) {
+  Url u;
+  if (!u.set(CURLUPART_URL, std::string(url), kParseFlags)) return std::string(url);
+  const std::string scheme = ascii_lower(u.get(CURLUPART_SCHEME));
+  if (scheme != "http" && scheme != "https") return std::string(url);
+  u.set(CURLUPART_HOST, ascii_lower(u.get(CURLUPART_HOST)), 0);
+  u.set(CURLUPART_FRAGMENT, "", 0);
+  curl_url_set(u.u, CURLUPART_FRAGMENT, nullptr, 0);
+  const std::string port = u.get(CURLUPART_PORT);
+  if ((scheme == "http" && port == "80") || (scheme == "https" && port == "443")) {
+    curl_url_set(u.u, CURLUPART_PORT, nullptr, 0);
+  }
+  const std::string query = u.get(CURLUPART_QUERY);
+  if (!query.empty()) {
+    std::string kept;
+    std::size_t pos = 0;
+    while (pos <= query.size()) {
+      std::size_t end = query.find('&', pos);
+      if (end == std::string::npos) end = query.size();
+      const std::string_view param = std::string_view(query).substr(pos, end - pos);
+      pos = end + 1;
+      if (param.empty() || tracking_parameter(param.substr(0, param.find('=')))) continue;
+      if (!kept.empty()) kept += '&';
+      kept.append(param);
+    }
+    curl_url_set(u.u, CURLUPART_QUERY, kept.empty() ? nullptr : kept.c_str(), 0);
+  }
+  const std::string out = u.get(CURLUPART_URL);
+  return out.empty() ? std::string(url) : out;
+}
+
+std::string url_scheme_of(std::string_view url) {
+  Url u;
+  if (!u.set(CURLUPART_URL, std::string(url), kParseFlags)) return {};
+  return ascii_lower(u.get(CURLUPART_SCHEME));
+}
+
+std::string url_host(std::string_view url) {
+  Url u;
+  if (!u.set(CURLUPART_URL, std::string(url), kParseFlags)) return {};
+  std::string host = ascii_lower(u.get(CURLUPART_HOST));
+  if (host.starts_with("[") && host.ends_with("]")) host = host.substr(1, host.size() - 2);
+  return host;
 }
 
 std::string url_source(std::string_view url) {
-  const std::string_view scheme = url_scheme(url);
-  if (scheme.empty()) return {};
-  std::string_view rest = url.substr(scheme.size() + 3);
-  rest = rest.substr(0, rest.find_first_of("/?#"));
-  if (const auto at = rest.rfind('@'); at != std::string_view::npos) rest = rest.substr(at + 1);
-  if (!rest.starts_with("[")) rest = rest.substr(0, rest.find(':'));
-  std::string host = ascii_lower(rest);
+  std::string host = url_host(url);
+  if (host.empty()) return {};
+  // An outlet is its registrable domain (the Public Suffix List's eTLD+1): news.bbc.co.uk and
+  // www.bbc.co.uk are one source. IP addresses and hosts the list does not know stay as they are.
+  const bool ip = host.find(':') != std::string::npos ||
+                  host.find_first_not_of("0123456789.") == std::string::npos;
+  if (!ip) {
+    if (const char* domain = psl_registrable_domain(psl_builtin(), host.c_str())) return domain;
+  }
   if (host.starts_with("www.")) host.erase(0, 4);
   return host;
 }

@@ -738,7 +738,7 @@ std::size_t copy_start_tag(std::string_view html, std::size_t lt, std::string& o
 
 }  // namespace
 
-std::string strip_invisible(std::string_view html, std::size_t* max_nesting) {
+std::string strip_invisible(std::string_view html, std::size_t* max_nesting, bool* recovered) {
   NestingCounter nesting;
   std::string out;
   out.reserve(html.size());
@@ -767,16 +767,47 @@ std::string strip_invisible(std::string_view html, std::size_t* max_nesting) {
     if (closer.empty() || tag_end == std::string_view::npos) {
       const char next = lt + 1 < html.size() ? html[lt + 1] : '\0';
       const bool start_tag = (next >= 'a' && next <= 'z') || (next >= 'A' && next <= 'Z');
-      // Titles and text areas hold text, not tags: copied as they are up to their end tag.
+      // Titles and text areas hold text, not tags: copied as they are up to their end tag. One
+      // that is never closed would swallow the rest of the page (the spec parse reads it all as
+      // its text): as lenient parsers do, it is closed at the next tag.
       for (std::string_view raw : {"<title", "<textarea"}) {
         if (start_tag && find_ci(html.substr(lt, raw.size()), raw, 0) == 0 &&
             lt + raw.size() < html.size() &&
             (is_tag_space(html[lt + raw.size()]) || html[lt + raw.size()] == '>')) {
-          const std::size_t end = find_ci(html, "</" + std::string(raw.substr(1)), lt + 1);
-          const std::size_t stop = end == std::string_view::npos ? html.size() : end;
+          const std::string close = "</" + std::string(raw.substr(1));
+          const std::size_t end = find_ci(html, close, lt + 1);
           nesting.tag(html, lt + 1, false);
-          out.append(html.substr(lt, stop - lt));
-          pos = stop;
+          if (end != std::string_view::npos) {
+            out.append(html.substr(lt, end - lt));
+            pos = end;
+          } else {
+            const std::size_t open_end = html.find('>', lt);
+            const std::size_t next_tag = open_end == std::string_view::npos
+                                             ? std::string_view::npos
+                                             : html.find('<', open_end + 1);
+            const std::size_t stop = next_tag == std::string_view::npos ? html.size() : next_tag;
+            out.append(html.substr(lt, stop - lt));
+            out.append(close).append(">");
+            if (recovered && stop < html.size()) *recovered = true;
+            pos = stop;
+          }
+          break;
+        }
+      }
+      if (pos > lt) continue;
+      // Raw-text elements whose content the spec parse never shows: never closed, they too would
+      // swallow the page, so they are closed right after their start tag.
+      for (std::string_view raw : {"<xmp", "<noembed", "<noframes", "<iframe"}) {
+        if (start_tag && find_ci(html.substr(lt, raw.size()), raw, 0) == 0 &&
+            lt + raw.size() < html.size() &&
+            (is_tag_space(html[lt + raw.size()]) || html[lt + raw.size()] == '>') &&
+            find_ci(html, "</" + std::string(raw.substr(1)), lt + 1) == std::string_view::npos) {
+          const std::size_t open_end = html.find('>', lt);
+          if (open_end == std::string_view::npos) break;
+          out.append(html.substr(lt, open_end + 1 - lt));
+          out.append("</").append(raw.substr(1)).append(">");
+          if (recovered) *recovered = true;
+          pos = open_end + 1;
           break;
         }
       }
@@ -799,11 +830,19 @@ std::string strip_invisible(std::string_view html, std::size_t* max_nesting) {
     const std::string_view open_tag = html.substr(lt, tag_end + 1 - lt);
     const std::string close = "</" + std::string(closer.substr(1));
     const std::size_t end = find_ci(html, close, tag_end + 1);
-    const std::size_t content_end = end == std::string_view::npos ? html.size() : end;
+    std::size_t content_end = end;
+    if (end == std::string_view::npos) {
+      // Never closed: what follows up to the next tag is its content, the rest is the page (a
+      // lenient parser's reading; the spec parse would hide the whole rest).
+      const std::size_t next_tag = html.find('<', tag_end + 1);
+      content_end = next_tag == std::string_view::npos ? html.size() : next_tag;
+      if (recovered && next_tag != std::string_view::npos) *recovered = true;
+    }
     out.append(open_tag);
     const bool keep =
         closer == "<script" && ascii_lower(open_tag).find("ld+json") != std::string::npos;
     if (keep) out.append(html.substr(tag_end + 1, content_end - tag_end - 1));
+    if (end == std::string_view::npos) out.append(close).append(">");
     pos = content_end;
   }
   if (pos < html.size()) out.append(html.substr(pos));
@@ -844,15 +883,25 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
   }
   if (looks_binary(html)) {
     return tl::unexpected(
-        ExtractError{ExtractReason::kBinary, "document holds NUL bytes or control characters"});
+        ExtractError{ExtractReason::kBinary,
+                     "binary data bytes in the first 1,445 bytes (WHATWG MIME sniffing)"});
   }
   if (!limits.known_utf8 && !is_valid_utf8(html)) {
     return tl::unexpected(ExtractError{ExtractReason::kInvalidUtf8, "document is not UTF-8"});
   }
   ParsedPage page;
+  // A stray NUL or control character further on: replaced as a browser shows the page.
+  std::string cleaned;
+  if (has_controls(html)) {
+    cleaned = replace_controls(html);
+    html = cleaned;
+    page.warnings.emplace_back("control_characters_replaced");
+  }
   page.tree = std::make_unique<ParsedPage::Tree>();
   std::size_t depth = 0;
-  page.tree->source = strip_invisible(html, &depth);
+  bool recovered = false;
+  page.tree->source = strip_invisible(html, &depth, &recovered);
+  if (recovered) page.warnings.emplace_back("unterminated_element_closed");
   if (depth > limits.max_nesting_depth) {
     return tl::unexpected(ExtractError{
         ExtractReason::kParse, "elements nested " + std::to_string(depth) + " deep, limit " +

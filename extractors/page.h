@@ -49,6 +49,9 @@ struct ParsedPage {
   std::vector<Block> blocks;
   std::vector<std::int32_t> tokens;  ///< word index, or -1 for a tag
   RawMetadata metadata;
+  /// What was repaired to read the page: "control_characters_replaced" (stray NULs and C0
+  /// controls), "unterminated_element_closed" (a title or raw-text element never closed).
+  std::vector<std::string> warnings;
 
   struct Tree;
   std::unique_ptr<Tree> tree;
@@ -79,7 +82,11 @@ bool parse_tree_only(std::string_view html);
 /// are most of a typical news page's bytes, and Gumbo's time is proportional to its input.
 /// `max_nesting`, when given, receives the deepest element nesting of what is kept, counting the
 /// elements that can nest (not void elements, nor p, li, dt, dd, option, tr, td, th).
-std::string strip_invisible(std::string_view html, std::size_t* max_nesting = nullptr);
+/// `recovered`, when given, is set when an element that must be closed (title, textarea,
+/// script, style, noscript, svg, xmp, noembed, noframes, iframe) never is and was closed at the
+/// next tag, as lenient parsers (libxml2, NekoHTML) do.
+std::string strip_invisible(std::string_view html, std::size_t* max_nesting = nullptr,
+                            bool* recovered = nullptr);
 
 /// The text of words [first, last) with paragraphs (blocks) separated by "\n\n".
 std::string render_words(const ParsedPage& page, std::size_t first, std::size_t last);

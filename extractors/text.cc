@@ -92,34 +92,60 @@ std::string sanitize_utf8(std::string_view s) {
   return out;
 }
 
+namespace {
+
+bool binary_data_byte(unsigned char b) {
+  return b <= 0x08 || b == 0x0B || (b >= 0x0E && b <= 0x1A) || (b >= 0x1C && b <= 0x1F);
+}
+
+bool control_byte(unsigned char b) {
+  return b < 0x20 && b != '\t' && b != '\n' && b != '\f' && b != '\r';
+}
+
+}  // namespace
+
 bool looks_binary(std::string_view s) {
-  const std::string_view head = s.substr(0, 64 * 1024);
-  std::size_t controls = 0;
+  const std::string_view header = s.substr(0, kResourceHeaderBytes);
+  return std::any_of(header.begin(), header.end(),
+                     [](char c) { return binary_data_byte(static_cast<unsigned char>(c)); });
+}
+
+bool has_controls(std::string_view s) {
   std::size_t i = 0;
 #if defined(__SSE2__)
-  // Sixteen bytes at a time: the C0 controls other than tab, newline, carriage return and form
-  // feed are counted from a mask; a NUL ends the scan.
+  // Sixteen bytes at a time: most pages have no byte below 0x20 but whitespace.
   const __m128i c1f = _mm_set1_epi8(0x1F);
-  const __m128i zero = _mm_setzero_si128();
-  for (; i + 16 <= head.size(); i += 16) {
-    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(head.data() + i));
+  for (; i + 16 <= s.size(); i += 16) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i));
     const __m128i below_space = _mm_cmpeq_epi8(_mm_min_epu8(x, c1f), x);
     if (_mm_movemask_epi8(below_space) == 0) continue;
-    if (_mm_movemask_epi8(_mm_cmpeq_epi8(x, zero)) != 0) return true;
     const __m128i spaces = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('\t')),
                                                      _mm_cmpeq_epi8(x, _mm_set1_epi8('\n'))),
                                         _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('\r')),
                                                      _mm_cmpeq_epi8(x, _mm_set1_epi8('\f'))));
-    controls += static_cast<std::size_t>(__builtin_popcount(
-        static_cast<unsigned>(_mm_movemask_epi8(_mm_andnot_si128(spaces, below_space)))));
+    if (_mm_movemask_epi8(_mm_andnot_si128(spaces, below_space)) != 0) return true;
   }
 #endif
-  for (; i < head.size(); ++i) {
-    const auto b = static_cast<unsigned char>(head[i]);
-    if (b == 0) return true;
-    if (b < 0x20 && b != '\t' && b != '\n' && b != '\r' && b != '\f') ++controls;
+  for (; i < s.size(); ++i) {
+    if (control_byte(static_cast<unsigned char>(s[i]))) return true;
   }
-  return !head.empty() && controls * 10 > head.size();
+  return false;
+}
+
+std::string replace_controls(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 16);
+  for (const char c : s) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b == 0) {
+      out += "\xEF\xBF\xBD";
+    } else if (control_byte(b)) {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }
 
 bool is_blank(std::string_view s) {

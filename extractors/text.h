@@ -13,10 +13,24 @@ bool is_valid_utf8(std::string_view s);
 /// Replaces every ill-formed UTF-8 sequence in `s` with U+FFFD.
 std::string sanitize_utf8(std::string_view s);
 
-/// True when `s` looks like binary data rather than text: it holds NUL bytes, or more than 10%
-/// of its first 64 KiB are C0 control characters other than tab, newline, carriage return and
-/// form feed.
+/// True when `s` is binary data rather than text by the WHATWG MIME Sniffing Standard (section
+/// 7.2, "binary data byte"): its resource header (the first 1,445 bytes) holds a byte
+/// 0x00-0x08, 0x0B, 0x0E-0x1A or 0x1C-0x1F. A stray NUL further on does not make an HTML page
+/// binary: browsers render it (`replace_controls`). UTF-16/32 text is the caller's to rule out
+/// first (its BOM or its zero bytes).
 bool looks_binary(std::string_view s);
+
+/// Number of bytes of the resource header that `looks_binary` inspects.
+inline constexpr std::size_t kResourceHeaderBytes = 1445;
+
+/// True when `s` holds a NUL or a C0 control character other than tab, line feed, form feed and
+/// carriage return.
+bool has_controls(std::string_view s);
+
+/// `s` with each NUL replaced by U+FFFD (as the HTML tokenizer replaces it) and each other C0
+/// control character but tab, line feed, form feed and carriage return by a space (browsers show
+/// nothing for them).
+std::string replace_controls(std::string_view s);
 
 /// True when `s` holds only whitespace (as `whitespace_prefix` knows it), or nothing.
 bool is_blank(std::string_view s);

@@ -2,7 +2,10 @@
 """Fails when the Grafana dashboard or the Prometheus rules name a newsflow metric that the
 running binary does not expose.
 
-usage: metric_names.py METRICS_TEXT DASHBOARD_JSON RULES_YAML...
+usage: metric_names.py [--series] METRICS_TEXT DASHBOARD_JSON RULES_YAML...
+
+--series: a metric counts only when it has at least one sample line, not only its # TYPE (a
+freshly started daemon must already carry a series of every metric the panels and rules query).
 """
 import json
 import re
@@ -13,11 +16,12 @@ import yaml
 NAME = re.compile(r"\bnewsflow_[a-zA-Z0-9_]+")
 
 
-def exposed(path):
+def exposed(path, series_only=False):
     names = set()
     for line in open(path, encoding="utf-8"):
         if line.startswith("# TYPE "):
-            names.add(line.split()[2])
+            if not series_only:
+                names.add(line.split()[2])
         elif line.strip() and not line.startswith("#"):
             names.add(re.split(r"[{ ]", line, 1)[0])
     return names
@@ -51,8 +55,12 @@ def rule_exprs(path):
 
 
 def main():
-    metrics, dashboard, rules = sys.argv[1], sys.argv[2], sys.argv[3:]
-    have = exposed(metrics)
+    args = sys.argv[1:]
+    series_only = args[:1] == ["--series"]
+    if series_only:
+        args = args[1:]
+    metrics, dashboard, rules = args[0], args[1], args[2:]
+    have = exposed(metrics, series_only)
     used, missing = set(), []
     sources = list(dashboard_exprs(dashboard))
     for r in rules:

@@ -410,3 +410,51 @@ TEST(Stories, DuplicatesJoinTheirOriginalsStory) {
 
 }  // namespace
 }  // namespace newsflow::dedup
+
+namespace newsflow::dedup {
+namespace {
+
+// A text of its own for every seed: numbered words that no other seed uses.
+std::string distinct_article(int seed) {
+  std::string out;
+  for (int i = 0; i < 120; ++i) out += "w" + std::to_string(seed * 1000 + i) + (i % 9 ? " " : ". ");
+  return out;
+}
+
+TEST(Window, HoldsAtMostMaxArticlesOldestLeavingFirst) {
+  WindowOptions options;
+  options.max_articles = 100;
+  DedupWindow w(options);
+  std::size_t peak_bytes = 0;
+  for (int i = 0; i < 1000; ++i) {
+    w.observe("a" + std::to_string(i), make_fingerprint(distinct_article(i), {}), 1000 + i);
+    ASSERT_LE(w.size(), 100u);
+    if (i >= 200) peak_bytes = std::max(peak_bytes, w.memory_bytes());
+  }
+  EXPECT_EQ(w.evicted(), 900u);
+  EXPECT_FALSE(w.contains("a899"));
+  EXPECT_TRUE(w.contains("a900"));
+  // Memory stays where a full window put it: slots are reused, not added.
+  EXPECT_LE(w.memory_bytes(), peak_bytes);
+  // A copy of an evicted article is not found; one of a held article is.
+  EXPECT_EQ(w.observe("c1", make_fingerprint(distinct_article(5), {}), 3000).kind,
+            DupKind::kUnique);
+  EXPECT_EQ(w.observe("c2", make_fingerprint(distinct_article(990), {}), 3000).kind,
+            DupKind::kExact);
+}
+
+TEST(Window, ALowWatermarkHoldsExpiryBack) {
+  DedupWindow w({.window_seconds = 3600});
+  const auto h = fp("a text filed early");
+  w.observe("a", h, 1000);
+  // A later article from a fast partition while a slow one may still deliver time 1500.
+  w.observe("x", fp("something else entirely"), 1000 + 7200, /*low_watermark=*/1500);
+  EXPECT_TRUE(w.contains("a"));
+  EXPECT_EQ(w.observe("b", h, 1500, 1500).kind, DupKind::kExact);
+  // Without the hold the original leaves.
+  w.observe("y", fp("and one more different text"), 1000 + 7300);
+  EXPECT_FALSE(w.contains("a"));
+}
+
+}  // namespace
+}  // namespace newsflow::dedup

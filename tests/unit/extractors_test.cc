@@ -36,28 +36,26 @@ TEST(Binary, DetectsNulAndControlNoise) {
   EXPECT_FALSE(looks_binary("<p>Hello\tworld\r\n</p>"));
 }
 
-TEST(Binary, ScansWordAtATimeWithoutMissingAByteOrMiscountingWhitespace) {
-  // Text with its whitespace controls at every offset of an eight-byte word is text; a NUL or
-  // enough other controls at any offset (including the tail after the last whole word) is not.
+TEST(Binary, BinaryDataBytesAtAnyOffsetOfTheHeaderAndControlsAtAnyOffsetOfTheText) {
+  // Text with its whitespace controls at every offset of a sixteen-byte vector is text; a
+  // binary data byte at any offset of the resource header (the tail after the last whole vector
+  // included) is binary, and has_controls finds a control byte at any offset.
   std::string text;
   for (int i = 0; i < 400; ++i) text += i % 7 == 0 ? "\n" : i % 5 == 0 ? "\t" : "word ";
   EXPECT_FALSE(looks_binary(text));
-  for (std::size_t at = 0; at < 19; ++at) {
-    std::string s(19, 'x');
+  EXPECT_FALSE(has_controls(text));
+  for (std::size_t at = 0; at < 37; ++at) {
+    std::string s(37, 'x');
     s[at] = '\0';
     EXPECT_TRUE(looks_binary(s)) << at;
-    s[at] = '\x1b';
-    s[(at + 5) % 19] = '\x1b';  // two controls in 19 bytes are over 10%
-    EXPECT_TRUE(looks_binary(s)) << at;
-    s[at] = '\xC3';  // high bytes are not controls
-    s[(at + 5) % 19] = '\xC3';
+    EXPECT_TRUE(has_controls(s)) << at;
+    s[at] = '\x1b';  // ESC is no binary data byte, but a control a browser does not show
     EXPECT_FALSE(looks_binary(s)) << at;
+    EXPECT_TRUE(has_controls(s)) << at;
+    s[at] = '\xC3';  // high bytes are neither
+    EXPECT_FALSE(looks_binary(s)) << at;
+    EXPECT_FALSE(has_controls(s)) << at;
   }
-  std::string noise(64 * 1024, 'a');
-  for (std::size_t i = 0; i < noise.size(); i += 9) noise[i] = '\x02';  // 11% controls
-  EXPECT_TRUE(looks_binary(noise));
-  for (std::size_t i = 0; i < noise.size(); i += 18) noise[i] = 'a';  // 5.5%
-  EXPECT_FALSE(looks_binary(noise));
 }
 
 TEST(Utf8, AsciiThatEndsOnAWideRunIsNotReadPastItsEnd) {
@@ -329,7 +327,7 @@ TEST(StripInvisible, DropsScriptsStylesSvgAndCommentsButKeepsJsonLd) {
             "<p>a</p><SCRIPT type='text/javascript'></SCRIPT><style></style>"
             "<svg viewBox='0 0 1 1'></svg><script type=\"application/ld+json\">"
             "{\"headline\":\"H\"}</script><scripts>kept</scripts><noscript></noscript><p>b</p>");
-  EXPECT_EQ(strip_invisible("<p>unclosed <script>x"), "<p>unclosed <script>");
+  EXPECT_EQ(strip_invisible("<p>unclosed <script>x"), "<p>unclosed <script></script>");
   EXPECT_EQ(strip_invisible("a < b <!-- open"), "a < b ");
 }
 
@@ -505,6 +503,143 @@ TEST(Mss, WithoutAConfidentBlockTheParagraphOutweighsAOneWordLink) {
   ASSERT_NEAR(p[1], 0.2, 1e-6);
   const auto kept = segment_mss(*page, model, {});
   EXPECT_NE(std::find(kept.begin(), kept.end(), 1u), kept.end());
+}
+
+}  // namespace
+}  // namespace newsflow::extractors
+
+namespace newsflow::extractors {
+namespace {
+
+TEST(StripInvisible, ClosesElementsThatAreNeverClosedAtTheNextTag) {
+  bool recovered = false;
+  EXPECT_EQ(strip_invisible("<title>Headline<body><p>The story.</p>", nullptr, &recovered),
+            "<title>Headline</title><body><p>The story.</p>");
+  EXPECT_TRUE(recovered);
+  recovered = false;
+  EXPECT_EQ(strip_invisible("<style>p{}<p>text</p>", nullptr, &recovered),
+            "<style></style><p>text</p>");
+  EXPECT_TRUE(recovered);
+  recovered = false;
+  EXPECT_EQ(strip_invisible("<iframe src=x><p>text</p>", nullptr, &recovered),
+            "<iframe src=x></iframe><p>text</p>");
+  EXPECT_TRUE(recovered);
+  recovered = false;
+  EXPECT_EQ(strip_invisible("<TEXTAREA>a<p>b</p>", nullptr, &recovered),
+            "<TEXTAREA>a</textarea><p>b</p>");
+  EXPECT_TRUE(recovered);
+  // Closed elements are left alone, and a title at the very end is nothing to recover.
+  recovered = false;
+  EXPECT_EQ(strip_invisible("<title>T</title><noframes>x</noframes><p>b", nullptr, &recovered),
+            "<title>T</title><noframes>x</noframes><p>b");
+  EXPECT_EQ(strip_invisible("<p>b</p><title>T", nullptr, &recovered), "<p>b</p><title>T</title>");
+  EXPECT_FALSE(recovered);
+}
+
+std::string article_page(std::string_view head, std::string_view body_extra = {}) {
+  std::string html = "<html><head>" + std::string(head) + "</head><body><article>";
+  for (int i = 0; i < 6; ++i) {
+    html +=
+        "<p>The council voted on Tuesday to rebuild the old river bridge, which has been "
+        "closed since the spring floods damaged its piers, and to open a detour for the "
+        "buses that crossed it every day.</p>";
+  }
+  html += std::string(body_extra) + "</article></body></html>";
+  return html;
+}
+
+TEST(Extract, AnUnterminatedTitleNoLongerHidesThePage) {
+  const auto a = extract_html(article_page("<title>Bridge vote"), "https://a.test/x", {});
+  ASSERT_TRUE(a) << a.error().detail;
+  EXPECT_NE(a->text.find("river bridge"), std::string::npos);
+  EXPECT_EQ(a->title, "Bridge vote");
+  EXPECT_EQ(a->warnings, std::vector<std::string>{"unterminated_element_closed"});
+  const auto clean =
+      extract_html(article_page("<title>Bridge vote</title>"), "https://a.test/x", {});
+  ASSERT_TRUE(clean);
+  EXPECT_TRUE(clean->warnings.empty());
+  EXPECT_EQ(clean->text, a->text);
+}
+
+TEST(Extract, StrayNulBytesAreReplacedNotDeadLettered) {
+  // In an attribute and in the text, past the resource header: the page is read as a browser
+  // shows it.
+  const std::string nul(1, '\0');
+  const std::string html = article_page("<title>Bridge vote</title>" + std::string(1500, ' '),
+                                        "<p class=\"x" + nul + "y\">Tail" + nul +
+                                            " text and more words about the "
+                                            "bridge.</p>");
+  ASSERT_FALSE(looks_binary(html));
+  const auto a = extract_html(html, "https://a.test/x", {});
+  ASSERT_TRUE(a) << a.error().detail;
+  EXPECT_NE(a->text.find("river bridge"), std::string::npos);
+  EXPECT_EQ(a->text.find('\0'), std::string::npos);
+  EXPECT_EQ(a->warnings, std::vector<std::string>{"control_characters_replaced"});
+  // A NUL in the resource header (the first 1,445 bytes) is binary data, as the MIME sniffing
+  // standard has it.
+  const std::string head_nul = article_page("<title>Bridge" + nul + "vote</title>");
+  ASSERT_TRUE(looks_binary(head_nul));
+  const auto b = extract_html(head_nul, "https://a.test/x", {});
+  ASSERT_FALSE(b);
+  EXPECT_EQ(b.error().reason, ExtractReason::kBinary);
+}
+
+TEST(Text, BinaryByTheMimeSniffingStandard) {
+  EXPECT_TRUE(looks_binary(std::string("\x1f\x8b\x08\x00", 4)));  // gzip
+  EXPECT_TRUE(looks_binary("%PDF-1.7\x0b"));
+  EXPECT_FALSE(looks_binary("<p>tab\there, form\ffeed, escape \x1b?</p>"));  // 0x1B is not one
+  EXPECT_FALSE(looks_binary(std::string(kResourceHeaderBytes, 'a') + '\0'));
+  EXPECT_TRUE(looks_binary(std::string(kResourceHeaderBytes - 1, 'a') + '\0'));
+  EXPECT_EQ(replace_controls(std::string("a\0b\x01"
+                                         "c\td",
+                                         7)),
+            "a\xEF\xBF\xBD"
+            "b c\td");
+  EXPECT_TRUE(has_controls(std::string(40, 'x') + '\x02' + std::string(40, 'x')));
+  EXPECT_FALSE(has_controls(std::string(40, 'x') + "\r\n\t\f" + std::string(40, 'x')));
+}
+
+}  // namespace
+}  // namespace newsflow::extractors
+
+namespace newsflow::extractors {
+namespace {
+
+TEST(Urls, ResolvedByRfc3986) {
+  const std::string base = "http://a.com/b/c/d.html";
+  EXPECT_EQ(resolve_url(base, "../x.html"), "http://a.com/b/x.html");
+  EXPECT_EQ(resolve_url(base, "./x.html"), "http://a.com/b/c/x.html");
+  EXPECT_EQ(resolve_url(base, "?page=2"), "http://a.com/b/c/d.html?page=2");
+  EXPECT_EQ(resolve_url(base, "//cdn.test/p"), "http://cdn.test/p");
+  EXPECT_EQ(resolve_url(base, "/a/../b/./c"), "http://a.com/b/c");
+  EXPECT_EQ(resolve_url("https://[2001:db8::1]:8443/a/b", "c"), "https://[2001:db8::1]:8443/a/c");
+  EXPECT_EQ(resolve_url(base, "#top"), base);
+  EXPECT_EQ(resolve_url(base, "javascript:void(0)"), base);
+  // Other schemes stay what they are (the fetcher refuses them), never put on the base's host.
+  EXPECT_EQ(resolve_url(base, "file:///etc/passwd"), "file:///etc/passwd");
+  EXPECT_EQ(resolve_url(base, "gopher://h.test/1"), "gopher://h.test/1");
+  EXPECT_EQ(url_scheme_of("file:///etc/passwd"), "file");
+  EXPECT_EQ(url_scheme_of("/relative"), "");
+  // A space in a link is percent-encoded, not kept raw.
+  EXPECT_EQ(resolve_url(base, "a b.html"), "http://a.com/b/c/a%20b.html");
+}
+
+TEST(Urls, CanonicalForIdentity) {
+  EXPECT_EQ(canonical_url("HTTPS://News.Example.COM:443/a/b?utm_source=x&id=7&fbclid=y#c"),
+            "https://news.example.com/a/b?id=7");
+  EXPECT_EQ(canonical_url("http://example.com:80/?gclid=1&utm_medium=m"), "http://example.com/");
+  EXPECT_EQ(canonical_url("http://example.com:8080/a?b=1"), "http://example.com:8080/a?b=1");
+  EXPECT_EQ(canonical_url("urn:uuid:1234"), "urn:uuid:1234");
+}
+
+TEST(Urls, SourceIsTheRegistrableDomain) {
+  EXPECT_EQ(url_source("https://news.bbc.co.uk/x"), "bbc.co.uk");
+  EXPECT_EQ(url_source("https://www.bbc.co.uk/x"), "bbc.co.uk");
+  EXPECT_EQ(url_source("https://WWW.Example.com:8080/a"), "example.com");
+  EXPECT_EQ(url_source("https://user@blog.example.github.io/p"), "example.github.io");
+  EXPECT_EQ(url_source("http://192.0.2.7/a"), "192.0.2.7");
+  EXPECT_EQ(url_source("http://[2001:db8::1]/a"), "2001:db8::1");
+  EXPECT_EQ(url_source("not a url"), "");
 }
 
 }  // namespace

@@ -73,6 +73,14 @@ TEST(PageMessage, RawHtmlNeedsAUrlHeader) {
       parse_page_message("<p>x</p>", {{"url", "u"}, {"fetched_at", "2026-11-21T00:00:00Z"}}, 5);
   EXPECT_EQ(with_time.input.fetched_at, 1795219200);
 
+  // A published_at header is the event time, as in a replay line (the producer sends it).
+  auto published = parse_page_message(
+      "<p>x</p>", {{"url", "u"}, {"published_at", "2026-11-21T00:00:00Z"}}, 1795255200);
+  EXPECT_EQ(published.input.published_at, 1795219200);
+  EXPECT_EQ(parse_page_message("<p>x</p>", {{"url", "u"}, {"published_at", "yesterday"}}, 5)
+                .failure->reason,
+            "invalid_timestamp");
+
   EXPECT_EQ(parse_page_message("<p>x</p>", {}, 0).failure->reason, "missing_url");
   EXPECT_EQ(parse_page_message("", {{"url", "u"}}, 0).failure->reason, "empty_document");
 }

@@ -1,0 +1,166 @@
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace newsflow::daemon {
+
+/// Hands out the records of several partitions in event-time order, as Kafka Streams does since
+/// KIP-353: each partition's records wait in a small buffer, the record with the lowest event
+/// time across the buffers goes first, and nothing goes while an assigned partition may still
+/// deliver an older record: one with an empty buffer that has neither reported its end nor
+/// stayed empty for `max_idle`. A backlog (an outage, a new consumer group, a backfill) is then
+/// consumed in the order `replay` of the same stream reads it, while a live stream, whose
+/// partitions sit at their end, passes each record on at once. The caller keeps each buffer
+/// short (the daemon takes two records per partition; the rest wait in librdkafka's partition
+/// queues). `Record` is an owning handle the caller destroys; no I/O, no threads: the consumer
+/// loop drives it.
+template <typename Record>
+class EventTimeMerger {
+ public:
+  using Clock = std::chrono::steady_clock;
+  using Partition = std::pair<std::string, int>;  // topic, partition
+
+  struct Options {
+    std::chrono::milliseconds max_idle{1000};
+  };
+
+  explicit EventTimeMerger(Options options) : options_(options) {}
+
+  /// A newly assigned partition: nothing buffered, its end not yet seen.
+  void assign(const Partition& p, Clock::time_point now) {
+    State& s = partitions_[p];
+    s.empty_since = now;
+    s.at_end = false;
+  }
+
+  /// A revoked partition: its buffered records come back to be destroyed (uncommitted, so the
+  /// new owner reads them again).
+  std::vector<Record> revoke(const Partition& p) {
+    std::vector<Record> out;
+    auto it = partitions_.find(p);
+    if (it == partitions_.end()) return out;
+    for (auto& item : it->second.buffer) out.push_back(std::move(item.record));
+    buffered_bytes_ -= it->second.bytes;
+    partitions_.erase(it);
+    return out;
+  }
+
+  /// Every record held, for a shutdown.
+  std::vector<Record> clear() {
+    std::vector<Record> out;
+    for (auto& [p, s] : partitions_) {
+      for (auto& item : s.buffer) out.push_back(std::move(item.record));
+    }
+    partitions_.clear();
+    buffered_bytes_ = 0;
+    return out;
+  }
+
+  /// A record fetched from `p` (in offset order) with its event time.
+  void add(const Partition& p, Record record, std::int64_t event_time, std::size_t bytes) {
+    State& s = partitions_[p];
+    s.buffer.push_back({std::move(record), event_time, bytes});
+    s.bytes += bytes;
+    s.at_end = false;
+    buffered_bytes_ += bytes;
+  }
+
+  /// Puts a record handed out by `next` back in front of its partition's buffer (its batch is
+  /// processed again). Give back a batch's records last first.
+  void give_back(const Partition& p, Record record, std::int64_t event_time, std::size_t bytes) {
+    auto it = partitions_.find(p);
+    if (it == partitions_.end()) return;  // revoked meanwhile: the caller destroys it
+    State& s = it->second;
+    s.buffer.push_front({std::move(record), event_time, bytes});
+    s.bytes += bytes;
+    buffered_bytes_ += bytes;
+  }
+
+  /// True when `p` is still assigned (a record given back to a revoked partition is not held).
+  bool assigned(const Partition& p) const { return partitions_.count(p) > 0; }
+
+  /// The partition has delivered everything it holds for now (librdkafka's partition EOF).
+  void end_of_partition(const Partition& p) {
+    auto it = partitions_.find(p);
+    if (it != partitions_.end()) it->second.at_end = true;
+  }
+
+  /// The record with the lowest event time, when no assigned partition may still deliver an
+  /// older one; `low_watermark`, when given, receives the lowest time any partition may still
+  /// deliver (the record's own time, or older for a partition that went idle).
+  std::optional<Record> next(Clock::time_point now, std::int64_t* low_watermark = nullptr) {
+    State* best = nullptr;
+    std::int64_t low = std::numeric_limits<std::int64_t>::max();
+    for (auto& [p, s] : partitions_) {
+      if (s.buffer.empty()) {
+        if (s.at_end) continue;
+        if (now - s.empty_since < options_.max_idle) return std::nullopt;  // wait for it
+        // Idle too long: go on without it, but keep its stream time as the low watermark.
+        if (s.stream_time != kNever) low = std::min(low, s.stream_time);
+        continue;
+      }
+      // Strictly lower wins: ties go to the first partition in (topic, partition) order.
+      if (!best || s.buffer.front().event_time < best->buffer.front().event_time) best = &s;
+    }
+    if (!best) return std::nullopt;
+    Item item = std::move(best->buffer.front());
+    best->buffer.pop_front();
+    best->bytes -= item.bytes;
+    buffered_bytes_ -= item.bytes;
+    best->stream_time = std::max(best->stream_time, item.event_time);
+    if (best->buffer.empty()) best->empty_since = now;
+    if (low_watermark) *low_watermark = std::min(low, item.event_time);
+    return std::move(item.record);
+  }
+
+  /// True when some assigned partition holds the others back (empty, not at its end, not idle
+  /// for long): the loop should poll again soon.
+  bool waiting(Clock::time_point now) const {
+    for (const auto& [p, s] : partitions_) {
+      if (s.buffer.empty() && !s.at_end && now - s.empty_since < options_.max_idle) return true;
+    }
+    return false;
+  }
+
+  std::size_t buffered_bytes() const { return buffered_bytes_; }
+  std::size_t buffered_records() const {
+    std::size_t n = 0;
+    for (const auto& [p, s] : partitions_) n += s.buffer.size();
+    return n;
+  }
+  std::size_t buffered_records(const Partition& p) const {
+    const auto it = partitions_.find(p);
+    return it == partitions_.end() ? 0 : it->second.buffer.size();
+  }
+  std::size_t partitions() const { return partitions_.size(); }
+
+ private:
+  static constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::min();
+  struct Item {
+    Record record;
+    std::int64_t event_time;
+    std::size_t bytes;
+  };
+  struct State {
+    std::deque<Item> buffer;
+    std::size_t bytes = 0;
+    bool at_end = false;
+    Clock::time_point empty_since{};
+    std::int64_t stream_time = kNever;  // highest event time handed out
+  };
+
+  Options options_;
+  std::map<Partition, State> partitions_;
+  std::size_t buffered_bytes_ = 0;
+};
+
+}  // namespace newsflow::daemon

@@ -1,0 +1,48 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "dedup/window.h"
+
+namespace newsflow::dedup {
+
+/// What one article left in the window, the document frequencies, the boilerplate filter and
+/// the story book when it was judged: the record of the state changelog (`newsflow.state`),
+/// from which a restarted process, or a standby, rebuilds the same state without the text.
+/// Applied in `seq` order, the records give back the state an uninterrupted run holds.
+struct ArticleState {
+  std::uint64_t seq = 0;  ///< the order the owner judged articles in
+  std::string id;
+  std::int64_t event_time = 0;
+  Fingerprint fp;
+  Verdict verdict;
+  std::string url;
+  std::string source;
+  std::string title;
+  std::string story_id;                  ///< the story it joined (after merges)
+  std::vector<std::string> merged_from;  ///< stories its arrival merged into that story
+  std::vector<std::pair<std::string, float>> story_terms;  ///< title and lead terms, weighted
+  std::vector<std::uint32_t> df_terms;    ///< low 32 bits of its distinct term hashes
+  std::vector<std::uint64_t> paragraphs;  ///< its boilerplate-filter paragraph keys
+  std::string link;                       ///< a fetched feed item's link ("" otherwise)
+  bool from_feed = false;
+};
+
+/// The changelog's value format: "NFS1", then varints, fixed-width hashes and length-prefixed
+/// strings (dedup/README.md documents the layout). Compact and fast to read: restore speed is
+/// what a standby and a restart wait for.
+std::string encode_state(const ArticleState& state);
+
+/// The `seq` of a record, read without decoding the rest (restores order records by it).
+std::optional<std::uint64_t> state_seq(std::string_view bytes);
+
+/// Reads a record written by `encode_state`; nothing for anything else (truncated, another
+/// version, junk).
+std::optional<ArticleState> decode_state(std::string_view bytes);
+
+}  // namespace newsflow::dedup

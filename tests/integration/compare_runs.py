@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Agreement of two newsflow runs over the same input (article JSON lines; the last line of an
+id wins, as under compaction): duplicate groups (union-find over dup.of) by pairwise F1, stories
+by B-cubed F1, and the share of articles with the same dup kind and the same duplicate group.
+
+  compare_runs.py REFERENCE.jsonl OTHER.jsonl [--min-dup-f1 F] [--min-bcubed F]
+                  [--min-same-verdict F]
+
+Exit 1 when a figure is below its floor, or when the runs hold different article ids.
+"""
+import argparse
+import collections
+import itertools
+import json
+import sys
+
+
+def load(path):
+    out = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            a = json.loads(line)
+            out[a["id"]] = a
+    return out
+
+
+def dup_groups(articles):
+    parent = {i: i for i in articles}
+
+    def find(x):
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for i, a in articles.items():
+        of = (a.get("dup") or {}).get("of")
+        if a["dup"]["kind"] != "unique" and of in parent:
+            parent[find(i)] = find(of)
+    return {i: find(i) for i in articles}
+
+
+def members(assignment):
+    """{group: set of ids} of an {id: group} assignment."""
+    groups = collections.defaultdict(set)
+    for i, g in assignment.items():
+        groups[g].add(i)
+    return groups
+
+
+def pairs(assignment):
+    out = set()
+    for group in members(assignment).values():
+        for a, b in itertools.combinations(sorted(group), 2):
+            out.add((a, b))
+    return out
+
+
+def f1(ref_pairs, other_pairs):
+    if not ref_pairs and not other_pairs:
+        return 1.0, 1.0, 1.0
+    tp = len(ref_pairs & other_pairs)
+    p = tp / len(other_pairs) if other_pairs else 1.0
+    r = tp / len(ref_pairs) if ref_pairs else 1.0
+    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+
+
+def bcubed(ref, other):
+    ref_groups, other_groups = members(ref), members(other)
+    p = r = 0.0
+    for i in ref:
+        a, b = ref_groups[ref[i]], other_groups[other[i]]
+        both = len(a & b)
+        p += both / len(b)
+        r += both / len(a)
+    p /= len(ref)
+    r /= len(ref)
+    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("reference")
+    ap.add_argument("other")
+    ap.add_argument("--min-dup-f1", type=float, default=0.0)
+    ap.add_argument("--min-bcubed", type=float, default=0.0)
+    ap.add_argument("--min-same-verdict", type=float, default=0.0)
+    args = ap.parse_args()
+    ref, other = load(args.reference), load(args.other)
+    if set(ref) != set(other):
+        print(f"FAIL: ids differ: {len(set(ref) - set(other))} only in the reference, "
+              f"{len(set(other) - set(ref))} only in the other run")
+        return 1
+    ref_dup, other_dup = dup_groups(ref), dup_groups(other)
+    dp, dr, df = f1(pairs(ref_dup), pairs(other_dup))
+    sp, sr, sf = bcubed({i: a["story_id"] for i, a in ref.items()},
+                        {i: a["story_id"] for i, a in other.items()})
+    # Same verdict: the same kind, and the same set of fellow duplicates.
+    ref_members, other_members = members(ref_dup), members(other_dup)
+    same = sum(1 for i in ref if ref[i]["dup"]["kind"] == other[i]["dup"]["kind"]
+               and ref_members[ref_dup[i]] == other_members[other_dup[i]])
+    dups = [sum(a["dup"]["kind"] != "unique" for a in run.values()) for run in (ref, other)]
+    print(f"articles={len(ref)} duplicates_reference={dups[0]} duplicates_other={dups[1]} "
+          f"dup_pairwise P={dp:.4f} R={dr:.4f} F1={df:.4f} "
+          f"story_bcubed P={sp:.4f} R={sr:.4f} F1={sf:.4f} same_verdict={same / len(ref):.4f}")
+    ok = df >= args.min_dup_f1 and sf >= args.min_bcubed and same / len(ref) >= args.min_same_verdict
+    if not ok:
+        print("FAIL: below the floor")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
