@@ -659,7 +659,7 @@ void Daemon::publish(rd_kafka_message_t* msg, Work& work) {
       // A merged story is gone: a tombstone, so compaction drops it.
       for (const auto& gone : o.story.merged_from)
         produce(config_.topics.stories, gone, {}, {}, true);
-      metrics_.article(kind);
+      metrics_.article(kind, o.article.language);
       ++progress_.articles;
       if (o.verdict.kind != dedup::DupKind::kUnique) ++progress_.duplicates;
     }

@@ -26,7 +26,7 @@ Metrics::Metrics()
       produced_(counter(*registry_, "newsflow_messages_produced_total",
                         "Output messages acknowledged by the brokers, by topic")),
       articles_(counter(*registry_, "newsflow_articles_total",
-                        "Articles out of the pipeline, by duplicate kind")),
+                        "Articles out of the pipeline, by duplicate kind and language")),
       dlq_(counter(*registry_, "newsflow_dlq_total",
                    "Inputs sent to the dead-letter queue, by reason")),
       fetches_(counter(*registry_, "newsflow_fetch_total",
@@ -123,7 +123,7 @@ const std::vector<std::string>& Metrics::dead_letter_reasons() {
 void Metrics::initialize(const std::vector<std::string>& input_topics,
                          const std::vector<std::string>& output_topics) {
   for (const char* kind : {"unique", "exact", "near", "contained"})
-    articles_.Add({{"dup_kind", kind}});
+    articles_.Add({{"dup_kind", kind}, {"language", "und"}});
   for (const auto& reason : dead_letter_reasons()) dlq_.Add({{"reason", reason}});
   for (const char* w : {"control_characters_replaced", "unterminated_element_closed"}) {
     extract_warnings_.Add({{"warning", w}});

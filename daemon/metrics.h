@@ -39,7 +39,12 @@ class Metrics {
     consumed_.Add({{"topic", topic}, {"partition", std::to_string(partition)}}).Increment();
   }
   void produced(const std::string& topic) { produced_.Add({{"topic", topic}}).Increment(); }
-  void article(const std::string& dup_kind) { articles_.Add({{"dup_kind", dup_kind}}).Increment(); }
+  /// An article published; `language` is its BCP-47 tag or "" (the label keeps the primary
+  /// subtag, "und" when unknown: at most the ~80 languages CLD2 names).
+  void article(const std::string& dup_kind, const std::string& language) {
+    const std::string primary = language.empty() ? "und" : language.substr(0, language.find('-'));
+    articles_.Add({{"dup_kind", dup_kind}, {"language", primary}}).Increment();
+  }
   void story_created() { stories_created_.Increment(); }
   void story_updated() { stories_updated_.Increment(); }
   void dead_letter(const std::string& reason) { dlq_.Add({{"reason", reason}}).Increment(); }

@@ -11,6 +11,7 @@
 #include "extractors/charset.h"
 #include "extractors/feed.h"
 #include "extractors/html.h"
+#include "extractors/language.h"
 #include "extractors/metadata.h"
 #include "extractors/text.h"
 
@@ -77,6 +78,7 @@ std::string article_json(const Output& out) {
   j["byline"] = or_null(a.byline);
   j["text"] = a.text;
   j["lang"] = or_null(a.lang);
+  j["language"] = or_null(a.language);
   j["published_at"] = optional_time(a.published_at);
   j["fetched_at"] = optional_time(a.fetched_at);
   j["content_hash"] = out.content_hash;
@@ -262,6 +264,13 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::prepare(
   if (input.url.empty()) return tl::unexpected(Failure{"missing_url", "input has no url"});
   const auto t0 = Clock::now();
   auto extracted = extract(input);
+  if (extracted) {
+    // The language of what has its text now; a feed item's fetched page gets it in `finish`.
+    for (auto& e : *extracted) {
+      if (e.skip || e.article.text.empty() || !e.fetch_url.empty()) continue;
+      set_language(e);
+    }
+  }
   if (metrics_) metrics_->stage_seconds("extract", seconds_since(t0));
   return extracted;
 }
@@ -468,7 +477,15 @@ void Pipeline::restore(const dedup::ArticleState& s) {
   for (const auto& from : s.merged_from) stories_.restore_merge(from, s.story_id);
 }
 
+void Pipeline::set_language(Extracted& e) {
+  const extractors::Article& a = e.article;
+  e.article.language =
+      extractors::detect_language(a.title, a.text, a.lang, extractors::url_host(a.url));
+  e.language_known = true;
+}
+
 Output Pipeline::finish(Extracted extracted, const Input& input) {
+  if (!extracted.language_known) set_language(extracted);
   Output out;
   out.article = std::move(extracted.article);
   extractors::Article& a = out.article;

@@ -87,7 +87,8 @@ class Pipeline {
     std::string feed_text;  ///< the item's own short text, kept if the page cannot be had
     /// Why the page could not be had (the item then carries `feed_text`, or is skipped).
     std::optional<Failure> fetch_failure;
-    bool skip = false;  ///< no output: already published, or nothing to publish
+    bool skip = false;            ///< no output: already published, or nothing to publish
+    bool language_known = false;  ///< `article.language` detected (in `prepare`, on the cores)
   };
 
   /// The first half of `process`: decode and extract. Thread-safe (reads only the
@@ -140,6 +141,8 @@ class Pipeline {
   tl::expected<std::vector<Extracted>, Failure> extract(const Input& input) const;
   tl::expected<std::vector<Extracted>, Failure> extract_feed(const Input& input) const;
   Output finish(Extracted extracted, const Input& input);
+  /// Detects the language of an extracted article (`extractors::detect_language`).
+  static void set_language(Extracted& e);
 
   config::Config config_;
   Metrics* metrics_;

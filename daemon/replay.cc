@@ -165,7 +165,7 @@ tl::expected<ReplayStats, std::string> run_replay(const config::Config& config,
             ++stats.articles;
             const std::string kind(dedup::dup_kind_name(o.verdict.kind));
             ++stats.by_dup_kind[kind];
-            if (metrics) metrics->article(kind);
+            if (metrics) metrics->article(kind, o.article.language);
           }
         }
       }

@@ -1,5 +1,8 @@
 #include "dedup/normalize.h"
 
+#include <unicode/brkiter.h>
+#include <unicode/locid.h>
+#include <unicode/unistr.h>
 #include <utf8proc.h>
 
 #include <cstdlib>
@@ -27,13 +30,90 @@ bool is_word_char(utf8proc_int32_t cp) {
   }
 }
 
+// Scripts written without spaces between words: Thai, Lao, Myanmar, Khmer, kana and Han.
+bool unspaced_script(utf8proc_int32_t cp) {
+  return (cp >= 0x0E00 && cp <= 0x0EFF) || (cp >= 0x1000 && cp <= 0x109F) ||
+         (cp >= 0x1780 && cp <= 0x17FF) || (cp >= 0x19E0 && cp <= 0x19FF) ||
+         (cp >= 0x3040 && cp <= 0x30FF) || (cp >= 0x31F0 && cp <= 0x31FF) ||
+         (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x4E00 && cp <= 0x9FFF) ||
+         (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x20000 && cp <= 0x3FFFF);
+}
+
+bool has_unspaced_script(std::string_view word) {
+  const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(word.data());
+  auto left = static_cast<utf8proc_ssize_t>(word.size());
+  while (left > 0) {
+    utf8proc_int32_t cp;
+    const utf8proc_ssize_t len = utf8proc_iterate(p, left, &cp);
+    if (len <= 0) return false;
+    if (unspaced_script(cp)) return true;
+    p += len;
+    left -= len;
+  }
+  return false;
+}
+
+// ICU's word break iterator (UAX #29 with dictionaries for Chinese, Japanese, Thai, Lao, Khmer
+// and Burmese); one per thread, as creating one loads its rules.
+icu::BreakIterator* word_breaker() {
+  thread_local std::unique_ptr<icu::BreakIterator> it = [] {
+    UErrorCode status = U_ZERO_ERROR;
+    std::unique_ptr<icu::BreakIterator> b(
+        icu::BreakIterator::createWordInstance(icu::Locale::getRoot(), status));
+    return U_SUCCESS(status) ? std::move(b) : nullptr;
+  }();
+  return it.get();
+}
+
+// Appends the words of `run` (word characters only, no spaces) to `out`, separated by spaces.
+void append_segmented(std::string_view run, std::string& out) {
+  icu::BreakIterator* it = word_breaker();
+  if (!it) {
+    out.append(run);
+    return;
+  }
+  const icu::UnicodeString text = icu::UnicodeString::fromUTF8(
+      icu::StringPiece(run.data(), static_cast<std::int32_t>(run.size())));
+  it->setText(text);
+  std::string piece;
+  bool first = true;
+  for (std::int32_t start = it->first(), end = it->next(); end != icu::BreakIterator::DONE;
+       start = end, end = it->next()) {
+    piece.clear();
+    text.tempSubStringBetween(start, end).toUTF8String(piece);
+    if (!first) out += ' ';
+    out += piece;
+    first = false;
+  }
+}
+
 }  // namespace
+
+std::string segment_words(std::string_view normalized) {
+  std::string out;
+  out.reserve(normalized.size() + normalized.size() / 4);
+  std::size_t pos = 0;
+  while (pos < normalized.size()) {
+    std::size_t end = normalized.find(' ', pos);
+    if (end == std::string_view::npos) end = normalized.size();
+    const std::string_view word = normalized.substr(pos, end - pos);
+    if (!out.empty()) out += ' ';
+    if (has_unspaced_script(word)) {
+      append_segmented(word, out);
+    } else {
+      out.append(word);
+    }
+    pos = end + 1;
+  }
+  return out;
+}
 
 namespace {
 
 // NFKC + case folding of a piece of text, then words kept and everything else turned into
 // word breaks, appended to `out`.
-void normalize_unicode(std::string_view text, std::string& out, bool& pending_space) {
+void normalize_unicode(std::string_view text, std::string& out, bool& pending_space,
+                       bool& unspaced) {
   utf8proc_uint8_t* mapped = nullptr;
   const auto options = static_cast<utf8proc_option_t>(
       UTF8PROC_COMPOSE | UTF8PROC_COMPAT | UTF8PROC_CASEFOLD | UTF8PROC_IGNORE | UTF8PROC_STRIPCC);
@@ -68,6 +148,7 @@ void normalize_unicode(std::string_view text, std::string& out, bool& pending_sp
     const utf8proc_ssize_t len = utf8proc_iterate(p, left, &cp);
     if (len <= 0) break;
     if (is_word_char(cp)) {
+      unspaced = unspaced || unspaced_script(cp);
       if (pending_space && !out.empty()) out += ' ';
       pending_space = false;
       out.append(reinterpret_cast<const char*>(p), static_cast<std::size_t>(len));
@@ -88,7 +169,7 @@ std::string normalize_text(std::string_view text) {
   // the ASCII letter before it, which a combining mark may compose with) goes through utf8proc.
   std::string out;
   out.reserve(text.size());
-  bool pending_space = false;
+  bool pending_space = false, unspaced = false;
   std::size_t i = 0;
   while (i < text.size()) {
     const auto c = static_cast<unsigned char>(text[i]);
@@ -110,10 +191,10 @@ std::string normalize_text(std::string_view text) {
     }
     std::size_t j = i + 1;
     while (j < text.size() && static_cast<unsigned char>(text[j]) >= 0x80) ++j;
-    normalize_unicode(text.substr(i, j - i), out, pending_space);
+    normalize_unicode(text.substr(i, j - i), out, pending_space, unspaced);
     i = j;
   }
-  return out;
+  return unspaced ? segment_words(out) : out;
 }
 
 }  // namespace newsflow::dedup

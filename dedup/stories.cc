@@ -13,6 +13,25 @@ namespace {
 
 constexpr std::size_t kTermsPerStory = 64;
 
+// A word of one character of a script written without spaces (a Chinese or Japanese particle,
+// a kanji read alone) or of hiragana only (Japanese inflections and particles): no story term.
+bool weak_unspaced_word(std::string_view w) {
+  if (w.size() < 3 || static_cast<unsigned char>(w[0]) < 0xE0) return false;
+  bool hiragana = true;
+  std::size_t chars = 0;
+  for (std::size_t i = 0; i < w.size();) {
+    const auto b0 = static_cast<unsigned char>(w[i]);
+    if (b0 < 0xE0 || b0 >= 0xF0 || i + 3 > w.size()) return chars == 0;
+    const std::uint32_t cp = ((b0 & 0x0Fu) << 12) |
+                             ((static_cast<unsigned char>(w[i + 1]) & 0x3Fu) << 6) |
+                             (static_cast<unsigned char>(w[i + 2]) & 0x3Fu);
+    hiragana = hiragana && cp >= 0x3041 && cp <= 0x309F;
+    i += 3;
+    ++chars;
+  }
+  return chars == 1 || hiragana;
+}
+
 }  // namespace
 
 // Title (twice) and lead terms of an article: normalized words without stopwords and without
@@ -29,7 +48,7 @@ StoryBook::Terms StoryBook::terms_of(std::string_view title, std::string_view te
       pos = end + 1;
       ++count;
       const bool digits = !w.empty() && w[0] >= '0' && w[0] <= '9';
-      if ((w.size() < 3 && !digits) || internal::is_stopword(w)) continue;
+      if ((w.size() < 3 && !digits) || internal::is_stopword(w) || weak_unspaced_word(w)) continue;
       terms[std::string(w)] += weight;
     }
   };

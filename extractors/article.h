@@ -16,7 +16,8 @@ struct Article {
   std::string source;         ///< host of the canonical URL without a leading "www."
   std::string title;          ///< headline
   std::string text;           ///< main text, paragraphs separated by "\n\n"
-  std::string lang;           ///< ISO 639-1 code when known, else empty
+  std::string lang;           ///< declared language (ISO 639-1) when the page says, else empty
+  std::string language;       ///< detected language, BCP-47 (`detect_language`); empty if unsure
   std::string byline;         ///< authors ("Jane Doe, John Roe") when known, else empty
   std::optional<UnixSeconds> published_at;
   std::optional<UnixSeconds> fetched_at;

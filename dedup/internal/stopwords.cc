@@ -7,7 +7,8 @@ namespace newsflow::dedup::internal {
 // The most frequent function words of the languages the extractor meets most (en, de, fr, es,
 // it, pt, nl), normalized as `normalize_text` leaves them (case folded, accents kept). Words
 // that are content words in another of these languages are left out ("die" stays: German
-// article; "son" is French and left in, an English noun rarely decisive).
+// article; "son" is French and left in, an English noun rarely decisive). A few Chinese and
+// Japanese function words of two characters as `segment_words` cuts them.
 bool is_stopword(std::string_view w) {
   static const std::unordered_set<std::string_view> kWords = {
       // en
@@ -47,7 +48,14 @@ bool is_stopword(std::string_view w) {
       // nl
       "het", "een", "van", "op", "te", "dat", "voor", "met", "zijn", "niet", "aan", "er", "ook",
       "bij", "maar", "door", "naar", "dan", "nog", "wel", "tot", "uit", "wordt", "werd", "zal",
-      "zou", "hij", "zij", "ze", "wij", "ik", "je"};
+      "zou", "hij", "zij", "ze", "wij", "ik", "je",
+      // zh (as segment_words cuts them; one-character words never count as terms)
+      "我们", "你们", "他们", "她们", "一个", "这个", "那个", "这些", "那些", "可以", "没有",
+      "因为", "所以", "如果", "但是", "以及", "或者", "已经", "通过", "由于", "其中", "并且",
+      "而且", "自己", "什么", "如何", "为了", "对于", "关于", "我們", "你們", "他們", "這個",
+      "這些", "沒有", "因為", "所以", "但是", "已經", "通過", "由於", "對於", "關於", "為了",
+      // ja (hiragana-only words never count as terms)
+      "こと", "もの", "ため", "よう", "これ", "それ", "あれ", "場合", "必要"};
   return kWords.count(w) > 0;
 }
 

@@ -55,6 +55,68 @@ void BM_SignatureInsertQuery(benchmark::State& state, SignatureScheme scheme) {
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
+// Raw (not normalized) article text of about 1,800 bytes from shuffled sentences of one script,
+// so normalization and word segmentation are in the measured cost.
+std::string raw_article(std::mt19937_64& rng, const std::vector<std::string>& sentences) {
+  std::string out;
+  std::uniform_int_distribution<std::size_t> pick(0, sentences.size() - 1);
+  while (out.size() < 1800) out += sentences[pick(rng)];
+  return out;
+}
+
+const std::vector<std::string>& sentences_of(const std::string& script) {
+  static const std::vector<std::string> latin = {
+      "The council voted on Tuesday to close the bridge for repairs. ",
+      "Residents said the detour would add twenty minutes to their commute. ",
+      "The mayor promised that work would finish before the spring floods. ",
+      "Engineers found cracks in two of the five supporting piers last year. ",
+      "Opposition members asked why the plan had taken so long to approve. ",
+      "Shops near the river expect fewer customers during the closure. ",
+      "A temporary ferry will run every half hour from the old harbour. ",
+      "The regional government will pay for most of the repair costs. "};
+  static const std::vector<std::string> chinese = {
+      "国家统计局今天发布数据显示，前三季度居民人均可支配收入名义增长百分之六点三。",
+      "城镇居民人均可支配收入增长百分之五点二，农村居民收入增长百分之七点三。",
+      "分析人士认为，就业形势总体稳定，消费市场持续恢复。",
+      "专家表示，下一步应继续稳定就业，拓宽居民增收渠道，促进消费持续扩大。",
+      "受冷空气和暖湿气流共同影响，华南地区多地出现强降雨天气。",
+      "气象部门发布暴雨预警，提醒公众注意防范城市内涝和山洪灾害。",
+      "市政府决定从下周起临时关闭大桥，进行为期三个月的维修。",
+      "附近商户担心封桥期间客流减少，希望政府给予一定补贴。"};
+  static const std::vector<std::string> japanese = {
+      "気象庁によりますと、前線の影響で西日本を中心に大気の状態が非常に不安定になっています。",
+      "局地的に雷を伴った非常に激しい雨が降っており、土砂災害に警戒が必要です。",
+      "市議会は火曜日、老朽化した橋を修理のため閉鎖することを決めました。",
+      "住民からは通勤時間が長くなるとの声が上がっています。",
+      "市長は春の増水期までに工事を終えると約束しました。",
+      "周辺の商店は閉鎖期間中の客足の減少を心配しています。",
+      "臨時の渡し船が旧港から三十分ごとに運航される予定です。",
+      "修理費用の大部分は県が負担することになっています。"};
+  return script == "zh" ? chinese : script == "ja" ? japanese : latin;
+}
+
+// The whole dedup cost of one raw article in a script: normalize (with word segmentation for
+// Chinese and Japanese), weighted signature, document frequencies, window insert and query.
+void BM_ArticleOfScript(benchmark::State& state, const std::string& script) {
+  std::mt19937_64 rng(5);
+  std::vector<std::string> texts;
+  for (int i = 0; i < 256; ++i) texts.push_back(raw_article(rng, sentences_of(script)));
+  DedupWindow window;
+  TermStats stats;
+  const SignatureOptions options{SignatureScheme::kWeighted, 7, 2};
+  std::vector<std::uint64_t> terms;
+  std::size_t i = 0;
+  for (auto _ : state) {
+    const auto t = static_cast<std::int64_t>(i);
+    const Fingerprint fp = make_fingerprint(texts[i % texts.size()], options, &stats, &terms);
+    stats.add(terms, t);
+    window.observe("a" + std::to_string(i), fp, t);
+    ++i;
+  }
+  state.counters["articles/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+
 void BM_Signature(benchmark::State& state, SignatureScheme scheme) {
   std::mt19937_64 rng(1);
   std::vector<std::string> texts;
@@ -144,6 +206,9 @@ BENCHMARK_CAPTURE(BM_Signature, spotsigs, SignatureScheme::kSpotSigs);
 BENCHMARK_CAPTURE(BM_Signature, sentences, SignatureScheme::kSentences);
 BENCHMARK_CAPTURE(BM_Signature, simhash, SignatureScheme::kSimHash);
 BENCHMARK_CAPTURE(BM_SignatureInsertQuery, weighted, SignatureScheme::kWeighted);
+BENCHMARK_CAPTURE(BM_ArticleOfScript, english, std::string("en"));
+BENCHMARK_CAPTURE(BM_ArticleOfScript, chinese, std::string("zh"));
+BENCHMARK_CAPTURE(BM_ArticleOfScript, japanese, std::string("ja"));
 BENCHMARK_CAPTURE(BM_SignatureInsertQuery, shingles, SignatureScheme::kShingles);
 BENCHMARK(BM_WindowInsertQuery)
     ->Arg(100000)

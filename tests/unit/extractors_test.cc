@@ -8,6 +8,7 @@
 #include "extractors/html.h"
 #include "extractors/internal/hash.h"
 #include "extractors/internal/stopwords.h"
+#include "extractors/language.h"
 #include "extractors/metadata.h"
 #include "extractors/mss.h"
 #include "extractors/page.h"
@@ -640,6 +641,51 @@ TEST(Urls, SourceIsTheRegistrableDomain) {
   EXPECT_EQ(url_source("http://192.0.2.7/a"), "192.0.2.7");
   EXPECT_EQ(url_source("http://[2001:db8::1]/a"), "2001:db8::1");
   EXPECT_EQ(url_source("not a url"), "");
+}
+
+}  // namespace
+}  // namespace newsflow::extractors
+
+namespace newsflow::extractors {
+namespace {
+
+TEST(Language, NamesTheLanguageOfTheText) {
+  EXPECT_EQ(
+      detect_language("Hochwasser in Bayern",
+                      "Nach tagelangem Regen sind in mehreren Landkreisen die Flüsse über die "
+                      "Ufer getreten. Die Feuerwehr hat in der Nacht Hunderte Keller "
+                      "ausgepumpt, und die Behörden rechnen mit weiteren Niederschlägen."),
+      "de");
+  EXPECT_EQ(detect_language("Floods in Bavaria",
+                            "After days of rain, rivers in several districts burst their banks. "
+                            "Firefighters pumped out hundreds of basements overnight, and the "
+                            "authorities expect more rain this week."),
+            "en");
+  EXPECT_EQ(detect_language("大雨",
+                            "気象庁によりますと、前線の影響で西日本を中心に大気の状態が非常に"
+                            "不安定になっており、局地的に雷を伴った非常に激しい雨が降っています。"),
+            "ja");
+  EXPECT_EQ(detect_language("暴雨",
+                            "受冷空气和暖湿气流共同影响，华南地区多地出现强降雨天气，气象部门"
+                            "发布暴雨预警，提醒公众注意防范城市内涝和山洪灾害。"),
+            "zh-Hans");
+  EXPECT_EQ(detect_language("暴雨",
+                            "受冷空氣和暖濕氣流共同影響，華南地區多地出現強降雨天氣，氣象部門"
+                            "發布暴雨預警，提醒民眾注意防範城市內澇和山洪災害。"),
+            "zh-Hant");
+}
+
+TEST(Language, UnsureIsEmptyAndADeclaredLanguageIsOnlyAHint) {
+  EXPECT_EQ(detect_language("", ""), "");
+  EXPECT_EQ(detect_language("", "12:45 3-1 (2-0)"), "");
+  // A template that declares English around a German article.
+  EXPECT_EQ(
+      detect_language("Wahl",
+                      "Die Wahlbeteiligung lag am Sonntag deutlich höher als vor vier Jahren, "
+                      "wie die Landeswahlleiterin am Abend mitteilte. Beide großen Parteien "
+                      "verloren Stimmen an die kleineren Parteien.",
+                      "en-US", "www.example.com"),
+      "de");
 }
 
 }  // namespace

@@ -113,8 +113,9 @@ TEST(Pipeline, ArticleJsonFollowsTheContract) {
   ASSERT_TRUE(out);
   ASSERT_EQ(out->size(), 1u);
   const auto j = nlohmann::json::parse(article_json((*out)[0]));
-  for (const char* key : {"id", "url", "canonical_url", "source", "title", "byline", "text", "lang",
-                          "published_at", "fetched_at", "content_hash", "dup", "story_id"}) {
+  for (const char* key :
+       {"id", "url", "canonical_url", "source", "title", "byline", "text", "lang", "language",
+        "published_at", "fetched_at", "content_hash", "dup", "story_id"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   EXPECT_EQ(j["text"], "Some words of the story.");
