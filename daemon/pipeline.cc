@@ -38,17 +38,6 @@ std::string dump(const nlohmann::ordered_json& j) {
 
 // UTF-16 and UTF-32 text holds NUL bytes; it is not binary when a BOM or an ASCII '<' shows
 // which it is.
-std::size_t word_count(std::string_view text) {
-  std::size_t n = 0;
-  bool in_word = false;
-  for (const char c : text) {
-    const bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r';
-    if (!space && !in_word) ++n;
-    in_word = !space;
-  }
-  return n;
-}
-
 bool wide_unicode(std::string_view b) {
   if (b.size() < 4) return false;
   const auto u = [&b](std::size_t i) { return static_cast<unsigned char>(b[i]); };
@@ -172,7 +161,7 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract_feed(
     // refuses it as fetch_blocked_scheme (a dead letter that says so; the item keeps its text).
     const bool linked = !item.link.empty() && !extractors::url_scheme_of(item.link).empty();
     if (config_.fetch.enabled && linked &&
-        word_count(a.text) < static_cast<std::size_t>(config_.fetch.min_feed_words)) {
+        extractors::count_words(a.text) < static_cast<std::size_t>(config_.fetch.min_feed_words)) {
       // A teaser or nothing: the article is on the linked page.
       e.fetch_url = item.link;
       e.feed_text = std::move(a.text);

@@ -1084,6 +1084,15 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
               punct += c == '.' || c == ',' || c == ';' || c == ':' || c == '!' || c == '?';
               digits += c >= '0' && c <= '9';
               ++j;
+            } else if (ideograph_or_kana(text, j)) {
+              // Chinese and Japanese put no spaces between words: every two characters count as
+              // a word (about the length of a Chinese word; rendered without a space), so a
+              // paragraph weighs by its length as a spaced one does.
+              if (j == i) {
+                j += 3;
+                if (ideograph_or_kana(text, j)) j += 3;
+              }
+              break;
             } else if (whitespace_prefix(text.substr(j)) == 0) {
               ++j;
             } else {

@@ -239,4 +239,38 @@ std::string ascii_lower(std::string_view s) {
   return out;
 }
 
+bool ideograph_or_kana(std::string_view s, std::size_t i) {
+  if (i + 2 >= s.size()) return false;
+  const auto b0 = static_cast<unsigned char>(s[i]);
+  const auto b1 = static_cast<unsigned char>(s[i + 1]);
+  const auto b2 = static_cast<unsigned char>(s[i + 2]);
+  if (b0 < 0xE3 || b0 > 0xEF || (b1 & 0xC0) != 0x80 || (b2 & 0xC0) != 0x80) return false;
+  const std::uint32_t cp = ((b0 & 0x0Fu) << 12) | ((b1 & 0x3Fu) << 6) | (b2 & 0x3Fu);
+  return (cp >= 0x3040 && cp <= 0x30FF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
+         (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0xF900 && cp <= 0xFAFF);
+}
+
+std::size_t count_words(std::string_view text) {
+  std::size_t n = 0, i = 0;
+  bool in_word = false;
+  while (i < text.size()) {
+    if (ideograph_or_kana(text, i)) {
+      ++n;
+      i += 3;
+      if (ideograph_or_kana(text, i)) i += 3;
+      in_word = false;  // what follows the pair starts a word of its own
+      continue;
+    }
+    if (const std::size_t w = whitespace_prefix(text.substr(i)); w > 0) {
+      in_word = false;
+      i += w;
+      continue;
+    }
+    if (!in_word) ++n;
+    in_word = true;
+    ++i;
+  }
+  return n;
+}
+
 }  // namespace newsflow::extractors

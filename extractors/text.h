@@ -38,6 +38,16 @@ bool is_blank(std::string_view s);
 /// Collapses runs of Unicode and ASCII whitespace to one space and trims both ends.
 std::string collapse_whitespace(std::string_view s);
 
+/// True when the three bytes at `i` encode a Han ideograph (U+3400-U+4DBF, U+4E00-U+9FFF,
+/// U+F900-U+FAFF) or a kana (U+3040-U+30FF): the characters Chinese and Japanese write without
+/// spaces between words.
+bool ideograph_or_kana(std::string_view s, std::size_t i);
+
+/// Words of plain text: runs between whitespace, except that a run of ideographs and kana counts
+/// one word per two characters (about the length of a Chinese word), as the extractor counts
+/// them; so a Chinese teaser weighs by its length as an English one does.
+std::size_t count_words(std::string_view text);
+
 /// Length in bytes of the UTF-8 whitespace character at the start of `s`, or 0 when `s` does not
 /// start with whitespace (ASCII space/tab/newline/CR/FF/VT, U+00A0, U+2000-U+200B, U+202F,
 /// U+205F, U+3000, U+FEFF).

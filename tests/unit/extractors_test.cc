@@ -690,3 +690,32 @@ TEST(Language, UnsureIsEmptyAndADeclaredLanguageIsOnlyAHint) {
 
 }  // namespace
 }  // namespace newsflow::extractors
+
+namespace newsflow::extractors {
+namespace {
+
+TEST(Words, ChineseAndJapaneseCountByLengthAsSpacedTextDoes) {
+  EXPECT_EQ(count_words("Floods in the south"), 4u);
+  EXPECT_EQ(count_words("  "), 0u);
+  // Two characters a word (an odd one out is a word too); other runs count as spaced text does.
+  EXPECT_EQ(count_words("华南地区多地出现强降雨天气"), 7u);  // 13 characters
+  EXPECT_EQ(count_words("气象部门发布暴雨预警"), 5u);
+  EXPECT_EQ(count_words("Windows系统"), 2u);
+  EXPECT_EQ(count_words("東京都は大雨。"), 4u);  // 6 kanji and kana, then the full stop
+}
+
+TEST(Words, AChineseParagraphWeighsByItsLengthInThePage) {
+  // The page's words are what MSS weighs a block by: a paragraph of 42 characters is 21 words,
+  // not one, and renders without spaces.
+  const std::string para =
+      "受冷空气和暖湿气流共同影响华南地区多地出现强降雨天气气象部门发布暴雨预警提醒公众注意";
+  auto page = parse_page("<html><body><p>" + para + "</p><p>首页</p></body></html>", {});
+  ASSERT_TRUE(page);
+  ASSERT_GE(page->blocks.size(), 2u);
+  EXPECT_EQ(page->blocks[0].word_count(), 21u);
+  EXPECT_EQ(page->blocks[1].word_count(), 1u);
+  EXPECT_EQ(render_words(*page, page->blocks[0].first_word, page->blocks[0].end_word), para);
+}
+
+}  // namespace
+}  // namespace newsflow::extractors

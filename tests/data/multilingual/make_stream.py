@@ -257,7 +257,7 @@ def main():
                 items.append({"id": i, "url": f"https://{SITES[site][0]}/{lang}/{i}.html",
                               "fetched_at": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
                               "html": page(SITES[site], ct, cp, related, lang, args.hints),
-                              "_text": "\n\n".join(cp)})
+                              "_text": "\n\n".join(cp), "_title": ct})
                 labels["edits"][i] = kinds
                 labels["language"][i] = BCP47[lang]
                 labels["base_article"][i] = f"debian-reference:{lang}:{hashlib.sha1(title.encode()).hexdigest()[:12]}"
@@ -265,8 +265,9 @@ def main():
             labels["dup_groups"].append(group)
             labels["story_groups"].append(group)
     items.sort(key=lambda x: (x["fetched_at"], x["id"]))
-    norm = {}
+    norm, truth = {}, []
     for it in items:
+        truth.append({"id": it["id"], "title": it.pop("_title"), "text": it["_text"]})
         t = unicodedata.normalize("NFKC", it.pop("_text")).casefold()
         norm[it["id"]] = " ".join(re.findall(r"\w+", t))
         labels["ids"].append(it["id"])
@@ -288,6 +289,9 @@ def main():
     with gzip.GzipFile(out / "stream.jsonl.gz", "wb", mtime=0) as f:
         for it in items:
             f.write((json.dumps(it, ensure_ascii=False) + "\n").encode())
+    with gzip.GzipFile(out / "truth.jsonl.gz", "wb", mtime=0) as f:
+        for t in truth:
+            f.write((json.dumps(t, ensure_ascii=False) + "\n").encode())
     (out / "labels.json").write_text(json.dumps(labels, ensure_ascii=False, indent=0) + "\n")
     per = {}
     for i, l in labels["language"].items():
