@@ -383,6 +383,10 @@ tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_te
       f.integer("retry_backoff_ms", c.fetch.retry_backoff_ms, 0, 600000);
       f.string_list("allow_networks", c.fetch.allow_networks);
       f.integer("seen_urls_max", c.fetch.seen_urls_max, 0, 100000000);
+      f.boolean("robots_txt", c.fetch.robots_txt);
+      f.integer("robots_cache_seconds", c.fetch.robots_cache_seconds, 0, 86400);
+      f.integer("robots_error_seconds", c.fetch.robots_error_seconds, 0, 86400);
+      f.integer("max_crawl_delay_ms", c.fetch.max_crawl_delay_ms, 0, 600000);
     }
     {
       Section s = top.section("stories");

@@ -83,6 +83,11 @@ struct FetchConfig {
   /// and on every redirect.
   std::vector<std::string> allow_networks;
   std::size_t seen_urls_max = 200000;  ///< links remembered to skip fetching a page again
+  /// Honour each site's robots.txt (RFC 9309) for the product token of `user_agent`.
+  bool robots_txt = true;
+  int robots_cache_seconds = 86400;  ///< how long a fetched robots.txt is trusted (RFC: 24 h)
+  int robots_error_seconds = 600;    ///< an unreachable robots.txt disallows all this long
+  int max_crawl_delay_ms = 30000;    ///< a site's Crawl-delay raises host_delay_ms up to this
 };
 
 /// Local state of the process.

@@ -8,9 +8,11 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "daemon/metrics.h"
 #include "daemon/net.h"
+#include "daemon/robots.h"
 #include "extractors/text.h"
 
 namespace newsflow::daemon {
@@ -66,7 +68,23 @@ struct Fetcher::Impl {
     Clock::time_point not_before{};
     bool blocked = false;  // the open-socket callback refused an address
     bool too_large = false;
+    bool robots = false;     // a robots.txt: any content type, read up to kRobotsBytes
+    bool truncated = false;  // a robots.txt cut at kRobotsBytes (read, not an error)
   };
+
+  // RFC 9309 2.5: at least 500 KiB of a robots.txt are read; the rest is not fetched.
+  static constexpr std::size_t kRobotsBytes = 500 * 1024;
+
+  struct RobotsEntry {
+    RobotsRules rules;
+    Clock::time_point expires;
+  };
+  std::map<std::string, RobotsEntry> robots;  // by origin
+  std::string product;                        // the user agent's product token
+
+  std::vector<FetchResult> run(const std::vector<std::string>& urls, bool robots_files,
+                               const std::map<std::string, std::chrono::milliseconds>& delays);
+  void learn_robots(const std::vector<std::string>& origins);
 
   ~Impl() {
     if (multi) curl_multi_cleanup(multi);
@@ -76,6 +94,11 @@ struct Fetcher::Impl {
   static size_t on_body(char* data, size_t size, size_t n, void* user) {
     auto* t = static_cast<Transfer*>(user);
     const size_t bytes = size * n;
+    if (t->robots && t->result.body.size() + bytes > kRobotsBytes) {
+      t->result.body.append(data, kRobotsBytes - t->result.body.size());
+      t->truncated = true;
+      return 0;  // ends the transfer; what was read is the file
+    }
     if (static_cast<std::int64_t>(t->result.body.size() + bytes) >
         t->impl->options.max_body_bytes) {
       t->too_large = true;
@@ -154,6 +177,7 @@ struct Fetcher::Impl {
           "body exceeds fetch.max_body_bytes (" + std::to_string(options.max_body_bytes) + ")";
       return false;
     }
+    if (t.truncated) code = CURLE_OK;
     switch (code) {
       case CURLE_OK:
         break;
@@ -197,7 +221,7 @@ struct Fetcher::Impl {
       if (r.status < 400) r.outcome = "error";
       return false;
     }
-    if (!html_like(r.content_type)) {
+    if (!t.robots && !html_like(r.content_type)) {
       r.outcome = "not_html";
       r.detail = "content type " + r.content_type;
       return false;
@@ -232,6 +256,9 @@ tl::expected<std::unique_ptr<Fetcher>, std::string> Fetcher::create(
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->metrics = metrics;
+  // The product token robots.txt groups name: the user agent up to its version or comment.
+  impl->product = extractors::ascii_lower(
+      options.user_agent.substr(0, options.user_agent.find_first_of("/ (")));
   for (const auto& n : options.allow_networks) {
     const auto cidr = parse_cidr(n);
     if (!cidr) return tl::unexpected("fetch.allow_networks: '" + n + "' is not a network");
@@ -251,8 +278,10 @@ tl::expected<std::unique_ptr<Fetcher>, std::string> Fetcher::create(
   return std::unique_ptr<Fetcher>(new Fetcher(std::move(impl)));
 }
 
-std::vector<FetchResult> Fetcher::fetch(const std::vector<std::string>& urls) {
-  Impl& im = *impl_;
+std::vector<FetchResult> Fetcher::Impl::run(
+    const std::vector<std::string>& urls, bool robots_files,
+    const std::map<std::string, std::chrono::milliseconds>& delays) {
+  Impl& im = *this;
   std::vector<Impl::Transfer> transfers(urls.size());
   std::deque<std::size_t> pending;
   std::vector<FetchResult> results(urls.size());
@@ -263,6 +292,7 @@ std::vector<FetchResult> Fetcher::fetch(const std::vector<std::string>& urls) {
     t.index = i;
     t.result.url = urls[i];
     t.result.final_url = urls[i];
+    t.robots = robots_files;
     std::string scheme;
     if (!split_url(urls[i], scheme, t.host)) {
       t.result.outcome = "error";
@@ -280,11 +310,15 @@ std::vector<FetchResult> Fetcher::fetch(const std::vector<std::string>& urls) {
   std::map<std::string, int> active_per_host;
   std::map<std::string, Clock::time_point> next_start;  // politeness per host
   int active = 0;
-  const auto delay = std::chrono::milliseconds(im.options.host_delay_ms);
+  const auto default_delay = std::chrono::milliseconds(im.options.host_delay_ms);
+  auto delay_of = [&](const std::string& host) {
+    const auto it = delays.find(host);
+    return it == delays.end() ? default_delay : it->second;
+  };
 
   auto finish = [&](Impl::Transfer& t) {
     t.result.seconds = std::chrono::duration<double>(Clock::now() - t.first_start).count();
-    if (im.metrics) im.metrics->fetch(t.result.outcome);
+    if (im.metrics && !robots_files) im.metrics->fetch(t.result.outcome);
     results[t.index] = std::move(t.result);
     ++done;
   };
@@ -304,13 +338,13 @@ std::vector<FetchResult> Fetcher::fetch(const std::vector<std::string>& urls) {
       t.result.body.clear();
       t.result.content_type.clear();
       t.result.status = 0;
-      t.blocked = t.too_large = false;
+      t.blocked = t.too_large = t.truncated = false;
       im.configure(t);
       if (t.result.attempts++ == 0) t.first_start = now;
       curl_multi_add_handle(im.multi, t.easy);
       ++active;
       ++host_active;
-      host_next = now + delay;
+      host_next = now + delay_of(t.host);
       it = pending.erase(it);
     }
 
@@ -327,7 +361,8 @@ std::vector<FetchResult> Fetcher::fetch(const std::vector<std::string>& urls) {
       t->easy = nullptr;
       --active;
       --active_per_host[t->host];
-      if (retry && t->result.attempts <= im.options.retries) {
+      // A robots.txt is not retried: unreachable now, it disallows for robots_error_seconds.
+      if (retry && !robots_files && t->result.attempts <= im.options.retries) {
         const auto backoff = std::chrono::milliseconds(im.options.retry_backoff_ms) *
                              (1 << (t->result.attempts - 1));
         t->not_before = Clock::now() + backoff;
@@ -353,6 +388,93 @@ std::vector<FetchResult> Fetcher::fetch(const std::vector<std::string>& urls) {
     if (active > 0 || wait_ms > 0)
       curl_multi_poll(im.multi, nullptr, 0, std::max(wait_ms, 1), nullptr);
   }
+  return results;
+}
+
+void Fetcher::Impl::learn_robots(const std::vector<std::string>& origins) {
+  std::vector<std::string> files;
+  files.reserve(origins.size());
+  for (const auto& o : origins) files.push_back(o + "/robots.txt");
+  const std::vector<FetchResult> got = run(files, true, {});
+  const auto now = Clock::now();
+  const auto trusted = std::chrono::seconds(options.robots_cache_seconds);
+  const auto retry_after = std::chrono::seconds(options.robots_error_seconds);
+  for (std::size_t i = 0; i < origins.size(); ++i) {
+    const FetchResult& r = got[i];
+    std::string result;
+    RobotsEntry entry;
+    if (r.ok()) {
+      result = "ok";
+      entry = {RobotsRules::parse(r.body, product), now + trusted};
+    } else if (r.outcome == "http_4xx" || r.outcome == "too_many_redirects") {
+      // No robots.txt (RFC 9309 2.3.1.3): everything may be fetched.
+      result = "unavailable";
+      entry = {RobotsRules::allow_all(), now + trusted};
+    } else if (r.outcome == "http_5xx" || r.outcome == "http_429" || r.outcome == "timeout" ||
+               r.outcome == "connect_error" || r.outcome == "error") {
+      // Unreachable (2.3.1.4): nothing may be fetched until it is asked again.
+      result = "unreachable";
+      entry = {RobotsRules::disallow_all(), now + retry_after};
+    } else {
+      // DNS failure, a refused address or scheme: the page's own fetch fails for the same
+      // reason and says so; nothing is judged, and the file is asked again next time.
+      result = "error";
+      entry = {RobotsRules::allow_all(), now};
+    }
+    if (metrics) metrics->robots_fetch(result);
+    robots[origins[i]] = std::move(entry);
+  }
+}
+
+std::vector<FetchResult> Fetcher::fetch(const std::vector<std::string>& urls) {
+  Impl& im = *impl_;
+  if (!im.options.robots_txt) return im.run(urls, false, {});
+  // What each site's robots.txt says, fetched once per origin and trusted for a day.
+  const auto now = Clock::now();
+  std::erase_if(im.robots, [&](const auto& kv) { return kv.second.expires < now; });
+  std::vector<std::optional<std::string>> origin(urls.size());
+  std::vector<std::string> unknown;
+  for (std::size_t i = 0; i < urls.size(); ++i) {
+    origin[i] = robots_origin(urls[i]);
+    if (origin[i] && !im.robots.contains(*origin[i]) &&
+        std::find(unknown.begin(), unknown.end(), *origin[i]) == unknown.end()) {
+      unknown.push_back(*origin[i]);
+    }
+  }
+  if (!unknown.empty()) im.learn_robots(unknown);
+
+  std::vector<FetchResult> results(urls.size());
+  std::vector<std::string> allowed;
+  std::vector<std::size_t> allowed_index;
+  std::map<std::string, std::chrono::milliseconds> delays;
+  for (std::size_t i = 0; i < urls.size(); ++i) {
+    const auto it = origin[i] ? im.robots.find(*origin[i]) : im.robots.end();
+    if (it != im.robots.end()) {
+      const std::string path = robots_path(urls[i]).value_or("/");
+      if (!it->second.rules.allows(path)) {
+        FetchResult& r = results[i];
+        r.url = r.final_url = urls[i];
+        r.outcome = "disallowed";
+        r.detail = "robots.txt of " + *origin[i] + " disallows " + path + " for " + im.product;
+        if (im.metrics) im.metrics->fetch(r.outcome);
+        continue;
+      }
+      if (const auto d = it->second.rules.crawl_delay()) {
+        // Crawl-delay raises the delay between requests to the host, up to the configured cap.
+        const auto ms = std::chrono::milliseconds(static_cast<std::int64_t>(
+            std::min<double>(*d * 1000.0, im.options.max_crawl_delay_ms)));
+        std::string scheme, host;
+        if (split_url(urls[i], scheme, host)) {
+          delays[host] = std::max(ms, std::chrono::milliseconds(im.options.host_delay_ms));
+        }
+      }
+    }
+    allowed.push_back(urls[i]);
+    allowed_index.push_back(i);
+  }
+  std::vector<FetchResult> fetched = im.run(allowed, false, delays);
+  for (std::size_t k = 0; k < fetched.size(); ++k)
+    results[allowed_index[k]] = std::move(fetched[k]);
   return results;
 }
 

@@ -15,7 +15,8 @@ class Metrics;
 
 /// The result of fetching one URL. `outcome` is "ok" or the reason it failed, a metric label
 /// and DLQ reason (prefixed "fetch_"): http_4xx, http_5xx, http_429, timeout, connect_error,
-/// dns_error, blocked_address, blocked_scheme, too_large, too_many_redirects, not_html, error.
+/// dns_error, blocked_address, blocked_scheme, too_large, too_many_redirects, not_html,
+/// disallowed (by the site's robots.txt), error.
 struct FetchResult {
   std::string url;        ///< as requested
   std::string final_url;  ///< after redirects
@@ -38,7 +39,12 @@ std::vector<config::Problem> check_fetch_config(const config::Config& config);
 /// retries with exponential backoff for 5xx, 429, timeouts and refused connections. Safety: only
 /// http and https, and no connection to a non-public address (loopback, private, link-local,
 /// metadata, ...) unless its network is allow-listed, judged on the resolved address of every
-/// connection, redirects included. Environment proxies are ignored. One thread at a time.
+/// connection, redirects included. Environment proxies are ignored. Politeness: each site's
+/// robots.txt (RFC 9309) is fetched through the same guarded client before its pages, trusted
+/// for `robots_cache_seconds`; a page it disallows is not fetched (outcome "disallowed"); a 4xx
+/// answer allows everything, a 5xx, 429 or network failure disallows everything for
+/// `robots_error_seconds`; a Crawl-delay raises the host's delay (up to `max_crawl_delay_ms`).
+/// One thread at a time.
 class Fetcher {
  public:
   /// `metrics` may be null. Fails on an allow-list entry that is not a network.

@@ -12,6 +12,7 @@
 #include "daemon/log.h"
 #include "daemon/pipeline.h"
 #include "daemon/replay.h"
+#include "daemon/robots.h"
 #include "daemon/service.h"
 #include "daemon/train.h"
 #include "daemon/version.h"
@@ -118,6 +119,18 @@ int main(int argc, char** argv) {
   parse_feed->add_flag("--batch", feed_opts.batch,
                        "read {\"path\",\"url\",\"content_type\"} JSON lines from stdin");
 
+  std::string robots_file, robots_agent = "newsflow";
+  std::vector<std::string> robots_paths;
+  bool robots_batch = false;
+  auto* robots = app.add_subcommand(
+      "robots", "Read a robots.txt as the fetcher does (RFC 9309) and say which paths it allows");
+  robots->add_option("file", robots_file, "robots.txt file");
+  robots->add_option("paths", robots_paths, "paths or URLs to check (\"/a/b?c\")");
+  robots->add_option("--agent", robots_agent, "the crawler's product token")->capture_default_str();
+  robots->add_flag("--batch", robots_batch,
+                   "read {\"robots\": TEXT, \"paths\": [...]} JSON lines from stdin and print "
+                   "{\"allowed\": [...], \"crawl_delay\": S} for each");
+
   std::string check_path;
   auto* check = app.add_subcommand("check-config", "Validate a config file; exit 1 on problems");
   check->add_option("file", check_path, "YAML config file")->required();
@@ -199,6 +212,8 @@ int main(int argc, char** argv) {
     std::printf("%s: ok\n", check_path.c_str());
     return 0;
   }
+
+  if (*robots) return daemon::run_robots(robots_file, robots_paths, robots_agent, robots_batch);
 
   auto c = load(config_path);
   if (!c) return 2;

@@ -31,6 +31,10 @@ Metrics::Metrics()
                    "Inputs sent to the dead-letter queue, by reason")),
       fetches_(counter(*registry_, "newsflow_fetch_total",
                        "Article page fetches for link-only feed items, by outcome")),
+      robots_(counter(*registry_, "newsflow_robots_fetch_total",
+                      "robots.txt fetches, by result: ok (rules read), unavailable (4xx: all "
+                      "allowed), unreachable (5xx, 429 or network: all disallowed for a while), "
+                      "error (not judged: DNS, blocked address)")),
       extract_warnings_(counter(*registry_, "newsflow_extract_warnings_total",
                                 "Pages read only after a repair, by warning "
                                 "(control_characters_replaced, unterminated_element_closed)")),
@@ -107,16 +111,16 @@ Metrics::Metrics()
 
 const std::vector<std::string>& Metrics::dead_letter_reasons() {
   static const std::vector<std::string> kReasons{
-      "missing_url",          "missing_body",    "ambiguous_body",
-      "invalid_json",         "invalid_field",   "invalid_timestamp",
-      "invalid_base64",       "invalid_utf8",    "binary_content",
-      "empty_document",       "too_large",       "charset_error",
-      "parse_error",          "no_text",         "feed_no_items",
-      "internal_error",       "worker_crash",    "fetch_http_4xx",
-      "fetch_http_5xx",       "fetch_http_429",  "fetch_timeout",
-      "fetch_connect_error",  "fetch_dns_error", "fetch_blocked_address",
-      "fetch_blocked_scheme", "fetch_too_large", "fetch_too_many_redirects",
-      "fetch_not_html",       "fetch_error"};
+      "missing_url",          "missing_body",     "ambiguous_body",
+      "invalid_json",         "invalid_field",    "invalid_timestamp",
+      "invalid_base64",       "invalid_utf8",     "binary_content",
+      "empty_document",       "too_large",        "charset_error",
+      "parse_error",          "no_text",          "feed_no_items",
+      "internal_error",       "worker_crash",     "fetch_http_4xx",
+      "fetch_http_5xx",       "fetch_http_429",   "fetch_timeout",
+      "fetch_connect_error",  "fetch_dns_error",  "fetch_blocked_address",
+      "fetch_blocked_scheme", "fetch_too_large",  "fetch_too_many_redirects",
+      "fetch_not_html",       "fetch_disallowed", "fetch_error"};
   return kReasons;
 }
 
@@ -128,10 +132,14 @@ void Metrics::initialize(const std::vector<std::string>& input_topics,
   for (const char* w : {"control_characters_replaced", "unterminated_element_closed"}) {
     extract_warnings_.Add({{"warning", w}});
   }
-  for (const char* outcome : {"ok", "already_seen", "http_4xx", "http_5xx", "http_429", "timeout",
-                              "connect_error", "dns_error", "blocked_address", "blocked_scheme",
-                              "too_large", "too_many_redirects", "not_html", "error"}) {
+  for (const char* outcome :
+       {"ok", "already_seen", "http_4xx", "http_5xx", "http_429", "timeout", "connect_error",
+        "dns_error", "blocked_address", "blocked_scheme", "too_large", "too_many_redirects",
+        "not_html", "disallowed", "error"}) {
     fetches_.Add({{"outcome", outcome}});
+  }
+  for (const char* result : {"ok", "unavailable", "unreachable", "error"}) {
+    robots_.Add({{"result", result}});
   }
   for (const char* stage : {"parse", "extract", "fetch", "dedup", "cluster", "produce"}) {
     stages_.Add({{"stage", stage}}, stage_buckets());

@@ -53,6 +53,7 @@ class Metrics {
     extract_warnings_.Add({{"warning", warning}}).Increment();
   }
   void fetch(const std::string& outcome) { fetches_.Add({{"outcome", outcome}}).Increment(); }
+  void robots_fetch(const std::string& result) { robots_.Add({{"result", result}}).Increment(); }
   void delivery_failed() { delivery_failures_.Increment(); }
   void feed_warning() { feed_warnings_.Increment(); }
   void committed() { commits_.Increment(); }
@@ -96,6 +97,7 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& articles_;
   prometheus::Family<prometheus::Counter>& dlq_;
   prometheus::Family<prometheus::Counter>& fetches_;
+  prometheus::Family<prometheus::Counter>& robots_;
   prometheus::Family<prometheus::Counter>& extract_warnings_;
   prometheus::Family<prometheus::Histogram>& stages_;
   prometheus::Family<prometheus::Gauge>& lag_;

@@ -229,6 +229,101 @@ TEST_F(FetcherTest, KeepsPerHostLimitsAndReusesConnections) {
   EXPECT_GE(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count(), 0.3);
 }
 
+// The value of a counter series in the registry (0 when absent).
+double counter_value(const Metrics& m, const std::string& family, const std::string& label,
+                     const std::string& value) {
+  for (const auto& f : m.registry()->Collect()) {
+    if (f.name != family) continue;
+    for (const auto& metric : f.metric) {
+      for (const auto& l : metric.label) {
+        if (l.name == label && l.value == value) return metric.counter.value;
+      }
+    }
+  }
+  return 0;
+}
+
+TEST(FetcherRobots, HonoursRobotsTxtAndItsCrawlDelay) {
+  std::atomic<int> robots_requests{0};
+  LocalHttpServer site({
+      {"/robots.txt",
+       [&](mg_connection* c, const mg_request_info*) {
+         ++robots_requests;
+         LocalHttpServer::send(c, 200, "text/plain",
+                               "User-agent: *\nDisallow: /\n\n"
+                               "User-agent: newsflow\nDisallow: /private\nCrawl-delay: 0.2\n");
+       }},
+      {"/",
+       [](mg_connection* c, const mg_request_info* info) {
+         LocalHttpServer::send(c, 200, "text/html", article_page(info->local_uri, "Words."));
+       }},
+  });
+  ASSERT_TRUE(site.ok());
+  config::FetchConfig options;
+  options.allow_networks = {"127.0.0.0/8"};
+  options.host_delay_ms = 0;
+  Metrics metrics;
+  auto f = Fetcher::create(options, &metrics);
+  ASSERT_TRUE(f);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = (*f)->fetch(
+      {site.url("/page/1"), site.url("/private/x?y=1"), site.url("/page/2"), site.url("/page/3")});
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r[0].outcome, "ok");
+  EXPECT_EQ(r[1].outcome, "disallowed");
+  EXPECT_NE(r[1].detail.find("disallows /private/x?y=1 for newsflow"), std::string::npos)
+      << r[1].detail;
+  EXPECT_EQ(r[2].outcome, "ok");
+  EXPECT_EQ(r[3].outcome, "ok");
+  EXPECT_GE(seconds, 0.4);         // three pages 0.2 s apart (Crawl-delay over host_delay_ms 0)
+  EXPECT_EQ(site.requests(), 4u);  // robots.txt and three pages; the disallowed one never asked
+  // Trusted for a day: the next batch does not ask again.
+  EXPECT_EQ((*f)->fetch({site.url("/private/y")})[0].outcome, "disallowed");
+  EXPECT_EQ(robots_requests.load(), 1);
+  EXPECT_EQ(counter_value(metrics, "newsflow_robots_fetch_total", "result", "ok"), 1);
+  EXPECT_EQ(counter_value(metrics, "newsflow_fetch_total", "outcome", "disallowed"), 2);
+
+  // Turned off, robots.txt is neither read nor obeyed.
+  options.robots_txt = false;
+  auto rude = Fetcher::create(options, nullptr);
+  ASSERT_TRUE(rude);
+  EXPECT_EQ((*rude)->fetch({site.url("/private/x")})[0].outcome, "ok");
+  EXPECT_EQ(robots_requests.load(), 1);
+}
+
+TEST(FetcherRobots, AMissingFileAllowsAndAnUnreachableOneDisallows) {
+  std::atomic<int> status{404};
+  LocalHttpServer site({
+      {"/robots.txt",
+       [&](mg_connection* c, const mg_request_info*) {
+         LocalHttpServer::send(c, status.load(), "text/plain", "no robots here");
+       }},
+      {"/page/",
+       [](mg_connection* c, const mg_request_info*) {
+         LocalHttpServer::send(c, 200, "text/html", article_page("Page", "Words."));
+       }},
+  });
+  ASSERT_TRUE(site.ok());
+  config::FetchConfig options;
+  options.allow_networks = {"127.0.0.0/8"};
+  options.host_delay_ms = 0;
+  options.robots_cache_seconds = 0;  // ask again on every batch
+  options.robots_error_seconds = 0;
+  Metrics metrics;
+  auto f = Fetcher::create(options, &metrics);
+  ASSERT_TRUE(f);
+  EXPECT_EQ((*f)->fetch({site.url("/page/a")})[0].outcome, "ok");  // 404: no rules
+  status = 503;
+  const auto down = (*f)->fetch({site.url("/page/b")})[0];
+  EXPECT_EQ(down.outcome, "disallowed");  // 5xx: assume complete disallow
+  status = 200;
+  EXPECT_EQ((*f)->fetch({site.url("/page/c")})[0].outcome, "ok");  // "no robots here": no rules
+  EXPECT_EQ(counter_value(metrics, "newsflow_robots_fetch_total", "result", "unavailable"), 1);
+  EXPECT_EQ(counter_value(metrics, "newsflow_robots_fetch_total", "result", "unreachable"), 1);
+  EXPECT_EQ(counter_value(metrics, "newsflow_robots_fetch_total", "result", "ok"), 1);
+}
+
 TEST_F(FetcherTest, LinkOnlyFeedItemsBecomeArticlesFromTheirPages) {
   config::Config config;
   config.fetch = options_;
