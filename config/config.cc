@@ -395,6 +395,7 @@ tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_te
       s.number("decay_hours", c.stories.decay_hours, 0.1, 24.0 * 365);
       s.integer("lead_words", c.stories.lead_words, 0, 10000);
       s.number("merge_threshold", c.stories.merge_threshold, 0.0, 1.0);
+      s.boolean("within_language", c.stories.within_language);
       if (c.stories.merge_threshold > 0 &&
           c.stories.merge_threshold < c.stories.similarity_threshold) {
         s.problem("merge_threshold",

@@ -92,6 +92,7 @@ std::string story_json(const dedup::Story& s) {
   j["story_id"] = s.story_id;
   j["title"] = s.title;
   j["representative"] = s.representative;
+  j["language"] = or_null(s.language);
   auto& articles = j["articles"] = nlohmann::ordered_json::array();
   for (const auto& m : s.articles) {
     articles.push_back({{"id", m.id},
@@ -436,8 +437,8 @@ bool Pipeline::restore(std::string_view article_json) {
     remember_link(str("url"), *event_time);
     remember_link(item_key(id), *event_time);
   }
-  stories_.assign({id, str("url"), str("source"), verdict.kind}, str("title"), verdict, *event_time,
-                  core, str("story_id"));
+  stories_.assign({id, str("url"), str("source"), verdict.kind, str("language")}, str("title"),
+                  verdict, *event_time, core, str("story_id"));
   if (const auto merged = j.find("story_merged_from"); merged != j.end() && merged->is_array()) {
     for (const auto& from : *merged) {
       if (from.is_string()) stories_.restore_merge(from.get<std::string>(), str("story_id"));
@@ -461,8 +462,8 @@ void Pipeline::restore(const dedup::ArticleState& s) {
     remember_link(item_key(s.id), s.event_time);
   }
   const dedup::StoryBook::Terms terms(s.story_terms.begin(), s.story_terms.end());
-  stories_.assign_terms({s.id, s.url, s.source, s.verdict.kind}, s.title, s.verdict, s.event_time,
-                        terms, s.story_id);
+  stories_.assign_terms({s.id, s.url, s.source, s.verdict.kind, s.language}, s.title, s.verdict,
+                        s.event_time, terms, s.story_id);
   for (const auto& from : s.merged_from) stories_.restore_merge(from, s.story_id);
 }
 
@@ -517,8 +518,8 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
   t0 = Clock::now();
   const dedup::StoryBook::Terms terms =
       dedup::StoryBook::terms_of(a.title, core, stories_.options().lead_words);
-  out.story = stories_.assign_terms({a.id, a.url, a.source, out.verdict.kind}, a.title, out.verdict,
-                                    event_time, terms);
+  out.story = stories_.assign_terms({a.id, a.url, a.source, out.verdict.kind, a.language}, a.title,
+                                    out.verdict, event_time, terms);
   out.story_id = out.story.story_id;
   state.seq = next_seq_++;
   state.id = a.id;
@@ -532,6 +533,7 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
   state.merged_from = out.story.merged_from;
   state.story_terms.assign(terms.begin(), terms.end());
   state.from_feed = extracted.from_feed;
+  state.language = a.language;
   state.link = extracted.fetch_url;
   if (metrics_) {
     metrics_->stage_seconds("cluster", seconds_since(t0));

@@ -134,6 +134,7 @@ std::string encode_state(const ArticleState& s) {
   for (const std::uint64_t p : s.paragraphs) w.fixed(p);
   w.string(s.link);
   w.varint(s.from_feed ? 1 : 0);
+  w.string(s.language);
   return w.take();
 }
 
@@ -187,6 +188,7 @@ std::optional<ArticleState> decode_state(std::string_view bytes) {
   for (auto& p : s.paragraphs) p = r.fixed<std::uint64_t>();
   s.link = r.string();
   s.from_feed = r.varint() != 0;
+  s.language = r.string();
   if (!r.done() || s.id.empty()) return std::nullopt;
   return s;
 }

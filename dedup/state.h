@@ -31,6 +31,7 @@ struct ArticleState {
   std::vector<std::uint64_t> paragraphs;  ///< its boilerplate-filter paragraph keys
   std::string link;                       ///< a fetched feed item's link ("" otherwise)
   bool from_feed = false;
+  std::string language;  ///< its detected language (BCP-47), "" when unsure: stories keep to one
 };
 
 /// The changelog's value format: "NFS1", then varints, fixed-width hashes and length-prefixed

@@ -92,8 +92,9 @@ void StoryBook::add_terms(const std::string& story_id,
 }
 
 std::vector<std::pair<double, std::string>> StoryBook::similar_stories(
-    const std::unordered_map<std::string, float>& terms, std::int64_t event_time,
-    double floor) const {
+    const std::unordered_map<std::string, float>& terms, std::int64_t event_time, double floor,
+    std::string_view language) const {
+  const std::string_view primary = language.substr(0, language.find('-'));
   std::vector<std::pair<double, std::string>> out;
   if (floor <= 0 || terms.empty()) return out;
   const double n = static_cast<double>(std::max<std::size_t>(1, story_terms_.size()));
@@ -122,6 +123,10 @@ std::vector<std::pair<double, std::string>> StoryBook::similar_stories(
     const auto st = story_terms_.find(std::string(story_id));
     const auto story = stories_.find(std::string(story_id));
     if (st == story_terms_.end() || story == stories_.end()) continue;
+    if (options_.within_language && !primary.empty() && !story->second.language.empty()) {
+      const std::string_view other = story->second.language;
+      if (other.substr(0, other.find('-')) != primary) continue;
+    }
     double dot = 0, norm = 0;
     for (const auto& [t, w] : st->second) {
       const double x = w * idf(t);
@@ -214,7 +219,7 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
     if (options_.merge_threshold > 0 && (floor <= 0 || options_.merge_threshold < floor)) {
       floor = options_.merge_threshold;
     }
-    similar = similar_stories(terms, event_time, floor);
+    similar = similar_stories(terms, event_time, floor, member.language);
     if (story_id.empty() && !similar.empty() && options_.similarity_threshold > 0 &&
         similar.front().first >= options_.similarity_threshold) {
       story_id = similar.front().second;
@@ -229,6 +234,7 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
     story->story_id = story_id;
     story->title = std::string(title);
     story->representative = member.id;
+    story->language = member.language;
     story->first_seen = event_time;
   }
   // Other stories the article matches as well as a story's own articles do were one story all

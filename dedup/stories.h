@@ -16,6 +16,7 @@ struct StoryMember {
   std::string url;
   std::string source;
   DupKind kind = DupKind::kUnique;
+  std::string language;  ///< BCP-47 tag of the article's text, "" when unknown
 };
 
 /// The latest state of a story, as published on the stories topic.
@@ -23,6 +24,7 @@ struct Story {
   std::string story_id;
   std::string title;                  ///< title of the representative article
   std::string representative;         ///< id of the article that stands for the story
+  std::string language;               ///< language of the article that began it ("" unknown)
   std::vector<StoryMember> articles;  ///< the first `StoryOptions::max_listed` members
   std::size_t article_count = 0;
   std::size_t sources = 0;  ///< distinct sources among the listed members
@@ -47,6 +49,9 @@ struct StoryOptions {
   /// Two stories that began apart (the first reports had too little in common) are merged when
   /// an article matches the other one this well too; 0 never merges.
   double merge_threshold = 0.5;
+  /// A story gathers articles of one language: an article whose language is known joins no
+  /// story (by similarity) begun in another (Simplified and Traditional Chinese are one).
+  bool within_language = true;
 };
 
 /// Groups articles into stories: a duplicate joins the story of the article it duplicates,
@@ -99,9 +104,10 @@ class StoryBook {
   std::unordered_map<std::string, std::unordered_map<std::string, float>> story_terms_;
   std::unordered_map<std::string, std::vector<std::string>> term_stories_;
   // Stories scoring at least `floor` against the terms, best first.
+  // With `within_language`, stories begun in another known language are left out.
   std::vector<std::pair<double, std::string>> similar_stories(
-      const std::unordered_map<std::string, float>& terms, std::int64_t event_time,
-      double floor) const;
+      const std::unordered_map<std::string, float>& terms, std::int64_t event_time, double floor,
+      std::string_view language) const;
   // Follows merges: the story an id now stands for.
   std::string resolve(std::string id) const;
   // Moves `victim` into `survivor` (both held).

@@ -292,26 +292,59 @@ TEST(Window, EditedCopyIsNearAndTruncatedCopyIsContained) {
 TEST(Stories, DifferentArticlesOnOneEventShareAStory) {
   StoryBook book;
   const Verdict unique;
-  book.assign({"a", "u1", "x.test", DupKind::kUnique},
+  book.assign({"a", "u1", "x.test", DupKind::kUnique, ""},
               "Doobie Brothers announce 50th anniversary tour", unique, 0,
               "The Doobie Brothers will tour North America next year with Michael McDonald.");
-  book.assign({"z", "u9", "z.test", DupKind::kUnique}, "Council approves river bridge", unique, 10,
-              "The town council voted to approve a new bridge across the river.");
+  book.assign({"z", "u9", "z.test", DupKind::kUnique, ""}, "Council approves river bridge", unique,
+              10, "The town council voted to approve a new bridge across the river.");
   const Story& s =
-      book.assign({"b", "u2", "y.test", DupKind::kUnique},
+      book.assign({"b", "u2", "y.test", DupKind::kUnique, ""},
                   "Doobie Brothers reunite with Michael McDonald for tour", unique, 3600,
                   "Michael McDonald rejoins the Doobie Brothers for their anniversary tour.");
   EXPECT_EQ(s.story_id, "a");
   EXPECT_EQ(book.story_of("z"), "z");
   // Days later the same words start a new story (time decay).
   const Story& late =
-      book.assign({"c", "u3", "w.test", DupKind::kUnique}, "Doobie Brothers tour", unique,
+      book.assign({"c", "u3", "w.test", DupKind::kUnique, ""}, "Doobie Brothers tour", unique,
                   40 * 86400, "The Doobie Brothers anniversary tour with Michael McDonald.");
   EXPECT_EQ(late.story_id, "c");
   // A restored article goes where it was.
-  EXPECT_EQ(book.assign({"d", "u4", "v.test", DupKind::kUnique}, "x", unique, 40 * 86400, "", "z")
+  EXPECT_EQ(
+      book.assign({"d", "u4", "v.test", DupKind::kUnique, ""}, "x", unique, 40 * 86400, "", "z")
+          .story_id,
+      "z");
+}
+
+TEST(Stories, AStoryKeepsToOneLanguage) {
+  // A German and an English report share the names and the numbers; by default the German one
+  // begins a story of its own. Unknown languages and the two Chinese scripts group as before.
+  const Verdict unique;
+  for (const bool within : {true, false}) {
+    StoryOptions options;
+    options.within_language = within;
+    StoryBook book(options);
+    book.assign({"en1", "u1", "x.test", DupKind::kUnique, "en"},
+                "Doobie Brothers announce 50th anniversary tour with Michael McDonald", unique, 0,
+                "The Doobie Brothers will tour North America in 2026 with Michael McDonald.");
+    const Story& de = book.assign(
+        {"de1", "u2", "y.test", DupKind::kUnique, "de"},
+        "Doobie Brothers: 50th anniversary Tour mit Michael McDonald", unique, 600,
+        "Die Doobie Brothers gehen 2026 mit Michael McDonald auf Tour durch Nordamerika.");
+    EXPECT_EQ(de.story_id, within ? "de1" : "en1");
+    EXPECT_EQ(de.language, within ? "de" : "en");
+    const Story& unknown =
+        book.assign({"x1", "u3", "z.test", DupKind::kUnique, ""},
+                    "Doobie Brothers anniversary tour with Michael McDonald", unique, 900,
+                    "The Doobie Brothers tour with Michael McDonald in 2026.");
+    EXPECT_EQ(unknown.story_id, "en1");
+  }
+  StoryBook book;
+  book.assign({"s", "u1", "x.test", DupKind::kUnique, "zh-Hans"}, "华南地区 出现 强降雨 天气",
+              unique, 0, "气象部门 发布 暴雨 预警");
+  EXPECT_EQ(book.assign({"t", "u2", "y.test", DupKind::kUnique, "zh-Hant"},
+                        "华南地区 出现 强降雨 天气", unique, 60, "气象部门 发布 暴雨 预警")
                 .story_id,
-            "z");
+            "s");
 }
 
 TEST(Boilerplate, ParagraphsRepeatedOnASitesOtherPagesAreDropped) {
@@ -384,13 +417,13 @@ TEST(Boilerplate, ForgetsWhatTheWindowNoLongerHolds) {
 TEST(Stories, AnArticleThatMatchesTwoStoriesMergesThem) {
   StoryBook book({.similarity_threshold = 0.3, .merge_threshold = 0.3});
   const Verdict unique;
-  book.assign({"a", "u1", "x.test", DupKind::kUnique}, "Riverton approves Hallam bridge", unique, 0,
-              "Riverton council approved the Hallam bridge on Tuesday.");
-  book.assign({"b", "u2", "y.test", DupKind::kUnique}, "Wend ferry operators protest", unique, 60,
-              "Ferry operators on the Wend protested outside the town hall.");
+  book.assign({"a", "u1", "x.test", DupKind::kUnique, ""}, "Riverton approves Hallam bridge",
+              unique, 0, "Riverton council approved the Hallam bridge on Tuesday.");
+  book.assign({"b", "u2", "y.test", DupKind::kUnique, ""}, "Wend ferry operators protest", unique,
+              60, "Ferry operators on the Wend protested outside the town hall.");
   EXPECT_EQ(book.story_of("b"), "b");
   const Story& s = book.assign(
-      {"c", "u3", "z.test", DupKind::kUnique},
+      {"c", "u3", "z.test", DupKind::kUnique, ""},
       "Hallam bridge approved as Wend ferry operators protest", unique, 120,
       "Riverton council approved the Hallam bridge while Wend ferry operators protested at the "
       "town hall.");
@@ -401,19 +434,19 @@ TEST(Stories, AnArticleThatMatchesTwoStoriesMergesThem) {
   EXPECT_EQ(book.story_of("b"), "a");
   EXPECT_EQ(book.size(), 1u);
   // The next update of the story merges nothing more.
-  const Story& again =
-      book.assign({"d", "u4", "w.test", DupKind::kExact}, "x", {DupKind::kExact, "b", 1.0}, 130);
+  const Story& again = book.assign({"d", "u4", "w.test", DupKind::kExact, ""}, "x",
+                                   {DupKind::kExact, "b", 1.0}, 130);
   EXPECT_EQ(again.story_id, "a");
   EXPECT_TRUE(again.merged_from.empty());
 
   // After a restart the merge comes back from the articles, in whatever order they are read.
   StoryBook restored({.similarity_threshold = 0.3, .merge_threshold = 0.3});
-  restored.assign({"b", "u2", "y.test", DupKind::kUnique}, "t", unique, 60, "", "b");
-  restored.assign({"a", "u1", "x.test", DupKind::kUnique}, "t", unique, 0, "", "a");
-  restored.assign({"c", "u3", "z.test", DupKind::kUnique}, "t", unique, 120, "", "a");
+  restored.assign({"b", "u2", "y.test", DupKind::kUnique, ""}, "t", unique, 60, "", "b");
+  restored.assign({"a", "u1", "x.test", DupKind::kUnique, ""}, "t", unique, 0, "", "a");
+  restored.assign({"c", "u3", "z.test", DupKind::kUnique, ""}, "t", unique, 120, "", "a");
   restored.restore_merge("b", "a");
-  restored.assign({"d", "u4", "w.test", DupKind::kExact}, "t", {DupKind::kExact, "b", 1.0}, 130, "",
-                  "b");
+  restored.assign({"d", "u4", "w.test", DupKind::kExact, ""}, "t", {DupKind::kExact, "b", 1.0}, 130,
+                  "", "b");
   EXPECT_EQ(restored.size(), 1u);
   EXPECT_EQ(restored.story_of("b"), "a");
   EXPECT_EQ(restored.story_of("d"), "a");
@@ -423,10 +456,10 @@ TEST(Stories, AnArticleThatMatchesTwoStoriesMergesThem) {
 TEST(Stories, DuplicatesJoinTheirOriginalsStory) {
   StoryBook book;
   const Story& s1 =
-      book.assign({"a", "https://x.test/a", "x.test", DupKind::kUnique}, "Title", {}, 10);
+      book.assign({"a", "https://x.test/a", "x.test", DupKind::kUnique, ""}, "Title", {}, 10);
   EXPECT_EQ(s1.story_id, "a");
   EXPECT_EQ(s1.version, 1u);
-  const Story& s2 = book.assign({"b", "https://y.test/b", "y.test", DupKind::kExact}, "Other",
+  const Story& s2 = book.assign({"b", "https://y.test/b", "y.test", DupKind::kExact, ""}, "Other",
                                 {DupKind::kExact, "a", 1.0}, 20);
   EXPECT_EQ(s2.story_id, "a");
   EXPECT_EQ(s2.article_count, 2u);
@@ -436,11 +469,11 @@ TEST(Stories, DuplicatesJoinTheirOriginalsStory) {
   EXPECT_EQ(s2.version, 2u);
   EXPECT_EQ(book.story_of("b"), "a");
   // Replaying b changes nothing.
-  EXPECT_EQ(book.assign({"b", "https://y.test/b", "y.test", DupKind::kExact}, "Other",
+  EXPECT_EQ(book.assign({"b", "https://y.test/b", "y.test", DupKind::kExact, ""}, "Other",
                         {DupKind::kExact, "a", 1.0}, 20)
                 .version,
             2u);
-  const Story& s3 = book.assign({"c", "u", "z.test", DupKind::kUnique}, "New", {}, 30);
+  const Story& s3 = book.assign({"c", "u", "z.test", DupKind::kUnique, ""}, "New", {}, 30);
   EXPECT_EQ(s3.story_id, "c");
   const auto top = book.largest(1);
   ASSERT_EQ(top.size(), 1u);

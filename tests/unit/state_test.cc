@@ -30,6 +30,7 @@ dedup::ArticleState sample_state() {
   s.paragraphs = {1, UINT64_MAX};
   s.link = "https://a.test/post";
   s.from_feed = true;
+  s.language = "zh-Hant";
   return s;
 }
 
@@ -58,6 +59,7 @@ TEST(StateRecord, RoundTripsEveryField) {
   EXPECT_EQ(d->paragraphs, s.paragraphs);
   EXPECT_EQ(d->link, s.link);
   EXPECT_TRUE(d->from_feed);
+  EXPECT_EQ(d->language, s.language);
 }
 
 TEST(StateRecord, RefusesWhatItDidNotWrite) {
