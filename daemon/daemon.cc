@@ -580,6 +580,7 @@ void Daemon::dead_letter(rd_kafka_message_t* msg, const Failure& failure) {
   headers.emplace_back("source_topic", rd_kafka_topic_name(msg->rkt));
   headers.emplace_back("source_partition", std::to_string(msg->partition));
   headers.emplace_back("source_offset", std::to_string(msg->offset));
+  headers.emplace_back("schema", "newsflow.dead-letter/1");
   std::string_view value = payload(msg);
   if (static_cast<std::int64_t>(value.size()) > config_.kafka.dlq_max_payload_bytes) {
     headers.emplace_back("payload_truncated_from", std::to_string(value.size()));
@@ -598,7 +599,8 @@ void Daemon::item_dead_letter(rd_kafka_message_t* msg, const Pipeline::Extracted
                   {"error_detail", failure.detail},
                   {"source_topic", rd_kafka_topic_name(msg->rkt)},
                   {"source_partition", std::to_string(msg->partition)},
-                  {"source_offset", std::to_string(msg->offset)}};
+                  {"source_offset", std::to_string(msg->offset)},
+                  {"schema", "newsflow.dead-letter/1"}};
   nlohmann::ordered_json value;
   value["id"] = item.article.id;
   value["link"] = item.fetch_url;
@@ -649,13 +651,15 @@ void Daemon::publish(rd_kafka_message_t* msg, Work& work) {
     }
     for (const Output& o : pipeline_.commit(std::move(*work.prepared), work.parsed.input)) {
       const std::string kind(dedup::dup_kind_name(o.verdict.kind));
-      produce(config_.topics.articles, o.article.id, article_json(o), {});
+      produce(config_.topics.articles, o.article.id, article_json(o),
+              {{"schema", "newsflow.article/1"}});
       if (!config_.topics.state.empty()) {
         produce(config_.topics.state, o.article.id, dedup::encode_state(o.state),
                 {{"schema", "newsflow.state/1"}});
         metrics_.state_written();
       }
-      produce(config_.topics.stories, o.story.story_id, story_json(o.story), {});
+      produce(config_.topics.stories, o.story.story_id, story_json(o.story),
+              {{"schema", "newsflow.story/1"}});
       // A merged story is gone: a tombstone, so compaction drops it.
       for (const auto& gone : o.story.merged_from)
         produce(config_.topics.stories, gone, {}, {}, true);

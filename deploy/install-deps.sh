@@ -16,8 +16,8 @@ if [ "${1:-}" != "--build-only" ]; then
     libgtest-dev libgmock-dev libbenchmark-dev
     clang libclang-rt-14-dev
     kcat curl clang-format
-    # The robots.txt matcher is checked against Scrapy's Protego.
-    python3-protego
+    # The robots.txt matcher is checked against Scrapy's Protego; records against their schemas.
+    python3-protego python3-jsonschema
     # Checks of the deployment files: systemd-analyze, promtool, kubectl (kustomize), the
     # status page in headless Chromium, YAML in the Kubernetes check.
     systemd prometheus python3-yaml chromium fonts-dejavu-core
