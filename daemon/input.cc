@@ -1,9 +1,11 @@
 #include "daemon/input.h"
 
+#include <simdjson.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "extractors/text.h"
 #include "extractors/timestamp.h"
@@ -84,6 +86,71 @@ void from_json_object(const json& j, ParsedInput& out) {
   if (!type_error.empty()) return fail("invalid_field", type_error);
 }
 
+// Replay lines are mostly one long `html` string: simdjson's DOM parser validates and unescapes
+// them several times faster than nlohmann's lexer (a fifth of replay's time on 170 KB pages). It
+// checks the whole line as strictly; anything it refuses, or a field of the wrong type, goes
+// the nlohmann way, which names the failure.
+bool from_simdjson(std::string_view line, ParsedInput& out) {
+  thread_local simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (parser.parse(line.data(), line.size(), true).get(doc) != simdjson::SUCCESS) return false;
+  simdjson::dom::object obj;
+  if (doc.get_object().get(obj) != simdjson::SUCCESS) return false;
+  Input& in = out.input;
+  std::string_view body;
+  int bodies = 0;
+  const char* body_field = nullptr;
+  std::optional<std::string_view> fetched_at, published_at;
+  for (const auto field : obj) {
+    const std::string_view key = field.key;
+    const simdjson::dom::element v = field.value;
+    if (v.is_null()) continue;
+    const bool known = key == "id" || key == "url" || key == "content_type" ||
+                       key == "fetched_at" || key == "published_at" || key == "title" ||
+                       key == "html" || key == "html_b64" || key == "text" || key == "feed" ||
+                       key == "feed_b64";
+    if (!known) continue;
+    if (key == "id" && v.is_int64()) {
+      in.id = std::to_string(v.get_int64().value_unsafe());
+      continue;
+    }
+    std::string_view str;
+    if (v.get_string().get(str) != simdjson::SUCCESS) return false;  // a type error: named below
+    if (key == "id") {
+      in.id = str;
+    } else if (key == "url") {
+      in.url = str;
+    } else if (key == "content_type") {
+      in.content_type = str;
+    } else if (key == "fetched_at") {
+      fetched_at = str;
+    } else if (key == "published_at") {
+      published_at = str;
+    } else if (key == "title") {
+      in.title = str;
+    } else {
+      ++bodies;
+      body = str;
+      body_field = key == "html" ? "html" : key == "text" ? "text" : key == "feed" ? "feed" : "b64";
+    }
+  }
+  // Repeated keys, base64 bodies and failures: the general path decides.
+  if (bodies != 1 || std::string_view(body_field) == "b64" || in.url.empty()) return false;
+  for (auto [value, field] :
+       {std::pair{fetched_at, &in.fetched_at}, std::pair{published_at, &in.published_at}}) {
+    if (!value) continue;
+    const auto t = extractors::parse_iso8601(*value);
+    if (!t) return false;
+    *field = t;
+  }
+  in.kind = std::string_view(body_field) == "html"   ? BodyKind::kHtmlText
+            : std::string_view(body_field) == "text" ? BodyKind::kText
+                                                     : BodyKind::kFeedText;
+  if (in.kind != BodyKind::kText) in.title.clear();  // read only with a text body
+  in.body = body;
+  return true;
+}
+
 }  // namespace
 
 bool read_lines(const std::string& path, const std::function<void(std::string_view)>& fn) {
@@ -121,6 +188,10 @@ ParsedInput parse_replay_line(std::string_view line) {
     invalid_utf8 = true;
     sanitized = extractors::sanitize_utf8(text);
     text = sanitized;
+  }
+  if (!invalid_utf8) {
+    ParsedInput fast;
+    if (from_simdjson(text, fast)) return fast;
   }
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) {

@@ -133,7 +133,7 @@ tl::expected<ReplayStats, std::string> run_replay(const config::Config& config,
           {}, {"too_large", "line is longer than " +
                                 std::to_string(config.extract.max_html_bytes * 2 + (1 << 20)) +
                                 " bytes"});
-    } else if (extractors::collapse_whitespace(line).empty()) {
+    } else if (extractors::is_blank(line)) {
       ok = dead_letter({}, {"empty_line", "line is blank"});
     } else {
       ParsedInput parsed = parse_replay_line(line);

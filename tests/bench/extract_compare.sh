@@ -2,7 +2,8 @@
 # Extraction speed against the usual open-source extractors, one core each (taskset -c 0), the
 # same pages, one run: readability-lxml (Debian python3-readability), @mozilla/readability on
 # linkedom (npm), boilerpipe's ArticleExtractor (Debian libboilerpipe-java), and newsflow's MSS
-# and Finn extraction (build/tests/bench_extract). Each tool reads all pages into memory first
+# and Finn extraction (build/tests/bench_extract), and `newsflow replay` end to end (reading the
+# JSONL, JSON decoding, dedup and stories included). Each other tool reads all pages into memory first
 # and times only extraction; the JVM and node get one untimed warm-up pass.
 # Usage: tests/bench/extract_compare.sh [PAGES.jsonl.gz] [BUILD_DIR]  (installs what it needs;
 # ~2 minutes on the AEB pages)
@@ -93,3 +94,12 @@ NEWSFLOW_BENCH_PAGES="$pages" pin "$build/tests/bench_extract" \
   --benchmark_filter='BM_GumboParseStripped|BM_Extract' 2> /dev/null |
   awk '/^BM_/ { for (i = 1; i <= NF; ++i) if ($i ~ /^pages\/s=/) { split($i, v, "="); r = v[2] + 0;
         printf "newsflow %-24s %7.2f ms/page  %7.1f pages/s\n", $1, 1000 / r, r } }'
+
+# newsflow replay end to end on the same pages (read, decode JSON, extract, dedup, stories, write
+# article JSON), one core: the path users run.
+n=$(wc -l < "$work/pages.txt")
+start=$(date +%s.%N)
+pin "$build/newsflow" replay --input "$pages" --output "$work/replay.jsonl" > /dev/null 2>&1
+end=$(date +%s.%N)
+awk -v n="$n" -v s="$start" -v e="$end" \
+  'BEGIN { printf "newsflow replay (end to end)   %7.2f ms/page  %7.1f pages/s\n", 1000 * (e - s) / n, n / (e - s) }'

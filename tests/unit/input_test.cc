@@ -37,6 +37,35 @@ TEST(ReplayLine, ReadsFieldsAndBody) {
   EXPECT_EQ(text.input.title, "T");
 }
 
+TEST(ReplayLine, EscapesTypesAndRepeatsReadAsJsonSays) {
+  // The fast reader (simdjson) and the general one must agree: escapes, surrogate pairs, an
+  // integer id, nulls, unknown fields of any shape, a title kept only with a text body.
+  auto p = parse_replay_line(
+      R"({"id":42,"url":"https://a.test/\u00e9","title":"ignored","extra":{"a":[1,2,{"b":null}]},)"
+      R"("published_at":null,"html":"caf\u00e9 \ud83d\ude00 \"q\" \\ \/ \n\t end"})");
+  ASSERT_FALSE(p.failure);
+  EXPECT_EQ(p.input.id, "42");
+  EXPECT_EQ(p.input.url, "https://a.test/\xC3\xA9");
+  EXPECT_EQ(p.input.body, "caf\xC3\xA9 \xF0\x9F\x98\x80 \"q\" \\ / \n\t end");
+  EXPECT_TRUE(p.input.title.empty());
+  EXPECT_FALSE(p.input.published_at);
+  auto feed =
+      parse_replay_line(R"({"url":"u","feed":"<rss/>","published_at":"2026-11-21T10:00:00Z"})");
+  ASSERT_FALSE(feed.failure);
+  EXPECT_EQ(feed.input.kind, BodyKind::kFeedText);
+  EXPECT_EQ(feed.input.published_at, 1795255200);
+  // A repeated key: the last one counts, as nlohmann reads it.
+  auto repeated = parse_replay_line(R"({"url":"a","url":"b","html":"x"})");
+  ASSERT_FALSE(repeated.failure);
+  EXPECT_EQ(repeated.input.url, "b");
+  // Trailing bytes after the object and a bad unknown field make the line invalid.
+  for (const char* bad : {R"({"url":"u","html":"x"} x)", R"({"url":"u","html":"x","junk":[1,}})"}) {
+    auto b = parse_replay_line(bad);
+    ASSERT_TRUE(b.failure) << bad;
+    EXPECT_EQ(b.failure->reason, "invalid_json") << bad;
+  }
+}
+
 TEST(ReplayLine, EveryMalformedLineHasAReason) {
   const std::pair<std::string, std::string> cases[] = {
       {"not json", "invalid_json"},
