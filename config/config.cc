@@ -287,6 +287,14 @@ tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_te
         if (field->empty()) t.problem(key, "topic name must not be empty");
       }
       t.string("state", c.topics.state);  // empty: no changelog (restore from the articles)
+      t.string("extracted", c.topics.extracted);
+      if (c.topics.extracted.empty()) t.problem("extracted", "topic name must not be empty");
+    }
+    top.string_choice("role", c.role, {"all", "extract", "dedup"});
+    if (c.role != "all" && c.kafka.brokers.empty()) {
+      top.problem("role", "'" + c.role +
+                              "' shares the work with other processes through Kafka: it needs "
+                              "kafka.brokers (an embedded cluster is private to one process)");
     }
     {
       Section h = top.section("http");

@@ -56,6 +56,9 @@ struct TopicsConfig {
   /// The state changelog (compacted; one record per article, no text): restores read it.
   /// Empty: no changelog, restores re-read the articles topic.
   std::string state = "newsflow.state";
+  /// Extracted articles on their way from `--role extract` to `--role dedup` (as many
+  /// partitions as the pages and feeds topics together, so each input partition has its own).
+  std::string extracted = "newsflow.extracted";
 };
 
 /// The HTTP endpoint serving /metrics, /healthz and /readyz.
@@ -107,6 +110,11 @@ struct LogConfig {
 
 /// The whole configuration.
 struct Config {
+  /// What `newsflow run` does: "all" (consume pages and feeds, extract, judge, publish),
+  /// "extract" (consume pages and feeds, extract and fetch, hand each article to
+  /// `topics.extracted`; as many instances as input partitions) or "dedup" (consume
+  /// `topics.extracted`, judge and publish; one instance holds the window).
+  std::string role = "all";
   KafkaConfig kafka;
   TopicsConfig topics;
   HttpConfig http;

@@ -87,6 +87,25 @@ std::pair<std::string, int> partition_of(const rd_kafka_message_t* msg) {
   return {rd_kafka_topic_name(msg->rkt), msg->partition};
 }
 
+// The number of partitions of `topic` (metadata, retried while the cluster comes up).
+tl::expected<int, std::string> topic_partitions(rd_kafka_t* c, const std::string& topic) {
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    const rd_kafka_metadata_t* md = nullptr;
+    rd_kafka_topic_t* t = rd_kafka_topic_new(c, topic.c_str(), nullptr);
+    const rd_kafka_resp_err_t e = rd_kafka_metadata(c, 0, t, &md, 5000);
+    rd_kafka_topic_destroy(t);
+    if (e == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      const int n = md->topic_cnt == 1 && md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR
+                        ? md->topics[0].partition_cnt
+                        : 0;
+      rd_kafka_metadata_destroy(md);
+      if (n > 0) return n;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  return tl::unexpected("topic " + topic + " does not exist or has no partitions");
+}
+
 }  // namespace
 
 Daemon::Daemon(const config::Config& config, Metrics& metrics)
@@ -102,8 +121,12 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
   // Fault injection for the crash-loop test: a worker that meets this text in an input aborts
   // the process, as a crashing parser would.
   if (const char* marker = std::getenv("NEWSFLOW_FAULT_CRASH_MARKER")) crash_marker_ = marker;
-  metrics_.initialize({config.topics.pages, config.topics.feeds},
-                      {config.topics.articles, config.topics.stories, config.topics.dlq});
+  if (config.role == "extract") {
+    metrics_.initialize(input_topics(), {config.topics.extracted, config.topics.dlq});
+  } else {
+    metrics_.initialize(input_topics(),
+                        {config.topics.articles, config.topics.stories, config.topics.dlq});
+  }
   metrics_.window_limit(static_cast<double>(config.window.max_articles));
   crash_guard_.load();
   status_.version = kVersion;
@@ -167,8 +190,12 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
     fetcher_ = std::move(*f);
   }
 
+  // Each role is its own consumer group: extractors share the input partitions, the dedup
+  // role the extracted ones.
+  const std::string group =
+      config_.role == "all" ? config_.kafka.group_id : config_.kafka.group_id + "-" + config_.role;
   auto cconf = make_kafka_conf({{"bootstrap.servers", bootstrap},
-                                {"group.id", config_.kafka.group_id},
+                                {"group.id", group},
                                 {"enable.auto.commit", "false"},
                                 {"enable.auto.offset.store", "false"},
                                 {"auto.offset.reset", "earliest"},
@@ -193,25 +220,54 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
   cconf->release();
   rd_kafka_poll_set_consumer(consumer_.get());
 
+  if (config_.role == "extract") {
+    // An extractor hands each input partition's articles to a partition of its own, numbered
+    // in (topic, partition) order: the dedup role's event-time merge then meets them as the
+    // all-in-one daemon meets the inputs, ties included.
+    auto n = topic_partitions(consumer_.get(), config_.topics.extracted);
+    if (!n) return tl::unexpected(std::vector<config::Problem>{{"topics.extracted", n.error()}});
+    extracted_partitions_ = *n;
+    std::vector<std::string> inputs = input_topics();
+    std::sort(inputs.begin(), inputs.end());
+    int offset = 0;
+    for (const auto& t : inputs) {
+      extracted_offset_[t] = offset;
+      offset += topic_partitions(consumer_.get(), t).value_or(0);
+    }
+    if (extracted_partitions_ < offset) {
+      log::warn("extracted_partitions_shared",
+                {{"topic", config_.topics.extracted},
+                 {"partitions", std::to_string(extracted_partitions_)},
+                 {"input_partitions", std::to_string(offset)},
+                 {"consequence",
+                  "input partitions share extracted partitions: a backlog is judged in an order "
+                  "close to, not exactly, the event-time order"}});
+    }
+  }
   // The window before the first input: a copy arriving right after a restart is still caught.
   notifier_.status("restoring the dedup window from " + config_.topics.articles);
-  if (auto restored = restore_state(bootstrap); !restored) {
+  if (config_.role == "extract") {
+    log::info("window_restored", {{"articles", "0"}, {"reason", "an extractor holds no window"}});
+  } else if (auto restored = restore_state(bootstrap); !restored) {
     return tl::unexpected(std::vector<config::Problem>{
         {"window", "cannot restore the dedup window from " + config_.topics.articles + ": " +
                        restored.error()}});
   }
 
   rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(2);
-  rd_kafka_topic_partition_list_add(topics, config_.topics.pages.c_str(), RD_KAFKA_PARTITION_UA);
-  rd_kafka_topic_partition_list_add(topics, config_.topics.feeds.c_str(), RD_KAFKA_PARTITION_UA);
+  for (const std::string& t : input_topics()) {
+    rd_kafka_topic_partition_list_add(topics, t.c_str(), RD_KAFKA_PARTITION_UA);
+  }
   const rd_kafka_resp_err_t e = rd_kafka_subscribe(consumer_.get(), topics);
   rd_kafka_topic_partition_list_destroy(topics);
   if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return tl::unexpected(std::vector<config::Problem>{{"topics", rd_kafka_err2str(e)}});
   }
-  log::info("kafka_subscribed", {{"bootstrap", bootstrap},
-                                 {"group_id", config_.kafka.group_id},
-                                 {"topics", config_.topics.pages + "," + config_.topics.feeds}});
+  std::string names;
+  for (const std::string& t : input_topics()) names += (names.empty() ? "" : ",") + t;
+  log::info(
+      "kafka_subscribed",
+      {{"bootstrap", bootstrap}, {"group_id", group}, {"role", config_.role}, {"topics", names}});
   return {};
 }
 
@@ -546,9 +602,14 @@ void Daemon::on_delivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opaqu
   }
 }
 
+std::vector<std::string> Daemon::input_topics() const {
+  if (config_.role == "dedup") return {config_.topics.extracted};
+  return {config_.topics.pages, config_.topics.feeds};
+}
+
 bool Daemon::produce(const std::string& topic, const std::string& key, const std::string& value,
                      const std::vector<std::pair<std::string, std::string>>& headers,
-                     bool tombstone) {
+                     bool tombstone, std::int32_t partition, std::int64_t timestamp_ms) {
   while (true) {
     rd_kafka_headers_t* hdrs = rd_kafka_headers_new(headers.size());
     for (const auto& [name, v] : headers) {
@@ -558,7 +619,9 @@ bool Daemon::produce(const std::string& topic, const std::string& key, const std
     const rd_kafka_resp_err_t e = rd_kafka_producev(
         producer_.get(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_KEY(key.data(), key.size()),
         RD_KAFKA_V_VALUE(tombstone ? nullptr : const_cast<char*>(value.data()), value.size()),
-        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_END);
+        RD_KAFKA_V_PARTITION(partition < 0 ? RD_KAFKA_PARTITION_UA : partition),
+        RD_KAFKA_V_TIMESTAMP(timestamp_ms), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+        RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_END);
     if (e == RD_KAFKA_RESP_ERR_NO_ERROR) return true;
     rd_kafka_headers_destroy(hdrs);
     if (e == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
@@ -673,6 +736,30 @@ void Daemon::publish(rd_kafka_message_t* msg, Work& work) {
   }
 }
 
+void Daemon::hand_over(rd_kafka_message_t* msg, Work& work) {
+  try {
+    if (work.parsed.failure) return dead_letter(msg, *work.parsed.failure);
+    if (!work.prepared) return dead_letter(msg, work.prepared.error());
+    for (const auto& item : *work.prepared) {
+      if (item.fetch_failure) item_dead_letter(msg, item);
+    }
+    // Each input partition to an extracted partition of its own, stamped with the time the
+    // input is ordered by, so the dedup role merges them as `--role all` merges the inputs.
+    const auto it = extracted_offset_.find(rd_kafka_topic_name(msg->rkt));
+    const int base = it == extracted_offset_.end() ? 0 : it->second;
+    const std::int32_t partition = (base + msg->partition) % std::max(1, extracted_partitions_);
+    const std::int64_t ts = order_time(msg) * 1000;
+    for (const auto& e : pipeline_.hand_over(std::move(*work.prepared))) {
+      const std::string& key = e.article.id.empty() ? work.parsed.input.url : e.article.id;
+      produce(config_.topics.extracted, key, extracted_json(e, work.parsed.input),
+              {{"schema", "newsflow.extracted/1"}}, false, partition, ts);
+      ++progress_.articles;
+    }
+  } catch (const std::exception& e) {
+    dead_letter(msg, {"internal_error", e.what()});
+  }
+}
+
 void Daemon::prepare_batch(std::vector<rd_kafka_message_t*>& messages, std::vector<Work>& work) {
   work.clear();
   work.resize(messages.size());
@@ -694,6 +781,19 @@ void Daemon::prepare_batch(std::vector<rd_kafka_message_t*>& messages, std::vect
       }
       try {
         const auto t0 = Clock::now();
+        if (config_.role == "dedup") {
+          // An extractor's record: extraction is done; the article goes straight to judging.
+          auto record = parse_extracted(payload(messages[i]));
+          metrics_.stage_seconds("parse", seconds_since(t0));
+          if (!record) {
+            work[i].parsed.failure = Failure{"invalid_extracted", record.error()};
+            continue;
+          }
+          work[i].parsed.input = std::move(record->second);
+          work[i].prepared = std::vector<Pipeline::Extracted>{};
+          work[i].prepared->push_back(std::move(record->first));
+          continue;
+        }
         work[i].parsed = parse(messages[i]);
         metrics_.stage_seconds("parse", seconds_since(t0));
         if (!work[i].parsed.failure) work[i].prepared = pipeline_.prepare(work[i].parsed.input);
@@ -804,7 +904,11 @@ bool Daemon::process_guarded_batch(std::vector<Taken>& batch) {
   for (std::size_t i = 0; i < messages.size(); ++i) {
     // Expiry never runs ahead of what a partition may still deliver.
     pipeline_.hold_expiry_at(batch[i].low_watermark);
-    publish(messages[i], work[i]);
+    if (config_.role == "extract") {
+      hand_over(messages[i], work[i]);
+    } else {
+      publish(messages[i], work[i]);
+    }
   }
   metrics_.producer_queue(rd_kafka_outq_len(producer_.get()));
   bool delivered;

@@ -113,10 +113,15 @@ class Daemon {
   void prepare_batch(std::vector<rd_kafka_message_t*>& messages, std::vector<Work>& work);
   ParsedInput parse(rd_kafka_message_t* msg) const;
   void publish(rd_kafka_message_t* msg, Work& work);
-  /// Queues one record; `tombstone` sends a null value (a deletion under compaction).
+  /// `--role extract`: the message's articles to `topics.extracted` (dead letters as `publish`).
+  void hand_over(rd_kafka_message_t* msg, Work& work);
+  /// The topics this role consumes: pages and feeds, or the extracted articles.
+  std::vector<std::string> input_topics() const;
+  /// Queues one record; `tombstone` sends a null value (a deletion under compaction);
+  /// `partition` -1 lets the partitioner choose; `timestamp_ms` 0 is the time of producing.
   bool produce(const std::string& topic, const std::string& key, const std::string& value,
                const std::vector<std::pair<std::string, std::string>>& headers,
-               bool tombstone = false);
+               bool tombstone = false, std::int32_t partition = -1, std::int64_t timestamp_ms = 0);
   void dead_letter(rd_kafka_message_t* msg, const Failure& failure);
   void item_dead_letter(rd_kafka_message_t* msg, const Pipeline::Extracted& item);
   void record_dead_letter(rd_kafka_message_t* msg, const Failure& failure);
@@ -156,6 +161,9 @@ class Daemon {
   Progress progress_;
   std::uint64_t delivery_errors_ = 0;  // touched only on the run thread (delivery callbacks)
   std::string last_delivery_error_;
+  // `--role extract`: partitions of `topics.extracted`, and where each input topic's begin.
+  int extracted_partitions_ = 0;
+  std::map<std::string, int> extracted_offset_;
 };
 
 }  // namespace newsflow::daemon

@@ -127,7 +127,11 @@ void poll_control_file(rd_kafka_mock_cluster_t* mock, const std::string& path,
 int run_dev_broker(const config::Config& config, const DevBrokerOptions& options) {
   std::vector<TopicSpec> topics;
   if (options.topics.empty()) {
-    for (auto t : daemon_topics(config)) topics.push_back({t.name, options.partitions});
+    for (auto t : daemon_topics(config)) {
+      // The extracted topic has a partition for each pages and feeds partition.
+      topics.push_back(
+          {t.name, t.name == config.topics.extracted ? 2 * options.partitions : options.partitions});
+    }
   } else {
     for (const auto& name : options.topics) topics.push_back({name, options.partitions});
   }

@@ -94,7 +94,8 @@ std::vector<TopicSpec> daemon_topics(const config::Config& config) {
           {config.topics.articles, n},
           {config.topics.stories, n},
           {config.topics.dlq, n},
-          {config.topics.state.empty() ? std::string("newsflow.state") : config.topics.state, n}};
+          {config.topics.state.empty() ? std::string("newsflow.state") : config.topics.state, n},
+          {config.topics.extracted, 2 * n}};
 }
 
 }  // namespace newsflow::daemon

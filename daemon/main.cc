@@ -77,6 +77,11 @@ int main(int argc, char** argv) {
   run->add_option("--config", config_path, "YAML config file (default: defaults + NEWSFLOW_* env)");
   run->add_option("--log-format", log_format, "text or json")
       ->check(CLI::IsMember({"text", "json"}));
+  std::string role;
+  run->add_option("--role", role,
+                  "all (default): the whole pipeline; extract: pages and feeds to extracted "
+                  "articles, scaled out; dedup: extracted articles to verdicts and stories")
+      ->check(CLI::IsMember({"all", "extract", "dedup"}));
 
   daemon::DemoOptions demo_opts;
   demo_opts.samples = default_samples_path();
@@ -230,6 +235,14 @@ int main(int argc, char** argv) {
     }
     custom_model = std::move(*m);
     c->extract.model = &*custom_model;
+  }
+  if (!role.empty()) c->role = role;
+  if (c->role != "all" && c->kafka.brokers.empty()) {
+    std::fprintf(stderr,
+                 "config error: role: '%s' shares the work with other processes through Kafka: "
+                 "it needs kafka.brokers (an embedded cluster is private to one process)\n",
+                 c->role.c_str());
+    return 2;
   }
   setup_logging(*c, log_format);
 

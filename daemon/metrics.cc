@@ -110,17 +110,37 @@ Metrics::Metrics()
 }
 
 const std::vector<std::string>& Metrics::dead_letter_reasons() {
-  static const std::vector<std::string> kReasons{
-      "missing_url",          "missing_body",     "ambiguous_body",
-      "invalid_json",         "invalid_field",    "invalid_timestamp",
-      "invalid_base64",       "invalid_utf8",     "binary_content",
-      "empty_document",       "too_large",        "charset_error",
-      "parse_error",          "no_text",          "feed_no_items",
-      "internal_error",       "worker_crash",     "fetch_http_4xx",
-      "fetch_http_5xx",       "fetch_http_429",   "fetch_timeout",
-      "fetch_connect_error",  "fetch_dns_error",  "fetch_blocked_address",
-      "fetch_blocked_scheme", "fetch_too_large",  "fetch_too_many_redirects",
-      "fetch_not_html",       "fetch_disallowed", "fetch_error"};
+  static const std::vector<std::string> kReasons{"missing_url",
+                                                 "missing_body",
+                                                 "ambiguous_body",
+                                                 "invalid_json",
+                                                 "invalid_field",
+                                                 "invalid_timestamp",
+                                                 "invalid_base64",
+                                                 "invalid_utf8",
+                                                 "binary_content",
+                                                 "empty_document",
+                                                 "too_large",
+                                                 "charset_error",
+                                                 "parse_error",
+                                                 "no_text",
+                                                 "feed_no_items",
+                                                 "internal_error",
+                                                 "worker_crash",
+                                                 "invalid_extracted",
+                                                 "fetch_http_4xx",
+                                                 "fetch_http_5xx",
+                                                 "fetch_http_429",
+                                                 "fetch_timeout",
+                                                 "fetch_connect_error",
+                                                 "fetch_dns_error",
+                                                 "fetch_blocked_address",
+                                                 "fetch_blocked_scheme",
+                                                 "fetch_too_large",
+                                                 "fetch_too_many_redirects",
+                                                 "fetch_not_html",
+                                                 "fetch_disallowed",
+                                                 "fetch_error"};
   return kReasons;
 }
 

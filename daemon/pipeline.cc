@@ -398,6 +398,29 @@ std::vector<Output> Pipeline::commit(std::vector<Extracted> extracted, const Inp
   return outputs;
 }
 
+std::vector<Pipeline::Extracted> Pipeline::hand_over(std::vector<Extracted> extracted) {
+  std::vector<Extracted> out;
+  out.reserve(extracted.size());
+  for (auto& e : extracted) {
+    if (e.skip) continue;
+    if (!e.fetch_url.empty() && e.article.text.empty()) {
+      if (e.feed_text.empty()) continue;
+      e.article.text = e.feed_text;
+    }
+    if (!e.language_known) set_language(e);
+    if (!e.fetch_url.empty()) {
+      // Seen by this extractor from now on (once acknowledged); the window's event time is the
+      // dedup role's to know, so the link is kept by the seen-set's size bound.
+      const std::int64_t t = e.event_time.value_or(0);
+      pending_links_.emplace_back(e.fetch_url, t);
+      pending_links_.emplace_back(item_key(e.article.id), t);
+    }
+    e.feed_text.clear();
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 tl::expected<std::vector<Output>, Failure> Pipeline::process(const Input& input) {
   auto extracted = prepare(input);
   if (!extracted) return tl::unexpected(extracted.error());
@@ -551,6 +574,97 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
       evictions_reported_ = window_.evicted();
     }
   }
+  return out;
+}
+
+namespace {
+
+nlohmann::json time_or_null(const std::optional<std::int64_t>& t) {
+  return t ? nlohmann::json(*t) : nlohmann::json(nullptr);
+}
+
+std::optional<std::int64_t> read_time(const nlohmann::json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_number_integer()) return std::nullopt;
+  return it->get<std::int64_t>();
+}
+
+}  // namespace
+
+std::string extracted_json(const Pipeline::Extracted& e, const Input& input) {
+  const extractors::Article& a = e.article;
+  nlohmann::ordered_json j;
+  j["article"] = {{"id", a.id},
+                  {"url", a.url},
+                  {"canonical_url", a.canonical_url},
+                  {"source", a.source},
+                  {"title", a.title},
+                  {"text", a.text},
+                  {"lang", a.lang},
+                  {"language", a.language},
+                  {"byline", a.byline},
+                  {"published_at", time_or_null(a.published_at)},
+                  {"warnings", a.warnings}};
+  j["event_time"] = time_or_null(e.event_time);
+  j["from_feed"] = e.from_feed;
+  j["fetch_url"] = e.fetch_url;
+  // What `commit` reads of the input: identity, the feed an item came from, the times.
+  j["input"] = {{"id", input.id},
+                {"url", input.url},
+                {"title", input.title},
+                {"published_at", time_or_null(input.published_at)},
+                {"fetched_at", time_or_null(input.fetched_at)}};
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+tl::expected<std::pair<Pipeline::Extracted, Input>, std::string> parse_extracted(
+    std::string_view text) {
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object()) return tl::unexpected(std::string("not a JSON object"));
+  const auto art = j.find("article");
+  const auto in = j.find("input");
+  if (art == j.end() || !art->is_object() || in == j.end() || !in->is_object()) {
+    return tl::unexpected(std::string("no article or input object"));
+  }
+  std::string problem;
+  auto str = [&problem](const nlohmann::json& o, const char* key) {
+    const auto it = o.find(key);
+    if (it == o.end() || !it->is_string()) {
+      if (problem.empty()) problem = std::string("'") + key + "' is not a string";
+      return std::string();
+    }
+    return it->get<std::string>();
+  };
+  std::pair<Pipeline::Extracted, Input> out;
+  Pipeline::Extracted& e = out.first;
+  extractors::Article& a = e.article;
+  a.id = str(*art, "id");
+  a.url = str(*art, "url");
+  a.canonical_url = str(*art, "canonical_url");
+  a.source = str(*art, "source");
+  a.title = str(*art, "title");
+  a.text = str(*art, "text");
+  a.lang = str(*art, "lang");
+  a.language = str(*art, "language");
+  a.byline = str(*art, "byline");
+  a.published_at = read_time(*art, "published_at");
+  if (const auto w = art->find("warnings"); w != art->end() && w->is_array()) {
+    for (const auto& x : *w) {
+      if (x.is_string()) a.warnings.push_back(x.get<std::string>());
+    }
+  }
+  e.event_time = read_time(j, "event_time");
+  e.from_feed = j.value("from_feed", false);
+  e.fetch_url = str(j, "fetch_url");
+  e.language_known = true;
+  Input& input = out.second;
+  input.id = str(*in, "id");
+  input.url = str(*in, "url");
+  input.title = str(*in, "title");
+  input.published_at = read_time(*in, "published_at");
+  input.fetched_at = read_time(*in, "fetched_at");
+  if (!problem.empty()) return tl::unexpected(problem);
+  if (a.text.empty()) return tl::unexpected(std::string("the article has no text"));
   return out;
 }
 

@@ -114,6 +114,11 @@ class Pipeline {
   /// thread-safe.
   std::vector<Output> commit(std::vector<Extracted> extracted, const Input& input);
 
+  /// For `--role extract`, instead of `commit`: the items that would be judged (skipped ones
+  /// dropped, a fetched item without a page given its feed text, the language detected), their
+  /// links pending as `commit` leaves them. Their `extracted_json` goes to the dedup role.
+  std::vector<Extracted> hand_over(std::vector<Extracted> extracted);
+
   /// Puts an article published earlier (its article JSON, as on the articles topic) back into
   /// the window and its story, with the verdict it was published with: the state a restarted
   /// process rebuilds. Returns false for a value that is not article JSON.
@@ -159,5 +164,15 @@ class Pipeline {
   std::deque<std::pair<std::int64_t, std::string>> seen_order_;
   std::vector<std::pair<std::string, std::int64_t>> pending_links_;
 };
+
+/// The record an extractor (`--role extract`) hands the dedup role on `topics.extracted`: the
+/// extracted article and what of its input `Pipeline::commit` reads (deploy/schemas/
+/// extracted.schema.json). `commit` of the decoded pair judges exactly as it would have judged
+/// the original.
+std::string extracted_json(const Pipeline::Extracted& extracted, const Input& input);
+
+/// Reads an `extracted_json` record; the reason when it is not one.
+tl::expected<std::pair<Pipeline::Extracted, Input>, std::string> parse_extracted(
+    std::string_view json);
 
 }  // namespace newsflow::daemon

@@ -3,6 +3,7 @@
 
     schemas_check.py SCHEMA_DIR replay ARTICLES.jsonl DLQ.jsonl
     schemas_check.py SCHEMA_DIR kafka ARTICLES.kcat STORIES.kcat DLQ.kcat
+    schemas_check.py SCHEMA_DIR extracted EXTRACTED.kcat
 
 `kafka` files are `kcat -J` output: every record's value against its schema and its `schema`
 header (a feed item's dead letter, keyed by its link, has a JSON value of its own; other dead
@@ -40,6 +41,15 @@ def main():
             for n, line in enumerate(open(path, encoding="utf-8"), 1):
                 check(validator, json.loads(line), f"{path}:{n}", errors)
                 counts[path] = n
+    elif mode == "extracted":
+        extracted = load(schema_dir, "extracted")
+        n = 0
+        for n, line in enumerate(open(files[0], encoding="utf-8", errors="replace"), 1):
+            record = json.loads(line, strict=False)
+            if headers_of(record).get("schema") != "newsflow.extracted/1":
+                errors.append(f"{files[0]}:{n}: no schema header newsflow.extracted/1")
+            check(extracted, json.loads(record["payload"]), f"{files[0]}:{n}", errors)
+        counts[files[0]] = n
     else:
         story = load(schema_dir, "story")
         headers = load(schema_dir, "dead-letter-headers")

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Extraction scaled out: the multilingual stream (tests/data/multilingual, 1,046 pages, 3 days)
+# is produced to a dev broker as a backlog, then two `newsflow run --role extract` processes
+# share the input partitions and one `newsflow run --role dedup` judges what they hand over.
+# Its verdicts and stories must be those of `newsflow replay` of the same stream, as the
+# all-in-one daemon's are: how many processes share the work changes nothing.
+set -euo pipefail
+bin=${NEWSFLOW_BIN}; src=$1; work=$2/roles
+rm -rf "$work"; mkdir -p "$work"
+fail() { echo "FAIL: $*" >&2; for f in "$work"/*.log; do echo "== $f" >&2; tail -5 "$f" >&2; done; exit 1; }
+stop_signal=TERM
+source "$src/tests/integration/lib.sh"
+command -v kcat >/dev/null || fail "kcat is not installed (deploy/install-deps.sh installs it)"
+
+stream=$src/tests/data/multilingual/stream.jsonl.gz
+"$bin" replay --input "$stream" --output "$work/replay.jsonl" --dlq "$work/replay.dlq.jsonl"
+expected=$(wc -l < "$work/replay.jsonl")
+
+start_dev_broker --brokers 1 --partitions 8
+export NEWSFLOW_KAFKA__BROKERS=$broker NEWSFLOW_LOG__LEVEL=info
+export NEWSFLOW_KAFKA__CONSUMER__SESSION_TIMEOUT_MS=6000
+inputs=$("$bin" produce --input "$stream")
+
+for role in extract extract dedup; do
+  NEWSFLOW_HTTP__LISTEN=127.0.0.1:0 "$bin" run --role $role > "$work/$role-${#pids[@]}.log" 2>&1 &
+  pids+=($!)
+done
+count() { kcat -b "$broker" -C -t "$1" -e -q -f '%k\n' 2>/dev/null | sort -u | wc -l; }
+for _ in $(seq 240); do
+  [ "$(count newsflow.articles)" -ge "$expected" ] && break
+  for p in "${pids[@]:1}"; do kill -0 "$p" 2>/dev/null || fail "a role process exited"; done
+  sleep 1
+done
+kcat -b "$broker" -C -t newsflow.articles -e -q -f '%s\n' > "$work/kafka.jsonl" 2>/dev/null
+extractors=$(grep -l 'partitions_assigned' "$work"/extract-*.log | wc -l)
+echo "inputs=$inputs replay_articles=$expected kafka_records=$(wc -l < "$work/kafka.jsonl")" \
+  "extractors_with_partitions=$extractors"
+[ "$extractors" -eq 2 ] || fail "the two extractors did not share the input partitions"
+python3 "$src/tests/integration/compare_runs.py" "$work/replay.jsonl" "$work/kafka.jsonl" \
+  --min-dup-f1 0.995 --min-bcubed 0.99 ||
+  fail "the roles' verdicts differ from replay's"
+# What the extractors handed over holds to its schema.
+kcat -b "$broker" -C -t newsflow.extracted -e -q -J > "$work/extracted.kcat" 2>/dev/null
+if /usr/bin/python3 -c 'import jsonschema' 2>/dev/null; then
+  /usr/bin/python3 "$src/tests/integration/schemas_check.py" "$src/deploy/schemas" extracted \
+    "$work/extracted.kcat" || fail "extracted records break their schema"
+fi
+echo "1 passed, 0 failed"
