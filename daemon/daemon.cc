@@ -3,6 +3,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <map>
@@ -106,6 +107,24 @@ tl::expected<int, std::string> topic_partitions(rd_kafka_t* c, const std::string
   return tl::unexpected("topic " + topic + " does not exist or has no partitions");
 }
 
+// The watermark an extractor sent (header `watermark`: Unix seconds or "end"), if `msg` is one.
+std::optional<std::int64_t> watermark_header(const rd_kafka_message_t* msg) {
+  rd_kafka_headers_t* hdrs = nullptr;
+  const void* value = nullptr;
+  size_t size = 0;
+  if (rd_kafka_message_headers(msg, &hdrs) != RD_KAFKA_RESP_ERR_NO_ERROR || !hdrs ||
+      rd_kafka_header_get_last(hdrs, "watermark", &value, &size) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+      !value) {
+    return std::nullopt;
+  }
+  const std::string_view v(static_cast<const char*>(value), size);
+  if (v == "end") return EventTimeMerger<rd_kafka_message_t*>::kEnd;
+  std::int64_t t = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), t);
+  if (ec != std::errc() || end != v.data() + v.size()) return std::nullopt;
+  return t;
+}
+
 }  // namespace
 
 Daemon::Daemon(const config::Config& config, Metrics& metrics)
@@ -117,7 +136,7 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
                    : std::max<std::size_t>(1, std::thread::hardware_concurrency())),
       exactly_once_(config.kafka.delivery == "exactly_once"),
       crash_guard_(config.state.dir),
-      merger_({std::chrono::milliseconds(config.kafka.max_idle_ms)}) {
+      merger_({std::chrono::milliseconds(config.kafka.max_idle_ms), std::chrono::seconds(30)}) {
   // Fault injection for the crash-loop test: a worker that meets this text in an input aborts
   // the process, as a crashing parser would.
   if (const char* marker = std::getenv("NEWSFLOW_FAULT_CRASH_MARKER")) crash_marker_ = marker;
@@ -410,7 +429,7 @@ tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(
   for (const auto& r : *ranges) {
     rd_kafka_topic_partition_list_add(list, topic.c_str(), r.partition)->offset = r.low;
   }
-  EventTimeMerger<rd_kafka_message_t*> merger({std::chrono::hours(1)});
+  EventTimeMerger<rd_kafka_message_t*> merger({std::chrono::hours(1), std::chrono::hours(1)});
   std::map<int, rd_kafka_queue_t*> queues;
   const auto now = Clock::now();
   for (const auto& r : *ranges) {
@@ -495,6 +514,12 @@ void Daemon::on_rebalance(rd_kafka_t* rk, int err_int, void* partitions_ptr, voi
     const auto now = Clock::now();
     for (int i = 0; i < partitions->cnt; ++i) {
       self->merger_.assign({partitions->elems[i].topic, partitions->elems[i].partition}, now);
+      // What extractors write is read while it is written: its end means nothing until the
+      // extractor says how far it has come.
+      if (self->config_.role == "dedup") {
+        self->merger_.expect_watermarks(
+            {partitions->elems[i].topic, partitions->elems[i].partition});
+      }
       self->metrics_.partition_assigned(partitions->elems[i].topic, partitions->elems[i].partition);
     }
     // Each partition's messages wait in its own queue (librdkafka then bounds prefetching per
@@ -910,6 +935,8 @@ bool Daemon::process_guarded_batch(std::vector<Taken>& batch) {
       publish(messages[i], work[i]);
     }
   }
+  // After the batch's records, in the same partitions: how far the inputs have come.
+  if (config_.role == "extract") emit_watermarks();
   metrics_.producer_queue(rd_kafka_outq_len(producer_.get()));
   bool delivered;
   if (exactly_once_) {
@@ -1080,9 +1107,43 @@ bool Daemon::take(rd_kafka_message_t* msg) {
   if (!merger_.assigned(p)) {
     // A message of a partition the rebalance callback has not announced: take it as assigned.
     merger_.assign(p, Clock::now());
+    if (config_.role == "dedup") merger_.expect_watermarks(p);
+  }
+  if (config_.role == "dedup") {
+    // An extractor's watermark: nothing older will follow in this partition.
+    if (const auto w = watermark_header(msg)) {
+      merger_.advance(p, *w, Clock::now());
+      rd_kafka_message_destroy(msg);
+      return true;
+    }
   }
   merger_.add(p, msg, order_time(msg), msg->len + msg->key_len);
   return true;
+}
+
+void Daemon::emit_watermarks() {
+  // Per extracted partition, the oldest record its input partitions (assigned here) may still
+  // deliver; sent when it moves, and once a second as a sign of life.
+  std::map<std::int32_t, std::int64_t> lowest;
+  for (const auto& [p, q] : partition_queues_) {
+    const auto w = merger_.watermark_of(p);
+    const auto it = extracted_offset_.find(p.first);
+    if (it == extracted_offset_.end()) continue;
+    const std::int32_t part = (it->second + p.second) % std::max(1, extracted_partitions_);
+    auto [slot, inserted] = lowest.try_emplace(part, w.value_or(kUnknownWatermark));
+    if (!inserted) slot->second = std::min(slot->second, w.value_or(kUnknownWatermark));
+  }
+  const auto now = Clock::now();
+  for (const auto& [part, w] : lowest) {
+    if (w == kUnknownWatermark) continue;  // it may still deliver anything: promise nothing
+    auto& last = sent_watermarks_[part];
+    if (last.first == w && now - last.second < std::chrono::seconds(1)) continue;
+    const std::string value =
+        w == EventTimeMerger<rd_kafka_message_t*>::kEnd ? "end" : std::to_string(w);
+    produce(config_.topics.extracted, "", "",
+            {{"watermark", value}, {"schema", "newsflow.watermark/1"}}, false, part);
+    last = {w, now};
+  }
 }
 
 bool Daemon::take_fetched() {
@@ -1115,7 +1176,10 @@ int Daemon::run() {
     rd_kafka_poll(producer_.get(), 0);
     metrics_.order_buffer(static_cast<double>(merger_.buffered_records()),
                           static_cast<double>(merger_.buffered_bytes()));
-    if (batch.empty()) continue;
+    if (batch.empty()) {
+      if (config_.role == "extract") emit_watermarks();  // a sign of life while idle
+      continue;
+    }
     // Inputs that were in flight when an earlier process died go alone, so the one that kills
     // the process is found (and dead-lettered at its second crash) without taking others along.
     bool suspect = false;

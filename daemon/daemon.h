@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -164,6 +165,12 @@ class Daemon {
   // `--role extract`: partitions of `topics.extracted`, and where each input topic's begin.
   int extracted_partitions_ = 0;
   std::map<std::string, int> extracted_offset_;
+  /// `--role extract`: tells the dedup role, per extracted partition, how far its input has
+  /// come (a watermark record: header `watermark`, no value).
+  void emit_watermarks();
+  static constexpr std::int64_t kUnknownWatermark = std::numeric_limits<std::int64_t>::min();
+  std::map<std::int32_t, std::pair<std::int64_t, std::chrono::steady_clock::time_point>>
+      sent_watermarks_;
 };
 
 }  // namespace newsflow::daemon

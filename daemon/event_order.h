@@ -31,6 +31,9 @@ class EventTimeMerger {
 
   struct Options {
     std::chrono::milliseconds max_idle{1000};
+    /// How long a partition that expects watermarks (`expect_watermarks`) holds the others
+    /// back before its writer's first: a writer starting up is slower than one that pauses.
+    std::chrono::milliseconds first_watermark{30000};
   };
 
   explicit EventTimeMerger(Options options) : options_(options) {}
@@ -68,6 +71,7 @@ class EventTimeMerger {
   /// A record fetched from `p` (in offset order) with its event time.
   void add(const Partition& p, Record record, std::int64_t event_time, std::size_t bytes) {
     State& s = partitions_[p];
+    s.heard = true;  // a record is as good a sign of life as a watermark
     s.buffer.push_back({std::move(record), event_time, bytes});
     s.bytes += bytes;
     s.at_end = false;
@@ -94,14 +98,56 @@ class EventTimeMerger {
     if (it != partitions_.end()) it->second.at_end = true;
   }
 
+  /// The partition's writer says it will write nothing older than `watermark` (kEnd: nothing
+  /// it holds now; what comes later is newer). From then on the partition's end of data means
+  /// nothing: while empty it holds back exactly the records newer than its watermark, and for
+  /// at most `max_idle` after it last heard from its writer. Used where the records are written
+  /// while they are read (the dedup role reading what extractors hand over).
+  void advance(const Partition& p, std::int64_t watermark, Clock::time_point now) {
+    auto it = partitions_.find(p);
+    if (it == partitions_.end()) return;
+    it->second.watermarked = true;
+    it->second.heard = true;
+    it->second.watermark = watermark;
+    it->second.empty_since = now;  // a sign of life
+  }
+
+  /// Marks a partition as written by a writer that sends watermarks (`advance`): until the
+  /// first arrives it holds everything back for `max_idle`.
+  void expect_watermarks(const Partition& p) {
+    auto it = partitions_.find(p);
+    if (it != partitions_.end()) it->second.watermarked = true;
+  }
+
+  /// What this reader can promise about `p` to a reader downstream: the time of its next
+  /// record, kEnd when it sits at its end with nothing held, or nothing when it may still
+  /// deliver anything (empty, its end not seen).
+  std::optional<std::int64_t> watermark_of(const Partition& p) const {
+    const auto it = partitions_.find(p);
+    if (it == partitions_.end()) return std::nullopt;
+    const State& s = it->second;
+    if (!s.buffer.empty()) return s.buffer.front().event_time;
+    if (s.at_end) return kEnd;
+    return std::nullopt;
+  }
+
+  /// No record is older than this: a watermark for "nothing held, the rest comes later".
+  static constexpr std::int64_t kEnd = std::numeric_limits<std::int64_t>::max();
+
   /// The record with the lowest event time, when no assigned partition may still deliver an
   /// older one; `low_watermark`, when given, receives the lowest time any partition may still
   /// deliver (the record's own time, or older for a partition that went idle).
   std::optional<Record> next(Clock::time_point now, std::int64_t* low_watermark = nullptr) {
     State* best = nullptr;
+    const Partition* best_partition = nullptr;
     std::int64_t low = std::numeric_limits<std::int64_t>::max();
+    bool watermarked_empty = false;
     for (auto& [p, s] : partitions_) {
       if (s.buffer.empty()) {
+        if (s.watermarked) {
+          watermarked_empty = true;  // judged against the best record below
+          continue;
+        }
         if (s.at_end) continue;
         if (now - s.empty_since < options_.max_idle) return std::nullopt;  // wait for it
         // Idle too long: go on without it, but keep its stream time as the low watermark.
@@ -109,9 +155,25 @@ class EventTimeMerger {
         continue;
       }
       // Strictly lower wins: ties go to the first partition in (topic, partition) order.
-      if (!best || s.buffer.front().event_time < best->buffer.front().event_time) best = &s;
+      if (!best || s.buffer.front().event_time < best->buffer.front().event_time) {
+        best = &s;
+        best_partition = &p;
+      }
     }
     if (!best) return std::nullopt;
+    if (watermarked_empty) {
+      const std::int64_t t = best->buffer.front().event_time;
+      for (auto& [p, s] : partitions_) {
+        if (!s.buffer.empty() || !s.watermarked) continue;
+        // It may still deliver a record that goes first: wait, unless its writer fell silent.
+        // (Its records come in order: nothing older than what it already delivered.)
+        const std::int64_t w = std::max(s.watermark, s.stream_time);
+        const bool may_precede = w < t || (w == t && p < *best_partition);
+        const auto patience = s.heard ? options_.max_idle : options_.first_watermark;
+        if (may_precede && now - s.empty_since < patience) return std::nullopt;
+        if (w != kNever && w != kEnd) low = std::min(low, w);
+      }
+    }
     Item item = std::move(best->buffer.front());
     best->buffer.pop_front();
     best->bytes -= item.bytes;
@@ -126,7 +188,10 @@ class EventTimeMerger {
   /// for long): the loop should poll again soon.
   bool waiting(Clock::time_point now) const {
     for (const auto& [p, s] : partitions_) {
-      if (s.buffer.empty() && !s.at_end && now - s.empty_since < options_.max_idle) return true;
+      const auto patience =
+          s.watermarked && !s.heard ? options_.first_watermark : options_.max_idle;
+      if (!s.buffer.empty() || now - s.empty_since >= patience) continue;
+      if (s.watermarked ? s.watermark != kEnd : !s.at_end) return true;
     }
     return false;
   }
@@ -156,6 +221,9 @@ class EventTimeMerger {
     bool at_end = false;
     Clock::time_point empty_since{};
     std::int64_t stream_time = kNever;  // highest event time handed out
+    bool watermarked = false;           // its writer sends watermarks (`advance`)
+    bool heard = false;                 // ... and has sent one
+    std::int64_t watermark = kNever;    // nothing older than this is still to come
   };
 
   Options options_;

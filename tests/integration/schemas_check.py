@@ -10,6 +10,7 @@ header (a feed item's dead letter, keyed by its link, has a JSON value of its ow
 letters keep the input's bytes).
 """
 import json
+import re
 import sys
 
 from jsonschema import Draft202012Validator
@@ -44,12 +45,22 @@ def main():
     elif mode == "extracted":
         extracted = load(schema_dir, "extracted")
         n = 0
+        marks = 0
         for n, line in enumerate(open(files[0], encoding="utf-8", errors="replace"), 1):
             record = json.loads(line, strict=False)
-            if headers_of(record).get("schema") != "newsflow.extracted/1":
+            h = headers_of(record)
+            if h.get("schema") == "newsflow.watermark/1":
+                # An extractor's watermark: header `watermark` (Unix seconds or "end"), no value.
+                marks += 1
+                if not re.fullmatch(r"-?[0-9]+|end", h.get("watermark") or "") or record.get(
+                        "payload"):
+                    errors.append(f"{files[0]}:{n}: a malformed watermark record")
+                continue
+            if h.get("schema") != "newsflow.extracted/1":
                 errors.append(f"{files[0]}:{n}: no schema header newsflow.extracted/1")
             check(extracted, json.loads(record["payload"]), f"{files[0]}:{n}", errors)
-        counts[files[0]] = n
+        counts[files[0]] = n - marks
+        counts["watermark records"] = marks
     else:
         story = load(schema_dir, "story")
         headers = load(schema_dir, "dead-letter-headers")

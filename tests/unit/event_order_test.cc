@@ -14,7 +14,7 @@ const Merger::Partition kB{"pages", 1};
 // A merger over kA and kB (in the order given), both assigned at `now`.
 Merger two_partitions(Merger::Clock::time_point now, std::chrono::milliseconds max_idle = 1000ms,
                       bool b_first = false) {
-  Merger m({max_idle});
+  Merger m({max_idle, 30000ms});
   m.assign(b_first ? kB : kA, now);
   m.assign(b_first ? kA : kB, now);
   return m;
@@ -97,6 +97,50 @@ TEST(EventTimeMerger, TiesGoToTheFirstPartitionSoTheOrderIsDeterministic) {
   m.end_of_partition(kB);
   EXPECT_EQ(m.next(now), 1);
   EXPECT_EQ(m.next(now), 2);
+}
+
+TEST(EventTimeMerger, AWatermarkedPartitionHoldsBackOnlyWhatItsWriterMayStillPrecede) {
+  // The dedup role's partitions are written while read: their end means nothing, their
+  // watermark does.
+  const auto now = Merger::Clock::now();
+  Merger m = two_partitions(now, 1000ms);
+  m.expect_watermarks(kA);
+  m.expect_watermarks(kB);
+  m.add(kA, 1, 100, 1);
+  m.end_of_partition(kB);  // B is empty and at its end, but its writer has said nothing yet
+  EXPECT_EQ(m.next(now), std::nullopt);
+  EXPECT_TRUE(m.waiting(now));
+  EXPECT_EQ(m.next(now + 2000ms), std::nullopt);  // a writer starting up gets longer than max_idle
+  m.advance(kB, 90, now);  // B may still write a record of time 90 or later: 100 may wait
+  EXPECT_EQ(m.next(now), std::nullopt);
+  m.advance(kB, 100, now);  // ... of 100 or later, and B comes after A on a tie: go
+  std::int64_t low = 0;
+  EXPECT_EQ(m.next(now, &low), 1);
+  EXPECT_EQ(low, 100);
+  m.add(kA, 2, 150, 1);
+  EXPECT_EQ(m.next(now), std::nullopt);  // B is at 100: it may write 120
+  m.add(kB, 3, 120, 1);
+  EXPECT_EQ(m.next(now), 3);
+  EXPECT_EQ(m.next(now), std::nullopt);  // B delivered 120: it may still write 130
+  m.advance(kB, Merger::kEnd, now);      // B's writer holds nothing: the rest comes later
+  EXPECT_EQ(m.next(now), 2);
+  // A writer that falls silent holds the others back for max_idle at most.
+  m.add(kA, 4, 500, 1);
+  m.advance(kB, 200, now);
+  EXPECT_EQ(m.next(now + 500ms), std::nullopt);
+  EXPECT_EQ(m.next(now + 1500ms), 4);
+}
+
+TEST(EventTimeMerger, AReaderTellsWhatItsPartitionMayStillDeliver) {
+  const auto now = Merger::Clock::now();
+  Merger m = two_partitions(now);
+  EXPECT_EQ(m.watermark_of(kA), std::nullopt);  // empty, its end not seen: anything may come
+  m.add(kA, 1, 100, 1);
+  EXPECT_EQ(m.watermark_of(kA), 100);
+  EXPECT_EQ(m.next(now + 2000ms), 1);
+  m.end_of_partition(kA);
+  EXPECT_EQ(m.watermark_of(kA), Merger::kEnd);
+  EXPECT_EQ(m.watermark_of({"other", 0}), std::nullopt);
 }
 
 }  // namespace
