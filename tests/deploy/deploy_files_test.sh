@@ -22,6 +22,15 @@ echo "systemd-analyze security: exposure $score"
 systemd-analyze security --offline=true --threshold=20 "$work/newsflow.service" > /dev/null 2>&1 \
   || fail "exposure $score is above 2.0"
 
+# The per-role template unit, as the extract and dedup instances.
+sed "s|/usr/local/bin/newsflow|$bin|" "$src/deploy/systemd/newsflow@.service" > "$work/newsflow@.service"
+for role in extract dedup; do
+  cp "$work/newsflow@.service" "$work/newsflow@$role.service"
+  systemd-analyze verify "$work/newsflow@$role.service" || fail "systemd-analyze verify newsflow@$role"
+  systemd-analyze security --offline=true --threshold=20 "$work/newsflow@$role.service" \
+    > /dev/null 2>&1 || fail "newsflow@$role: exposure above 2.0"
+done
+
 # Prometheus rules.
 promtool check rules "$src/deploy/monitoring/newsflow-alerts.yaml" || fail "promtool check rules"
 (cd "$src/deploy/monitoring" && promtool test rules newsflow-alerts.test.yaml) || fail "alert unit tests"
