@@ -184,7 +184,12 @@ class Section {
 void apply_env(YAML::Node& root, const Environment& env, std::vector<Problem>& problems) {
   static constexpr std::string_view kPrefix = "NEWSFLOW_";
   for (const auto& [name, value] : env) {
-    if (!name.starts_with(kPrefix) || name.find("__") == std::string::npos) continue;
+    // NEWSFLOW_SECTION__KEY; of the top-level keys only `role` (NEWSFLOW_ROLE): other
+    // NEWSFLOW_* names (NEWSFLOW_BIN in scripts) are not configuration.
+    if (!name.starts_with(kPrefix) ||
+        (name.find("__") == std::string::npos && name != "NEWSFLOW_ROLE")) {
+      continue;
+    }
     std::vector<std::string> path = split(std::string_view(name).substr(kPrefix.size()), "__");
     for (auto& p : path) p = lower(p);
     if (std::any_of(path.begin(), path.end(), [](const auto& p) { return p.empty(); })) {

@@ -44,6 +44,10 @@ kubectl kustomize "$src/deploy/kubernetes/podmonitor" > "$work/podmonitor.yaml" 
   || { cat "$work/kustomize.err"; fail "kubectl kustomize podmonitor"; }
 python3 "$src/tests/deploy/check_kubernetes.py" "$bin" "$work/base.yaml" "$work/podmonitor.yaml" \
   || fail "Kubernetes manifests"
+kubectl kustomize "$src/deploy/kubernetes/roles" > "$work/roles.yaml" 2>> "$work/kustomize.err" \
+  || { cat "$work/kustomize.err"; fail "kubectl kustomize roles"; }
+python3 "$src/tests/deploy/check_kubernetes_roles.py" "$bin" "$work/roles.yaml" \
+  || fail "Kubernetes roles overlay"
 
 # Container: every NEEDED library's Debian package is installed by the runtime stage.
 runtime=$(awk '/^FROM .*slim/ {on=1} on' "$src/deploy/Containerfile")

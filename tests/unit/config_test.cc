@@ -53,6 +53,22 @@ TEST(Config, EnvironmentOverridesTheFile) {
   EXPECT_EQ(c->kafka.producer.at("linger.ms"), "20");
 }
 
+TEST(Config, RolesShareTheWorkThroughBrokers) {
+  auto c = parse_config("role: extract\nkafka: {brokers: a:1}\n", {});
+  ASSERT_TRUE(c) << problems_text(c.error());
+  EXPECT_EQ(c->role, "extract");
+  EXPECT_EQ(c->topics.extracted, "newsflow.extracted");
+  auto env = parse_config("kafka: {brokers: a:1}\n", {{"NEWSFLOW_ROLE", "dedup"}});
+  ASSERT_TRUE(env) << problems_text(env.error());
+  EXPECT_EQ(env->role, "dedup");
+  EXPECT_EQ(parse_config("", {})->role, "all");
+  // An embedded cluster is private to its process: a role alone has no one to share with.
+  auto alone = parse_config("role: dedup\n", {});
+  ASSERT_FALSE(alone);
+  EXPECT_NE(problems_text(alone.error()).find("role"), std::string::npos);
+  EXPECT_FALSE(parse_config("role: judge\nkafka: {brokers: a:1}\n", {}));
+}
+
 TEST(Config, ReportsEveryProblemWithItsPath) {
   auto c = parse_config(
       R"(

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Validates the rendered roles overlay (deploy/kubernetes/roles) offline and against the binary.
+
+usage: check_kubernetes_roles.py NEWSFLOW_BINARY ROLES_RENDERED.yaml
+
+Two Deployments whose selectors pick their own pods and not the other's: the dedup role (one
+replica, Recreate: one window) and the extractors (RollingUpdate, scaled by an autoscaling/v2
+HorizontalPodAutoscaler); both run as non-root with a read-only root filesystem and mount the
+generated ConfigMap, whose config passes `newsflow check-config` in either role.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+problems = []
+
+
+def check(cond, msg):
+    if not cond:
+        problems.append(msg)
+
+
+def selects(selector, labels):
+    return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
+
+
+def main():
+    binary, rendered = sys.argv[1:3]
+    docs = [d for d in yaml.safe_load_all(open(rendered)) if d]
+    by_kind = {}
+    for d in docs:
+        by_kind.setdefault(d["kind"], []).append(d)
+    for kind, n in (("ConfigMap", 1), ("Service", 1), ("PodDisruptionBudget", 1),
+                    ("Deployment", 2), ("HorizontalPodAutoscaler", 1)):
+        check(len(by_kind.get(kind, [])) == n, f"expected {n} {kind}")
+    if problems:
+        return report()
+    deps = {}
+    for d in by_kind["Deployment"]:
+        args = d["spec"]["template"]["spec"]["containers"][0].get("args", [])
+        role = args[args.index("--role") + 1] if "--role" in args else "all"
+        deps[role] = d
+    check(set(deps) == {"extract", "dedup"}, f"Deployments for roles {sorted(deps)}")
+    if problems:
+        return report()
+    cm = by_kind["ConfigMap"][0]
+    for role, d in deps.items():
+        where = f"Deployment/{d['metadata']['name']} ({role})"
+        sel = d["spec"]["selector"]["matchLabels"]
+        check(selects(sel, d["spec"]["template"]["metadata"]["labels"]),
+              f"{where}: selector does not select its pods")
+        for other_role, other in deps.items():
+            if other_role != role:
+                check(not selects(sel, other["spec"]["template"]["metadata"]["labels"]),
+                      f"{where}: selector also selects the {other_role} pods")
+        pod = d["spec"]["template"]["spec"]
+        c = pod["containers"][0]
+        check(pod.get("securityContext", {}).get("runAsNonRoot") is True, f"{where}: root")
+        check(c.get("securityContext", {}).get("readOnlyRootFilesystem") is True,
+              f"{where}: writable root filesystem")
+        vols = [v for v in pod.get("volumes", []) if "configMap" in v]
+        check(vols and vols[0]["configMap"]["name"] == cm["metadata"]["name"],
+              f"{where}: does not mount the generated ConfigMap")
+    dedup, extract = deps["dedup"], deps["extract"]
+    check(dedup["spec"].get("replicas", 1) == 1, "dedup: one replica holds the window")
+    check(dedup["spec"].get("strategy", {}).get("type") == "Recreate",
+          "dedup: Recreate, so two windows never run side by side")
+    check(extract["spec"].get("strategy", {}).get("type") == "RollingUpdate",
+          "extract: RollingUpdate keeps ingestion going through a rollout")
+    hpa = by_kind["HorizontalPodAutoscaler"][0]
+    check(hpa["apiVersion"] == "autoscaling/v2", "HPA: autoscaling/v2")
+    ref = hpa["spec"]["scaleTargetRef"]
+    check(ref.get("kind") == "Deployment" and ref.get("name") == extract["metadata"]["name"],
+          "HPA: does not scale the extractors")
+    check(1 <= hpa["spec"].get("minReplicas", 1) <= hpa["spec"]["maxReplicas"], "HPA: replica bounds")
+    pdb = by_kind["PodDisruptionBudget"][0]
+    for role, d in deps.items():
+        check(selects(pdb["spec"]["selector"]["matchLabels"], d["spec"]["template"]["metadata"]["labels"]),
+              f"PodDisruptionBudget does not cover the {role} pods")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "newsflow.yaml")
+        open(path, "w").write(cm["data"]["newsflow.yaml"])
+        for role in deps:
+            r = subprocess.run([binary, "check-config", path], capture_output=True, text=True,
+                               env=dict(os.environ, NEWSFLOW_ROLE=role))
+            check(r.returncode == 0, f"the config fails check-config as {role}: {r.stdout}{r.stderr}")
+    return report()
+
+
+def report():
+    for p in problems:
+        print("PROBLEM:", p)
+    if not problems:
+        print("Kubernetes roles overlay: valid and consistent with the binary")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
