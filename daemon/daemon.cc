@@ -729,14 +729,25 @@ ParsedInput Daemon::parse(rd_kafka_message_t* msg) const {
   return parsed;
 }
 
+bool Daemon::dead_letters_of(rd_kafka_message_t* msg, Work& work) {
+  if (work.parsed.failure) {
+    dead_letter(msg, *work.parsed.failure);
+    return true;
+  }
+  if (!work.prepared) {
+    dead_letter(msg, work.prepared.error());
+    return true;
+  }
+  for (const auto& item : *work.prepared) {
+    if (item.fetch_failure) item_dead_letter(msg, item);
+  }
+  return false;
+}
+
 void Daemon::publish(rd_kafka_message_t* msg, Work& work) {
   // One try/catch per message: no input can crash-loop the daemon.
   try {
-    if (work.parsed.failure) return dead_letter(msg, *work.parsed.failure);
-    if (!work.prepared) return dead_letter(msg, work.prepared.error());
-    for (const auto& item : *work.prepared) {
-      if (item.fetch_failure) item_dead_letter(msg, item);
-    }
+    if (dead_letters_of(msg, work)) return;
     for (const Output& o : pipeline_.commit(std::move(*work.prepared), work.parsed.input)) {
       const std::string kind(dedup::dup_kind_name(o.verdict.kind));
       produce(config_.topics.articles, o.article.id, article_json(o),
@@ -763,11 +774,7 @@ void Daemon::publish(rd_kafka_message_t* msg, Work& work) {
 
 void Daemon::hand_over(rd_kafka_message_t* msg, Work& work) {
   try {
-    if (work.parsed.failure) return dead_letter(msg, *work.parsed.failure);
-    if (!work.prepared) return dead_letter(msg, work.prepared.error());
-    for (const auto& item : *work.prepared) {
-      if (item.fetch_failure) item_dead_letter(msg, item);
-    }
+    if (dead_letters_of(msg, work)) return;
     // Each input partition to an extracted partition of its own, stamped with the time the
     // input is ordered by, so the dedup role merges them as `--role all` merges the inputs.
     const auto it = extracted_offset_.find(rd_kafka_topic_name(msg->rkt));

@@ -114,6 +114,9 @@ class Daemon {
   void prepare_batch(std::vector<rd_kafka_message_t*>& messages, std::vector<Work>& work);
   ParsedInput parse(rd_kafka_message_t* msg) const;
   void publish(rd_kafka_message_t* msg, Work& work);
+  /// Dead-letters a message that failed (true: nothing else to do with it) and its feed items
+  /// whose pages could not be fetched.
+  bool dead_letters_of(rd_kafka_message_t* msg, Work& work);
   /// `--role extract`: the message's articles to `topics.extracted` (dead letters as `publish`).
   void hand_over(rd_kafka_message_t* msg, Work& work);
   /// The topics this role consumes: pages and feeds, or the extracted articles.

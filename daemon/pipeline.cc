@@ -654,7 +654,7 @@ tl::expected<std::pair<Pipeline::Extracted, Input>, std::string> parse_extracted
     }
   }
   e.event_time = read_time(j, "event_time");
-  e.from_feed = j.value("from_feed", false);
+  if (const auto f = j.find("from_feed"); f != j.end() && f->is_boolean()) e.from_feed = *f;
   e.fetch_url = str(j, "fetch_url");
   e.language_known = true;
   Input& input = out.second;

@@ -130,6 +130,49 @@ TEST(PageMessage, JsonEnvelopeIsReadWhenDeclared) {
             "invalid_json");
 }
 
+TEST(Pipeline, WhatAnExtractorHandsOverIsJudgedAsTheOriginalWouldBe) {
+  // `--role extract` then `--role dedup` against `--role all`: the same article JSON, for a
+  // page without an input id (the dedup side derives it) and for a feed's items.
+  config::Config c;
+  c.fetch.enabled = false;
+  Input page;
+  page.url = "https://www.a.test/story?utm_source=x";
+  page.fetched_at = 1795255200;
+  page.body =
+      "<html><head><title>Bridge</title><meta name=\"author\" content=\"Jo Roe\"></head>"
+      "<body><p>The council voted to close the bridge for repairs next week.</p></body>"
+      "</html>";
+  Input feed;
+  feed.id = "f1";
+  feed.url = "https://b.test/rss";
+  feed.kind = BodyKind::kFeedText;
+  feed.fetched_at = 1795255300;
+  feed.body =
+      "<rss><channel><language>de</language><item><title>Eins</title><link>https://b.test/1</link>"
+      "<pubDate>Sat, 21 Nov 2026 09:00:00 GMT</pubDate><description>Der Rat hat am Dienstag "
+      "beschlossen, die Brücke zu schließen.</description></item></channel></rss>";
+  Pipeline all(c, nullptr), extractor(c, nullptr), judge(c, nullptr);
+  for (const Input& in : {page, feed}) {
+    auto direct = all.process(in);
+    ASSERT_TRUE(direct);
+    auto prepared = extractor.prepare(in);
+    ASSERT_TRUE(prepared);
+    std::vector<std::string> via;
+    for (const auto& e : extractor.hand_over(std::move(*prepared))) {
+      auto record = parse_extracted(extracted_json(e, in));
+      ASSERT_TRUE(record) << record.error();
+      std::vector<Pipeline::Extracted> one;
+      one.push_back(std::move(record->first));
+      for (const auto& o : judge.commit(std::move(one), record->second))
+        via.push_back(article_json(o));
+    }
+    ASSERT_EQ(via.size(), direct->size());
+    for (std::size_t i = 0; i < via.size(); ++i) EXPECT_EQ(via[i], article_json((*direct)[i]));
+  }
+  EXPECT_FALSE(parse_extracted("{}"));
+  EXPECT_FALSE(parse_extracted(R"({"article":{"text":5},"input":{}})"));
+}
+
 TEST(Pipeline, ArticleJsonFollowsTheContract) {
   config::Config c;
   Pipeline pipeline(c, nullptr);
