@@ -199,6 +199,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   train->add_option("--cv-output", train_cmd.cv_output,
                     "write the cross-validated predictions as replay output JSONL");
+  bool skip_loso = false;
+  train->add_flag("--skip-leave-one-set-out", skip_loso,
+                  "with several sets, do not also score each set by a model trained without it");
   train->add_option("--epochs", train_cmd.epochs, "SGD epochs")->capture_default_str();
   train->add_option("--learning-rate", train_cmd.learning_rate, "SGD step")->capture_default_str();
   train->add_option("--l2", train_cmd.l2, "L2 regularization")->capture_default_str();
@@ -263,7 +266,10 @@ int main(int argc, char** argv) {
   }
   if (*broker) return daemon::run_dev_broker(*c, broker_opts);
   if (*parse_feed) return daemon::run_parse_feed(feed_opts);
-  if (*train) return daemon::run_train_extractor(*c, train_cmd);
+  if (*train) {
+    train_cmd.leave_one_set_out = !skip_loso;
+    return daemon::run_train_extractor(*c, train_cmd);
+  }
   if (*produce) return daemon::run_produce(*c, produce_opts);
   if (*replay) {
     auto stats = daemon::run_replay(*c, paths, nullptr);

@@ -95,6 +95,7 @@ struct Truth {
 struct LabelledPage {
   std::string id;
   const Truth* truth;
+  std::size_t set = 0;  // which --pages/--truth pair it came from
   extractors::ParsedPage page;
   std::vector<extractors::TrainingBlock> blocks;
 };
@@ -281,7 +282,7 @@ int run_train_extractor(const config::Config& config, const TrainCommand& comman
       auto page = extractors::parse_page(
           html, {config.extract.max_html_bytes, config.extract.max_nesting_depth, known_utf8});
       if (!page) return;
-      LabelledPage lp{in.input.id, &it->second, std::move(*page), {}};
+      LabelledPage lp{in.input.id, &it->second, set, std::move(*page), {}};
       lp.blocks = lp.truth->snippets ? label_blocks_by_snippets(lp.page, *lp.truth)
                                      : label_blocks(lp.page, lp.truth->body);
       pages.push_back(std::move(lp));
@@ -353,6 +354,47 @@ int run_train_extractor(const config::Config& config, const TrainCommand& comman
           "%d-fold cross-validated MSS on %zu pages with snippets: snippet "
           "P %.4f  R %.4f  F1 %.4f\n",
           command.folds, snippet_pages, p, r, f1);
+    }
+  }
+  if (command.leave_one_set_out && command.pages.size() >= 2) {
+    // Generalization to page families never seen: train on every set but one, score that one.
+    for (std::size_t held = 0; held < command.pages.size(); ++held) {
+      std::vector<std::vector<extractors::TrainingBlock>> train_blocks;
+      for (const auto& p : pages) {
+        if (p.set != held) train_blocks.push_back(p.blocks);
+      }
+      const extractors::MssModel model = extractors::train_mss(train_blocks, train_options);
+      std::vector<ShingleCounts> body_counts;
+      SnippetCounts snippet_counts;
+      std::size_t n = 0;
+      for (const auto& p : pages) {
+        if (p.set != held) continue;
+        ++n;
+        const std::string text = extractors::render_blocks(
+            p.page, extractors::segment_mss(p.page, model, config.extract.segment));
+        if (p.truth->snippets) {
+          snippet_counts.add(*p.truth, text);
+        } else {
+          body_counts.push_back(aeb_page_counts(p.truth->body, text));
+        }
+      }
+      if (!body_counts.empty()) {
+        const Scores s = aeb_scores(body_counts);
+        std::printf(
+            "leave-one-set-out: trained without set %zu (%s), its %zu pages with article bodies: "
+            "token-4-gram P %.4f  R %.4f  F1 %.4f\n",
+            held + 1, command.truth[held].c_str(), n, s.precision, s.recall, s.f1);
+      } else {
+        const auto& c = snippet_counts;
+        const double p = c.tp + c.fp ? double(c.tp) / double(c.tp + c.fp) : 0;
+        const double r = c.tp + c.fn ? double(c.tp) / double(c.tp + c.fn) : 0;
+        const double f1 =
+            2 * c.tp + c.fp + c.fn ? 2.0 * double(c.tp) / double(2 * c.tp + c.fp + c.fn) : 0;
+        std::printf(
+            "leave-one-set-out: trained without set %zu (%s), its %zu pages with snippets: snippet "
+            "P %.4f  R %.4f  F1 %.4f\n",
+            held + 1, command.truth[held].c_str(), n, p, r, f1);
+      }
     }
   }
   if (!command.out.empty()) {

@@ -19,6 +19,9 @@ struct TrainCommand {
   std::string cv_output;  ///< optional: the cross-validated predictions as replay output JSONL
   int folds = 5;          ///< k of k-fold cross-validation (0 or 1: none)
   std::uint64_t fold_seed = 0;  ///< 0: pages go to folds by sorted id; else shuffled with it
+  /// With two or more sets: also train on all sets but one and score the one left out, for
+  /// each (how the model does on page families it never saw).
+  bool leave_one_set_out = true;
   int epochs = 12;
   double learning_rate = extractors::TrainOptions{}.learning_rate;
   double l2 = 1e-6;

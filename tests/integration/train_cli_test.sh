@@ -78,6 +78,11 @@ PY2
 grep -q "24 pages (12 with article bodies, 12 with snippets)" "$work/twice_log.txt" \
   || fail "a page id in two sets mixed their truth: $(cat "$work/twice_log.txt")"
 grep -q "on 12 pages with article bodies" "$work/twice.txt" || fail "body figures: $(cat "$work/twice.txt")"
+# Two sets: each is also scored by a model trained on the other alone.
+grep -q "leave-one-set-out: trained without set 1 ($work/body_truth.jsonl), its 12 pages with article bodies" \
+  "$work/twice.txt" || fail "no leave-one-set-out figure for the body set: $(cat "$work/twice.txt")"
+grep -q "its 12 pages with snippets: snippet" "$work/twice.txt" \
+  || fail "no leave-one-set-out figure for the snippet set: $(cat "$work/twice.txt")"
 
 # The trained model loads and extracts: the article without the navigation or the footer.
 python3 -c "import json,sys; print(json.loads(open(sys.argv[1]).readline())['html'])" \
