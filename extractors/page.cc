@@ -743,6 +743,11 @@ std::string strip_invisible(std::string_view html, std::size_t* max_nesting, boo
   std::string out;
   out.reserve(html.size());
   std::size_t pos = 0;
+  // A frameset page shows its frames; what it says for readers without frames is in
+  // <noframes>, which the spec parse keeps as raw text (markup and all). Read as a browser
+  // without frames reads it: frameset, frame and noframes tags dropped, their content the body.
+  const bool frames = find_ci(html, "<frameset", 0) != std::string_view::npos &&
+                      find_ci(html, "<noframes", 0) != std::string_view::npos;
   while (pos < html.size()) {
     const std::size_t lt = html.find('<', pos);
     if (lt == std::string_view::npos) break;
@@ -767,6 +772,21 @@ std::string strip_invisible(std::string_view html, std::size_t* max_nesting, boo
     if (closer.empty() || tag_end == std::string_view::npos) {
       const char next = lt + 1 < html.size() ? html[lt + 1] : '\0';
       const bool start_tag = (next >= 'a' && next <= 'z') || (next >= 'A' && next <= 'Z');
+      if (frames && (start_tag || next == '/')) {
+        const std::size_t at = lt + (next == '/' ? 2 : 1);
+        bool dropped = false;
+        for (std::string_view name : {"frameset", "noframes", "frame"}) {
+          const std::size_t after = at + name.size();
+          if (after < html.size() && ascii_lower(html.substr(at, name.size())) == name &&
+              (is_tag_space(html[after]) || html[after] == '>' || html[after] == '/')) {
+            const std::size_t gt = html.find('>', lt);
+            pos = gt == std::string_view::npos ? html.size() : gt + 1;
+            dropped = true;
+            break;
+          }
+        }
+        if (dropped) continue;
+      }
       // Titles and text areas hold text, not tags: copied as they are up to their end tag. One
       // that is never closed would swallow the rest of the page (the spec parse reads it all as
       // its text): as lenient parsers do, it is closed at the next tag.
