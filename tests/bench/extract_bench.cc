@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "daemon/input.h"
+#include "daemon/pipeline/input.h"
 #include "extractors/html.h"
 #include "extractors/page.h"
 

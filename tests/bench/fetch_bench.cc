@@ -3,7 +3,7 @@
 //   build/tests/bench_fetch
 #include <benchmark/benchmark.h>
 
-#include "daemon/fetcher.h"
+#include "daemon/pipeline/fetcher.h"
 #include "tests/integration/local_http_server.h"
 
 namespace {

@@ -16,11 +16,11 @@
 #include <string>
 
 #include "config/config.h"
-#include "daemon/daemon.h"
-#include "daemon/input.h"
-#include "daemon/kafka.h"
-#include "daemon/metrics.h"
-#include "daemon/pipeline.h"
+#include "daemon/kafka/daemon.h"
+#include "daemon/pipeline/input.h"
+#include "daemon/kafka/kafka.h"
+#include "daemon/ops/metrics.h"
+#include "daemon/pipeline/pipeline.h"
 #include "dedup/state.h"
 
 namespace {

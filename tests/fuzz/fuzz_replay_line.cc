@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "daemon/input.h"
-#include "daemon/pipeline.h"
+#include "daemon/pipeline/input.h"
+#include "daemon/pipeline/pipeline.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace newsflow;

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "config/config.h"
-#include "daemon/pipeline.h"
+#include "daemon/pipeline/pipeline.h"
 #include "dedup/state.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "daemon/pipeline.h"
+#include "daemon/pipeline/pipeline.h"
 
 namespace fs = std::filesystem;
 

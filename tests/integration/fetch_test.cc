@@ -7,9 +7,9 @@
 #include <chrono>
 #include <thread>
 
-#include "daemon/fetcher.h"
-#include "daemon/metrics.h"
-#include "daemon/pipeline.h"
+#include "daemon/pipeline/fetcher.h"
+#include "daemon/ops/metrics.h"
+#include "daemon/pipeline/pipeline.h"
 #include "tests/integration/local_http_server.h"
 
 namespace newsflow::daemon {

@@ -13,10 +13,10 @@
 #include <set>
 #include <thread>
 
-#include "daemon/daemon.h"
-#include "daemon/input.h"
-#include "daemon/kafka.h"
-#include "daemon/metrics.h"
+#include "daemon/kafka/daemon.h"
+#include "daemon/pipeline/input.h"
+#include "daemon/kafka/kafka.h"
+#include "daemon/ops/metrics.h"
 
 namespace newsflow::daemon {
 namespace {

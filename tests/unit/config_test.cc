@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "daemon/kafka.h"
+#include "daemon/kafka/kafka.h"
 
 namespace newsflow::config {
 namespace {

@@ -1,4 +1,4 @@
-#include "daemon/event_order.h"
+#include "daemon/kafka/event_order.h"
 
 #include <gtest/gtest.h>
 

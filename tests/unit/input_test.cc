@@ -1,10 +1,10 @@
-#include "daemon/input.h"
+#include "daemon/pipeline/input.h"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/pipeline.h"
+#include "daemon/pipeline/pipeline.h"
 
 namespace newsflow::daemon {
 namespace {

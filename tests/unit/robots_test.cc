@@ -1,6 +1,6 @@
 // The Robots Exclusion Protocol (RFC 9309) as the fetcher reads it. tests/integration/
 // robots_protego_test.py checks the same matcher against Scrapy's Protego on a corpus.
-#include "daemon/robots.h"
+#include "daemon/pipeline/robots.h"
 
 #include <gtest/gtest.h>
 

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "config/config.h"
-#include "daemon/input.h"
-#include "daemon/pipeline.h"
+#include "daemon/pipeline/input.h"
+#include "daemon/pipeline/pipeline.h"
 
 namespace newsflow {
 namespace {

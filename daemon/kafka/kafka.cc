@@ -1,10 +1,10 @@
-#include "daemon/kafka.h"
+#include "daemon/kafka/kafka.h"
 
 #include <librdkafka/rdkafka.h>
 // rdkafka.h must come first.
 #include <librdkafka/rdkafka_mock.h>
 
-#include "daemon/log.h"
+#include "daemon/ops/log.h"
 
 namespace newsflow::daemon {
 

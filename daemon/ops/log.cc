@@ -1,4 +1,4 @@
-#include "daemon/log.h"
+#include "daemon/ops/log.h"
 
 #include <unistd.h>
 

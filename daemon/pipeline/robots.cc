@@ -1,4 +1,4 @@
-#include "daemon/robots.h"
+#include "daemon/pipeline/robots.h"
 
 #include <curl/curl.h>
 

@@ -1,4 +1,4 @@
-#include "daemon/fetcher.h"
+#include "daemon/pipeline/fetcher.h"
 
 #include <curl/curl.h>
 #include <sys/socket.h>
@@ -10,9 +10,9 @@
 #include <mutex>
 #include <optional>
 
-#include "daemon/metrics.h"
-#include "daemon/net.h"
-#include "daemon/robots.h"
+#include "daemon/ops/metrics.h"
+#include "daemon/pipeline/net.h"
+#include "daemon/pipeline/robots.h"
 #include "extractors/text.h"
 
 namespace newsflow::daemon {

@@ -1,4 +1,4 @@
-#include "daemon/status_page.h"
+#include "daemon/ops/status_page.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "daemon/metrics.h"
+#include "daemon/ops/metrics.h"
 
 #include <chrono>
 

@@ -1,4 +1,4 @@
-#include "daemon/daemon.h"
+#include "daemon/kafka/daemon.h"
 
 #include <librdkafka/rdkafka.h>
 
@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "daemon/input.h"
-#include "daemon/log.h"
-#include "daemon/metrics.h"
+#include "daemon/pipeline/input.h"
+#include "daemon/ops/log.h"
+#include "daemon/ops/metrics.h"
 #include "daemon/version.h"
 #include "extractors/timestamp.h"
 

@@ -1,4 +1,4 @@
-#include "daemon/feed_cli.h"
+#include "daemon/cli/feed_cli.h"
 
 #include <cstdio>
 #include <fstream>

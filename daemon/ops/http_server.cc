@@ -1,4 +1,4 @@
-#include "daemon/http_server.h"
+#include "daemon/ops/http_server.h"
 
 #include <civetweb.h>
 

@@ -1,4 +1,4 @@
-#include "daemon/crash_guard.h"
+#include "daemon/kafka/crash_guard.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "daemon/log.h"
+#include "daemon/ops/log.h"
 
 namespace newsflow::daemon {
 

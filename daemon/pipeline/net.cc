@@ -1,4 +1,4 @@
-#include "daemon/net.h"
+#include "daemon/pipeline/net.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/pipeline.h"
+#include "daemon/pipeline/pipeline.h"
 #include "extractors/text.h"
 
 namespace newsflow::daemon {

@@ -1,4 +1,4 @@
-#include "daemon/train.h"
+#include "daemon/cli/train.h"
 
 #include <utf8proc.h>
 #include <zlib.h>
@@ -12,7 +12,7 @@
 #include <set>
 #include <unordered_set>
 
-#include "daemon/input.h"
+#include "daemon/pipeline/input.h"
 #include "extractors/charset.h"
 #include "extractors/mss.h"
 #include "extractors/page.h"

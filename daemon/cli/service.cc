@@ -1,4 +1,4 @@
-#include "daemon/service.h"
+#include "daemon/cli/service.h"
 
 #include <librdkafka/rdkafka.h>
 #include <prometheus/text_serializer.h>
@@ -12,13 +12,13 @@
 #include <sstream>
 #include <thread>
 
-#include "daemon/daemon.h"
-#include "daemon/http_server.h"
-#include "daemon/input.h"
-#include "daemon/kafka.h"
-#include "daemon/log.h"
-#include "daemon/metrics.h"
-#include "daemon/status_page.h"
+#include "daemon/kafka/daemon.h"
+#include "daemon/ops/http_server.h"
+#include "daemon/pipeline/input.h"
+#include "daemon/kafka/kafka.h"
+#include "daemon/ops/log.h"
+#include "daemon/ops/metrics.h"
+#include "daemon/ops/status_page.h"
 
 namespace newsflow::daemon {
 namespace {

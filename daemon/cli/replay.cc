@@ -1,4 +1,4 @@
-#include "daemon/replay.h"
+#include "daemon/cli/replay.h"
 
 #include <zlib.h>
 
@@ -6,11 +6,11 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "daemon/fetcher.h"
-#include "daemon/input.h"
-#include "daemon/log.h"
-#include "daemon/metrics.h"
-#include "daemon/pipeline.h"
+#include "daemon/pipeline/fetcher.h"
+#include "daemon/pipeline/input.h"
+#include "daemon/ops/log.h"
+#include "daemon/ops/metrics.h"
+#include "daemon/pipeline/pipeline.h"
 #include "extractors/text.h"
 
 namespace newsflow::daemon {

@@ -9,9 +9,9 @@
 #include <sstream>
 #include <vector>
 
-#include "daemon/kafka.h"
-#include "daemon/log.h"
-#include "daemon/service.h"
+#include "daemon/kafka/kafka.h"
+#include "daemon/ops/log.h"
+#include "daemon/cli/service.h"
 
 namespace newsflow::daemon {
 namespace {

@@ -1,11 +1,11 @@
-#include "daemon/pipeline.h"
+#include "daemon/pipeline/pipeline.h"
 
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "daemon/fetcher.h"
-#include "daemon/metrics.h"
+#include "daemon/pipeline/fetcher.h"
+#include "daemon/ops/metrics.h"
 #include "dedup/fingerprint.h"
 #include "dedup/normalize.h"
 #include "extractors/charset.h"

@@ -1,4 +1,4 @@
-#include "daemon/input.h"
+#include "daemon/pipeline/input.h"
 
 #include <simdjson.h>
 #include <unistd.h>
