@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "daemon/pipeline/input.h"
 #include "daemon/ops/log.h"
 #include "daemon/ops/metrics.h"
+#include "daemon/pipeline/input.h"
 #include "daemon/version.h"
 #include "extractors/timestamp.h"
 
@@ -782,9 +782,9 @@ void Daemon::hand_over(rd_kafka_message_t* msg, Work& work) {
     const std::int32_t partition = (base + msg->partition) % std::max(1, extracted_partitions_);
     const std::int64_t ts = order_time(msg) * 1000;
     for (const auto& e : pipeline_.hand_over(std::move(*work.prepared))) {
-      const std::string& key = e.article.id.empty() ? work.parsed.input.url : e.article.id;
-      produce(config_.topics.extracted, key, extracted_json(e, work.parsed.input),
-              {{"schema", "newsflow.extracted/1"}}, false, partition, ts);
+      produce(config_.topics.extracted, Pipeline::article_id(e, work.parsed.input),
+              extracted_json(e, work.parsed.input), {{"schema", "newsflow.extracted/1"}}, false,
+              partition, ts);
       ++progress_.articles;
     }
   } catch (const std::exception& e) {
@@ -1144,7 +1144,14 @@ void Daemon::emit_watermarks() {
   for (const auto& [part, w] : lowest) {
     if (w == kUnknownWatermark) continue;  // it may still deliver anything: promise nothing
     auto& last = sent_watermarks_[part];
-    if (last.first == w && now - last.second < std::chrono::seconds(1)) continue;
+    // At most five a second per partition while it moves (an end is said at once), one a
+    // second while it stands still: records advance the dedup role's view by themselves.
+    const auto since = now - last.second;
+    if (last.first == w ? since < std::chrono::seconds(1)
+                        : w != EventTimeMerger<rd_kafka_message_t*>::kEnd &&
+                              since < std::chrono::milliseconds(200)) {
+      continue;
+    }
     const std::string value =
         w == EventTimeMerger<rd_kafka_message_t*>::kEnd ? "end" : std::to_string(w);
     produce(config_.topics.extracted, "", "",

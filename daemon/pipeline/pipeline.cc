@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "daemon/pipeline/fetcher.h"
 #include "daemon/ops/metrics.h"
+#include "daemon/pipeline/fetcher.h"
 #include "dedup/fingerprint.h"
 #include "dedup/normalize.h"
 #include "extractors/charset.h"
@@ -52,6 +52,11 @@ std::string derived_id(const std::string& canonical_url) {
   std::snprintf(buf, sizeof buf, "%016llx",
                 static_cast<unsigned long long>(dedup::hash64(canonical_url)));
   return buf;
+}
+
+// A page's article id: the input's, else derived from its canonical URL.
+std::string page_id(const std::string& canonical_url, const Input& input) {
+  return !input.id.empty() ? input.id : derived_id(extractors::canonical_url(canonical_url));
 }
 
 }  // namespace
@@ -490,6 +495,10 @@ void Pipeline::restore(const dedup::ArticleState& s) {
   for (const auto& from : s.merged_from) stories_.restore_merge(from, s.story_id);
 }
 
+std::string Pipeline::article_id(const Extracted& e, const Input& input) {
+  return e.from_feed ? e.article.id : page_id(e.article.canonical_url, input);
+}
+
 void Pipeline::set_language(Extracted& e) {
   const extractors::Article& a = e.article;
   e.article.language =
@@ -509,7 +518,7 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
     if (!input.title.empty() && a.title.empty()) a.title = input.title;
     if (input.published_at) a.published_at = input.published_at;
     // Identity by the canonical URL without tracking parameters, fragment or default port.
-    a.id = !input.id.empty() ? input.id : derived_id(extractors::canonical_url(a.canonical_url));
+    a.id = page_id(a.canonical_url, input);
   }
   a.fetched_at = input.fetched_at;
 

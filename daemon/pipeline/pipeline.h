@@ -118,6 +118,9 @@ class Pipeline {
   /// dropped, a fetched item without a page given its feed text, the language detected), their
   /// links pending as `commit` leaves them. Their `extracted_json` goes to the dedup role.
   std::vector<Extracted> hand_over(std::vector<Extracted> extracted);
+  /// The id the article will be published under: a feed item's own, else the input's, else
+  /// derived from the canonical URL (so a re-crawl keeps its key).
+  static std::string article_id(const Extracted& e, const Input& input);
 
   /// Puts an article published earlier (its article JSON, as on the articles topic) back into
   /// the window and its story, with the verdict it was published with: the state a restarted
