@@ -25,3 +25,4 @@ until [ "$(count newsflow.articles)" -ge "$n" ]; do sleep 0.5; done
 t2=$(date +%s.%N)
 kill -TERM $d; wait $d || true
 awk -v n=$n -v a=$t0 -v b=$t1 -v c=$t2 'BEGIN { printf "inputs %d: one extractor %.1f s (%.0f pages/s incl. group join), then one dedup %.1f s (%.0f articles/s incl. restore and group join)\n", n, b-a, n/(b-a), c-b, n/(c-b) }'
+rm -rf "$work"
