@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Validates the rendered roles overlay (deploy/kubernetes/roles) offline and against the binary.
 
-usage: check_kubernetes_roles.py NEWSFLOW_BINARY ROLES_RENDERED.yaml
+usage: check_kubernetes_roles.py NEWSFLOW_BINARY ROLES_RENDERED.yaml [--keda]
 
 Two Deployments whose selectors pick their own pods and not the other's: the dedup role (one
 replica, Recreate: one window) and the extractors (RollingUpdate, scaled by an autoscaling/v2
 HorizontalPodAutoscaler); both run as non-root with a read-only root filesystem and mount the
-generated ConfigMap, whose config passes `newsflow check-config` in either role.
+generated ConfigMap, whose config passes `newsflow check-config` in either role. With --keda
+(deploy/kubernetes/roles-keda): a KEDA ScaledObject instead of the HPA, its Kafka triggers on the
+config's brokers, the extractors' consumer group and the input topics.
 """
 import os
 import subprocess
@@ -29,12 +31,14 @@ def selects(selector, labels):
 
 def main():
     binary, rendered = sys.argv[1:3]
+    keda = "--keda" in sys.argv[3:]
     docs = [d for d in yaml.safe_load_all(open(rendered)) if d]
     by_kind = {}
     for d in docs:
         by_kind.setdefault(d["kind"], []).append(d)
     for kind, n in (("ConfigMap", 1), ("Service", 1), ("PodDisruptionBudget", 1),
-                    ("Deployment", 2), ("HorizontalPodAutoscaler", 1)):
+                    ("Deployment", 2), ("HorizontalPodAutoscaler", 0 if keda else 1),
+                    ("ScaledObject", 1 if keda else 0)):
         check(len(by_kind.get(kind, [])) == n, f"expected {n} {kind}")
     if problems:
         return report()
@@ -70,12 +74,34 @@ def main():
           "dedup: Recreate, so two windows never run side by side")
     check(extract["spec"].get("strategy", {}).get("type") == "RollingUpdate",
           "extract: RollingUpdate keeps ingestion going through a rollout")
-    hpa = by_kind["HorizontalPodAutoscaler"][0]
-    check(hpa["apiVersion"] == "autoscaling/v2", "HPA: autoscaling/v2")
-    ref = hpa["spec"]["scaleTargetRef"]
-    check(ref.get("kind") == "Deployment" and ref.get("name") == extract["metadata"]["name"],
-          "HPA: does not scale the extractors")
-    check(1 <= hpa["spec"].get("minReplicas", 1) <= hpa["spec"]["maxReplicas"], "HPA: replica bounds")
+    config = yaml.safe_load(cm["data"]["newsflow.yaml"])
+    if keda:
+        so = by_kind["ScaledObject"][0]
+        check(so["apiVersion"] == "keda.sh/v1alpha1", "ScaledObject: keda.sh/v1alpha1")
+        check(so["spec"]["scaleTargetRef"].get("name") == extract["metadata"]["name"],
+              "ScaledObject: does not scale the extractors")
+        kafka = config.get("kafka", {})
+        topics = config.get("topics", {})
+        group = kafka.get("group_id", "newsflow") + "-extract"
+        want = {topics.get("pages", "newsflow.pages"), topics.get("feeds", "newsflow.feeds")}
+        seen = set()
+        for t in so["spec"].get("triggers", []):
+            m = t.get("metadata", {})
+            check(t.get("type") == "kafka", "ScaledObject: a trigger that is not kafka")
+            check(m.get("bootstrapServers") == kafka.get("brokers"),
+                  f"ScaledObject: brokers {m.get('bootstrapServers')} are not the config's")
+            check(m.get("consumerGroup") == group, f"ScaledObject: group {m.get('consumerGroup')}, "
+                  f"the extractors' is {group}")
+            seen.add(m.get("topic"))
+        check(seen == want, f"ScaledObject: topics {sorted(seen)}, the inputs are {sorted(want)}")
+    else:
+        hpa = by_kind["HorizontalPodAutoscaler"][0]
+        check(hpa["apiVersion"] == "autoscaling/v2", "HPA: autoscaling/v2")
+        ref = hpa["spec"]["scaleTargetRef"]
+        check(ref.get("kind") == "Deployment" and ref.get("name") == extract["metadata"]["name"],
+              "HPA: does not scale the extractors")
+        check(1 <= hpa["spec"].get("minReplicas", 1) <= hpa["spec"]["maxReplicas"],
+              "HPA: replica bounds")
     pdb = by_kind["PodDisruptionBudget"][0]
     for role, d in deps.items():
         check(selects(pdb["spec"]["selector"]["matchLabels"], d["spec"]["template"]["metadata"]["labels"]),

@@ -48,6 +48,10 @@ kubectl kustomize "$src/deploy/kubernetes/roles" > "$work/roles.yaml" 2>> "$work
   || { cat "$work/kustomize.err"; fail "kubectl kustomize roles"; }
 python3 "$src/tests/deploy/check_kubernetes_roles.py" "$bin" "$work/roles.yaml" \
   || fail "Kubernetes roles overlay"
+kubectl kustomize "$src/deploy/kubernetes/roles-keda" > "$work/roles-keda.yaml" 2>> "$work/kustomize.err" \
+  || { cat "$work/kustomize.err"; fail "kubectl kustomize roles-keda"; }
+python3 "$src/tests/deploy/check_kubernetes_roles.py" "$bin" "$work/roles-keda.yaml" --keda \
+  || fail "Kubernetes roles overlay with KEDA"
 
 # Container: every NEEDED library's Debian package is installed by the runtime stage.
 runtime=$(awk '/^FROM .*slim/ {on=1} on' "$src/deploy/Containerfile")
