@@ -9,9 +9,9 @@
 #include <sstream>
 #include <vector>
 
+#include "daemon/cli/service.h"
 #include "daemon/kafka/kafka.h"
 #include "daemon/ops/log.h"
-#include "daemon/cli/service.h"
 
 namespace newsflow::daemon {
 namespace {

@@ -6,10 +6,10 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "daemon/pipeline/fetcher.h"
-#include "daemon/pipeline/input.h"
 #include "daemon/ops/log.h"
 #include "daemon/ops/metrics.h"
+#include "daemon/pipeline/fetcher.h"
+#include "daemon/pipeline/input.h"
 #include "daemon/pipeline/pipeline.h"
 #include "extractors/text.h"
 

@@ -13,12 +13,12 @@
 #include <thread>
 
 #include "daemon/kafka/daemon.h"
-#include "daemon/ops/http_server.h"
-#include "daemon/pipeline/input.h"
 #include "daemon/kafka/kafka.h"
+#include "daemon/ops/http_server.h"
 #include "daemon/ops/log.h"
 #include "daemon/ops/metrics.h"
 #include "daemon/ops/status_page.h"
+#include "daemon/pipeline/input.h"
 
 namespace newsflow::daemon {
 namespace {

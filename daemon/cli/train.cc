@@ -177,6 +177,14 @@ struct SnippetCounts {
       if (out.find(collapse_whitespace(s)) != std::string::npos) ++fp;
     }
   }
+  // Snippet precision, recall and F1 over every page added.
+  Scores scores() const {
+    Scores s;
+    s.precision = tp + fp ? double(tp) / double(tp + fp) : 0;
+    s.recall = tp + fn ? double(tp) / double(tp + fn) : 0;
+    s.f1 = 2 * tp + fp + fn ? 2.0 * double(tp) / double(2 * tp + fp + fn) : 0;
+    return s;
+  }
 };
 
 }  // namespace
@@ -345,15 +353,11 @@ int run_train_extractor(const config::Config& config, const TrainCommand& comman
           command.folds, body_counts.size(), s.precision, s.recall, s.f1);
     }
     if (snippet_pages > 0) {
-      const auto& c = snippet_counts;
-      const double p = c.tp + c.fp ? double(c.tp) / double(c.tp + c.fp) : 0;
-      const double r = c.tp + c.fn ? double(c.tp) / double(c.tp + c.fn) : 0;
-      const double f1 =
-          2 * c.tp + c.fp + c.fn ? 2.0 * double(c.tp) / double(2 * c.tp + c.fp + c.fn) : 0;
+      const Scores s = snippet_counts.scores();
       std::printf(
           "%d-fold cross-validated MSS on %zu pages with snippets: snippet "
           "P %.4f  R %.4f  F1 %.4f\n",
-          command.folds, snippet_pages, p, r, f1);
+          command.folds, snippet_pages, s.precision, s.recall, s.f1);
     }
   }
   if (command.leave_one_set_out && command.pages.size() >= 2) {
@@ -385,15 +389,11 @@ int run_train_extractor(const config::Config& config, const TrainCommand& comman
             "token-4-gram P %.4f  R %.4f  F1 %.4f\n",
             held + 1, command.truth[held].c_str(), n, s.precision, s.recall, s.f1);
       } else {
-        const auto& c = snippet_counts;
-        const double p = c.tp + c.fp ? double(c.tp) / double(c.tp + c.fp) : 0;
-        const double r = c.tp + c.fn ? double(c.tp) / double(c.tp + c.fn) : 0;
-        const double f1 =
-            2 * c.tp + c.fp + c.fn ? 2.0 * double(c.tp) / double(2 * c.tp + c.fp + c.fn) : 0;
+        const Scores sc = snippet_counts.scores();
         std::printf(
             "leave-one-set-out: trained without set %zu (%s), its %zu pages with snippets: snippet "
             "P %.4f  R %.4f  F1 %.4f\n",
-            held + 1, command.truth[held].c_str(), n, p, r, f1);
+            held + 1, command.truth[held].c_str(), n, sc.precision, sc.recall, sc.f1);
       }
     }
   }

@@ -14,12 +14,12 @@
 #include "config/config.h"
 #include "daemon/kafka/crash_guard.h"
 #include "daemon/kafka/event_order.h"
-#include "daemon/pipeline/fetcher.h"
-#include "daemon/pipeline/input.h"
 #include "daemon/kafka/kafka.h"
 #include "daemon/ops/notify.h"
-#include "daemon/pipeline/pipeline.h"
 #include "daemon/ops/status_page.h"
+#include "daemon/pipeline/fetcher.h"
+#include "daemon/pipeline/input.h"
+#include "daemon/pipeline/pipeline.h"
 #include "tl/expected.hpp"
 
 typedef struct rd_kafka_message_s rd_kafka_message_t;

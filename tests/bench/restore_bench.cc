@@ -17,9 +17,9 @@
 
 #include "config/config.h"
 #include "daemon/kafka/daemon.h"
-#include "daemon/pipeline/input.h"
 #include "daemon/kafka/kafka.h"
 #include "daemon/ops/metrics.h"
+#include "daemon/pipeline/input.h"
 #include "daemon/pipeline/pipeline.h"
 #include "dedup/state.h"
 

@@ -7,8 +7,8 @@
 #include <chrono>
 #include <thread>
 
-#include "daemon/pipeline/fetcher.h"
 #include "daemon/ops/metrics.h"
+#include "daemon/pipeline/fetcher.h"
 #include "daemon/pipeline/pipeline.h"
 #include "tests/integration/local_http_server.h"
 

@@ -14,9 +14,9 @@
 #include <thread>
 
 #include "daemon/kafka/daemon.h"
-#include "daemon/pipeline/input.h"
 #include "daemon/kafka/kafka.h"
 #include "daemon/ops/metrics.h"
+#include "daemon/pipeline/input.h"
 
 namespace newsflow::daemon {
 namespace {
