@@ -113,7 +113,7 @@ class EventTimeMerger {
   }
 
   /// Marks a partition as written by a writer that sends watermarks (`advance`): until the
-  /// first arrives it holds everything back for `max_idle`.
+  /// first arrives (or a record) it holds everything back for `first_watermark`.
   void expect_watermarks(const Partition& p) {
     auto it = partitions_.find(p);
     if (it != partitions_.end()) it->second.watermarked = true;
