@@ -383,15 +383,22 @@ void Pipeline::resolve_links(const std::vector<Extracted*>& items, Fetcher& fetc
   }
 }
 
+// Whether an item gives an output: not skipped, and with text (a feed item whose page was not
+// fetched falls back to its own text; without any there is nothing to publish).
+bool Pipeline::publishable(Extracted& e) {
+  if (e.skip) return false;
+  if (!e.fetch_url.empty() && e.article.text.empty()) {
+    if (e.feed_text.empty()) return false;
+    e.article.text = e.feed_text;
+  }
+  return true;
+}
+
 std::vector<Output> Pipeline::commit(std::vector<Extracted> extracted, const Input& input) {
   std::vector<Output> outputs;
   outputs.reserve(extracted.size());
   for (auto& e : extracted) {
-    if (e.skip) continue;
-    if (!e.fetch_url.empty() && e.article.text.empty()) {
-      if (e.feed_text.empty()) continue;  // fetching disabled for this call: nothing to publish
-      e.article.text = e.feed_text;
-    }
+    if (!publishable(e)) continue;
     const std::string link = e.fetch_url;
     const std::string key = item_key(e.article.id);
     outputs.push_back(finish(std::move(e), input));
@@ -407,11 +414,7 @@ std::vector<Pipeline::Extracted> Pipeline::hand_over(std::vector<Extracted> extr
   std::vector<Extracted> out;
   out.reserve(extracted.size());
   for (auto& e : extracted) {
-    if (e.skip) continue;
-    if (!e.fetch_url.empty() && e.article.text.empty()) {
-      if (e.feed_text.empty()) continue;
-      e.article.text = e.feed_text;
-    }
+    if (!publishable(e)) continue;
     if (!e.language_known) set_language(e);
     if (!e.fetch_url.empty()) {
       // Seen by this extractor from now on (once acknowledged); the window's event time is the
