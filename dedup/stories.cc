@@ -1,6 +1,10 @@
 #include "dedup/stories.h"
 
+#include <unicode/uchar.h>
+#include <unicode/utf8.h>
+
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <unordered_set>
 
@@ -32,28 +36,83 @@ bool weak_unspaced_word(std::string_view w) {
   return chars == 1 || hiragana;
 }
 
+// Normalized forms of the text's entity-like words: capitalized words that do not begin a
+// sentence (a title-cased headline counts none) and numbers of two or more digits.
+std::unordered_set<std::string> entity_words(std::string_view text) {
+  std::unordered_set<std::string> out;
+  bool sentence_start = true;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    const std::size_t begin = text.find_first_not_of(" \t\r\n", pos);
+    if (begin == std::string_view::npos) break;
+    std::size_t end = text.find_first_of(" \t\r\n", begin);
+    if (end == std::string_view::npos) end = text.size();
+    pos = end;
+    std::string_view w = text.substr(begin, end - begin);
+    const bool starts = sentence_start;
+    const char last = w.back();
+    sentence_start = last == '.' || last == '!' || last == '?' || last == ':';
+    while (!w.empty() && !std::isalnum(static_cast<unsigned char>(w.front())) &&
+           static_cast<unsigned char>(w.front()) < 0x80) {
+      w.remove_prefix(1);
+    }
+    if (w.empty()) continue;
+    const auto c = static_cast<unsigned char>(w.front());
+    UChar32 cp = 0;
+    std::int32_t at = 0;
+    U8_NEXT(w.data(), at, static_cast<std::int32_t>(std::min<std::size_t>(w.size(), 4)), cp);
+    const bool capital = cp > 0 && (u_isupper(cp) || u_istitle(cp));
+    const bool number =
+        std::isdigit(c) && w.size() >= 2 && std::isdigit(static_cast<unsigned char>(w[1]));
+    if ((capital && !starts) || number) out.insert(normalize_text(w));
+  }
+  return out;
+}
+
 }  // namespace
 
-// Title (twice) and lead terms of an article: normalized words without stopwords and without
-// one- and two-letter words that are not numbers.
+// Title (twice), lead and body terms of an article: normalized words without stopwords and
+// without one- and two-letter words that are not numbers.
 StoryBook::Terms StoryBook::terms_of(std::string_view title, std::string_view text,
-                                     std::size_t lead_words) {
-  std::unordered_map<std::string, float> terms;
-  auto add = [&terms](std::string_view normalized, float weight, std::size_t limit) {
+                                     const StoryOptions& o) {
+  std::unordered_map<std::string, float> terms, body;
+  auto add = [](std::unordered_map<std::string, float>& to, std::string_view normalized,
+                float weight, std::size_t skip, std::size_t limit) {
     std::size_t count = 0, pos = 0;
-    while (pos < normalized.size() && count < limit) {
+    while (pos < normalized.size() && count < skip + limit) {
       std::size_t end = normalized.find(' ', pos);
       if (end == std::string_view::npos) end = normalized.size();
       const std::string_view w = normalized.substr(pos, end - pos);
       pos = end + 1;
-      ++count;
+      if (count++ < skip) continue;
       const bool digits = !w.empty() && w[0] >= '0' && w[0] <= '9';
       if ((w.size() < 3 && !digits) || internal::is_stopword(w) || weak_unspaced_word(w)) continue;
-      terms[std::string(w)] += weight;
+      to[std::string(w)] += weight;
     }
   };
-  add(normalize_text(title), 2.0f, 64);
-  add(normalize_text(text.substr(0, lead_words * 12)), 1.0f, lead_words);
+  add(terms, normalize_text(title), 2.0f, 0, 64);
+  const std::size_t words = o.lead_words + o.body_words;
+  const std::string normalized = normalize_text(text.substr(0, words * 12));
+  add(terms, normalized, 1.0f, 0, o.lead_words);
+  if (o.body_words > 0) {
+    add(body, normalized, static_cast<float>(o.body_weight), o.lead_words, o.body_words);
+    for (const auto& [t, w] : body) terms[t] += std::min(w, static_cast<float>(o.body_cap));
+  }
+  if (o.entity_boost != 1.0) {
+    const auto boost = static_cast<float>(o.entity_boost);
+    for (const std::string& e : entity_words(text.substr(0, words * 12))) {
+      if (auto it = terms.find(e); it != terms.end()) it->second *= boost;
+    }
+  }
+  if (terms.size() > o.terms_per_article) {
+    std::vector<std::pair<float, std::string>> by_weight;
+    by_weight.reserve(terms.size());
+    for (auto& [t, w] : terms) by_weight.emplace_back(-w, t);
+    std::nth_element(by_weight.begin(), by_weight.begin() + o.terms_per_article, by_weight.end());
+    by_weight.resize(o.terms_per_article);
+    terms.clear();
+    for (auto& [w, t] : by_weight) terms.emplace(std::move(t), -w);
+  }
   return terms;
 }
 
@@ -190,8 +249,8 @@ void StoryBook::restore_merge(const std::string& from, const std::string& into) 
 const Story& StoryBook::assign(const StoryMember& member, std::string_view title,
                                const Verdict& verdict, std::int64_t event_time,
                                std::string_view text, std::string_view story_hint) {
-  return assign_terms(member, title, verdict, event_time,
-                      terms_of(title, text, options_.lead_words), story_hint);
+  return assign_terms(member, title, verdict, event_time, terms_of(title, text, options_),
+                      story_hint);
 }
 
 const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view title,

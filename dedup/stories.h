@@ -43,9 +43,19 @@ struct StoryOptions {
   /// A new article that duplicates nothing joins the most similar recent story when the cosine
   /// of their TF-IDF vectors (title twice, then the lead), decayed by the time between them,
   /// reaches this; 0 disables grouping beyond duplicates.
-  double similarity_threshold = 0.3;
+  double similarity_threshold = 0.4;
   double decay_hours = 24;      ///< similarity halves... e-folds every this many hours apart
   std::size_t lead_words = 80;  ///< words of the text that count with the title
+  /// Words of the text after the lead that count too, each at `body_weight`, a term's share
+  /// from the body capped at `body_cap` (a word the article repeats does not drown the title).
+  std::size_t body_words = 300;
+  double body_weight = 0.25;
+  double body_cap = 1.0;
+  /// Weight factor of entity-like words: capitalized words inside a sentence and numbers of
+  /// two or more digits (names, places, counts and dates are what tell two events apart).
+  double entity_boost = 2.0;
+  /// The heaviest terms an article keeps (what a state record carries per article).
+  std::size_t terms_per_article = 64;
   /// Two stories that began apart (the first reports had too little in common) are merged when
   /// an article matches the other one this well too; 0 never merges.
   double merge_threshold = 0.5;
@@ -68,9 +78,10 @@ class StoryBook {
                       std::int64_t event_time, std::string_view text = {},
                       std::string_view story_hint = {});
 
-  /// An article's weighted terms as stories compare them: its title's (twice) and its lead's.
+  /// An article's weighted terms as stories compare them: its title's (twice), its lead's, its
+  /// body's (capped), entity-like words boosted; at most `terms_per_article`, heaviest first.
   using Terms = std::unordered_map<std::string, float>;
-  static Terms terms_of(std::string_view title, std::string_view text, std::size_t lead_words);
+  static Terms terms_of(std::string_view title, std::string_view text, const StoryOptions& options);
 
   /// `assign` with the article's terms already made (`terms_of`; a restore has no text).
   const Story& assign_terms(const StoryMember& member, std::string_view title,

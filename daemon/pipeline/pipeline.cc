@@ -552,7 +552,7 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
 
   t0 = Clock::now();
   const dedup::StoryBook::Terms terms =
-      dedup::StoryBook::terms_of(a.title, core, stories_.options().lead_words);
+      dedup::StoryBook::terms_of(a.title, core, stories_.options());
   out.story = stories_.assign_terms({a.id, a.url, a.source, out.verdict.kind, a.language}, a.title,
                                     out.verdict, event_time, terms);
   out.story_id = out.story.story_id;
