@@ -198,7 +198,7 @@ void apply_env(YAML::Node& root, const Environment& env, std::vector<Problem>& p
     }
     // librdkafka property names use dots; environment names cannot.
     if (path.size() >= 3 && path[0] == "kafka" &&
-        (path[1] == "consumer" || path[1] == "producer")) {
+        (path[1] == "consumer" || path[1] == "producer" || path[1] == "lease")) {
       std::string prop;
       for (std::size_t i = 2; i < path.size(); ++i) prop += (i > 2 ? "." : "") + path[i];
       std::replace(prop.begin(), prop.end(), '_', '.');
@@ -267,6 +267,7 @@ tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_te
       if (c.kafka.group_id.empty()) k.problem("group_id", "must not be empty");
       k.properties("consumer", c.kafka.consumer);
       k.properties("producer", c.kafka.producer);
+      k.properties("lease", c.kafka.lease);
       k.integer("batch_max_messages", c.kafka.batch_max_messages, 1, 100000);
       k.integer("batch_max_ms", c.kafka.batch_max_ms, 1, 60000);
       k.integer("flush_timeout_ms", c.kafka.flush_timeout_ms, 100, 600000);
@@ -294,8 +295,13 @@ tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_te
       t.string("state", c.topics.state);  // empty: no changelog (restore from the articles)
       t.string("extracted", c.topics.extracted);
       if (c.topics.extracted.empty()) t.problem("extracted", "topic name must not be empty");
+      t.string("dedup_lease", c.topics.dedup_lease);  // empty: no standby
     }
     top.string_choice("role", c.role, {"all", "extract", "dedup"});
+    if (c.role == "dedup" && !c.topics.dedup_lease.empty() && c.topics.state.empty()) {
+      top.problem("topics", "topics.dedup_lease needs topics.state: a standby follows the "
+                            "owner through the state changelog (set both, or dedup_lease: \"\")");
+    }
     if (c.role != "all" && c.kafka.brokers.empty()) {
       top.problem("role", "'" + c.role +
                               "' shares the work with other processes through Kafka: it needs "

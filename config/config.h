@@ -20,6 +20,10 @@ struct KafkaConfig {
   std::string group_id = "newsflow";
   std::map<std::string, std::string> consumer;  ///< passed to librdkafka as-is
   std::map<std::string, std::string> producer;  ///< passed to librdkafka as-is
+  /// `--role dedup`: the consumer that holds the dedup lease (`topics.dedup_lease`), passed to
+  /// librdkafka as-is over newsflow's defaults (session.timeout.ms 6000: a killed owner's
+  /// standby takes over within about that long).
+  std::map<std::string, std::string> lease;
   int batch_max_messages = 500;  ///< inputs processed before outputs are flushed and committed
   int batch_max_ms = 200;        ///< ... or after this long
   int flush_timeout_ms = 30000;  ///< how long to wait for output acknowledgements
@@ -59,6 +63,10 @@ struct TopicsConfig {
   /// Extracted articles on their way from `--role extract` to `--role dedup` (as many
   /// partitions as the pages and feeds topics together, so each input partition has its own).
   std::string extracted = "newsflow.extracted";
+  /// One partition whose owner in the consumer group `<group_id>-dedup-lease` is the one dedup
+  /// process that judges; the others are hot standbys tailing `state`. Empty: no lease (the
+  /// dedup role subscribes to `extracted` itself; run exactly one).
+  std::string dedup_lease = "newsflow.dedup-lease";
 };
 
 /// The HTTP endpoint serving /metrics, /healthz and /readyz.

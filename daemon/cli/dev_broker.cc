@@ -129,8 +129,11 @@ int run_dev_broker(const config::Config& config, const DevBrokerOptions& options
   if (options.topics.empty()) {
     for (auto t : daemon_topics(config)) {
       // The extracted topic has a partition for each pages and feeds partition.
-      topics.push_back({t.name, t.name == config.topics.extracted ? 2 * options.partitions
-                                                                  : options.partitions});
+      // The extracted topic has a partition for each pages and feeds partition; the lease one.
+      int n = options.partitions;
+      if (t.name == config.topics.extracted) n = 2 * options.partitions;
+      if (t.name == config.topics.dedup_lease) n = 1;
+      topics.push_back({t.name, n});
     }
   } else {
     for (const auto& name : options.topics) topics.push_back({name, options.partitions});

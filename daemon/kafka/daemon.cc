@@ -147,6 +147,8 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
                         {config.topics.articles, config.topics.stories, config.topics.dlq});
   }
   metrics_.window_limit(static_cast<double>(config.window.max_articles));
+  metrics_.role(config.role);
+  metrics_.dedup_owner(config.role != "extract");  // a dedup standby says otherwise at start
   crash_guard_.load();
   status_.version = kVersion;
   status_.started = unix_now();
@@ -172,6 +174,8 @@ StatusSnapshot Daemon::status() const {
 
 Daemon::~Daemon() {
   if (consumer_) rd_kafka_consumer_close(consumer_.get());
+  tail_.reset();
+  if (lease_) rd_kafka_consumer_close(lease_.get());
   if (producer_) rd_kafka_flush(producer_.get(), config_.kafka.flush_timeout_ms);
 }
 
@@ -193,7 +197,11 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
   if (!producer_)
     return tl::unexpected(std::vector<config::Problem>{{"kafka.producer", std::string(err)}});
   pconf->release();
-  if (exactly_once_) {
+  // A dedup standby initializes its transactions when it takes over: doing so fences the
+  // producer of the owner before it (the same transactional.id), which a standby must not do
+  // while that owner is well.
+  const bool leased = config_.role == "dedup" && !config_.topics.dedup_lease.empty();
+  if (exactly_once_ && !leased) {
     if (rd_kafka_error_t* e = rd_kafka_init_transactions(producer_.get(), 60000)) {
       const std::string message = rd_kafka_error_string(e);
       rd_kafka_error_destroy(e);
@@ -273,6 +281,14 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
                        restored.error()}});
   }
 
+  if (config_.role == "dedup" && !config_.topics.dedup_lease.empty()) {
+    // One owner judges, standbys follow the changelog: no subscription to the extracted topic
+    // (a second subscriber would split its partitions and the window with them).
+    if (auto standby = start_standby(bootstrap); !standby) {
+      return tl::unexpected(std::vector<config::Problem>{{"topics.dedup_lease", standby.error()}});
+    }
+    return {};
+  }
   rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(2);
   for (const std::string& t : input_topics()) {
     rd_kafka_topic_partition_list_add(topics, t.c_str(), RD_KAFKA_PARTITION_UA);
@@ -444,10 +460,13 @@ tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(
   auto file = [&](rd_kafka_message_t* m) {
     if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
       merger.end_of_partition({topic, m->partition});
+      // Where a standby's tail goes on: what the restore did not read.
+      changelog_positions_[m->partition] = std::max(changelog_positions_[m->partition], m->offset);
       ++ended;
       rd_kafka_message_destroy(m);
       return;
     }
+    if (!m->err) changelog_positions_[m->partition] = m->offset + 1;
     const auto seq = m->err || !m->payload ? std::nullopt : dedup::state_seq(payload(m));
     if (m->err) log::warn("window_restore_error", {{"error", rd_kafka_message_errstr(m)}});
     if (!seq) {
@@ -472,6 +491,7 @@ tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(
       progressed = true;
       if (auto state = dedup::decode_state(payload(*m))) {
         pipeline_.restore(*state);
+        changelog_last_seq_ = std::max(changelog_last_seq_, state->seq);
         ++restored;
       } else {
         ++skipped;
@@ -505,6 +525,198 @@ tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(
   return std::optional<std::size_t>(restored);
 }
 
+void Daemon::adopt_partition(rd_kafka_t* rk, const std::string& topic, int partition,
+                             Clock::time_point now) {
+  merger_.assign({topic, partition}, now);
+  // What extractors write is read while it is written: its end means nothing until the
+  // extractor says how far it has come.
+  if (config_.role == "dedup") merger_.expect_watermarks({topic, partition});
+  metrics_.partition_assigned(topic, partition);
+  // Each partition's messages wait in its own queue (librdkafka then bounds prefetching per
+  // partition, queued.max.messages.kbytes), so the loop can take them in event-time order. The
+  // queue is detached before the assignment starts fetching: a message that went to the
+  // consumer queue instead could overtake (or fall behind) its partition's others.
+  if (rd_kafka_queue_t* q = rd_kafka_queue_get_partition(rk, topic.c_str(), partition)) {
+    rd_kafka_queue_forward(q, nullptr);
+    auto& slot = partition_queues_[{topic, partition}];
+    if (slot) rd_kafka_queue_destroy(slot);
+    slot = q;
+  }
+}
+
+tl::expected<void, std::string> Daemon::start_standby(const std::string& bootstrap) {
+  char err[512];
+  // The tail: a consumer of its own, assigned every changelog partition where the restore
+  // ended.
+  auto tconf = make_kafka_conf({{"bootstrap.servers", bootstrap},
+                                {"group.id", config_.kafka.group_id + ".standby"},
+                                {"enable.auto.commit", "false"},
+                                {"isolation.level", "read_committed"},
+                                {"client.id", "newsflow-standby"}},
+                               config_.kafka.consumer, "kafka.consumer");
+  if (!tconf) return tl::unexpected(tconf.error().front().message);
+  rd_kafka_conf_set(tconf->get(), "enable.partition.eof", "true", err, sizeof err);
+  rd_kafka_conf_set(tconf->get(), "enable.auto.commit", "false", err, sizeof err);
+  KafkaHandle tc(rd_kafka_new(RD_KAFKA_CONSUMER, tconf->get(), err, sizeof err));
+  if (!tc) return tl::unexpected(std::string(err));
+  tconf->release();
+  auto tail = ChangelogTail::open(std::move(tc), config_.topics.state, changelog_positions_,
+                                  changelog_last_seq_, std::chrono::milliseconds(1000));
+  if (!tail) return tl::unexpected(tail.error());
+  tail_ = std::move(*tail);
+
+  // The lease: one partition in a group of its own; the member it is assigned to owns the
+  // window. Cooperative-sticky keeps it where it is when standbys come and go; a killed owner
+  // loses it after session.timeout.ms, a stopped one at once (it leaves the group).
+  const std::string group = config_.kafka.group_id + "-dedup-lease";
+  auto lconf = make_kafka_conf({{"bootstrap.servers", bootstrap},
+                                {"group.id", group},
+                                {"enable.auto.commit", "false"},
+                                {"partition.assignment.strategy", "cooperative-sticky"},
+                                {"session.timeout.ms", "6000"},
+                                {"heartbeat.interval.ms", "1000"},
+                                {"client.id", "newsflow-lease"}},
+                               config_.kafka.lease, "kafka.lease");
+  if (!lconf) return tl::unexpected(lconf.error().front().path + ": " +
+                                    lconf.error().front().message);
+  rd_kafka_conf_set_rebalance_cb(
+      lconf->get(),
+      reinterpret_cast<void (*)(rd_kafka_t*, rd_kafka_resp_err_t, rd_kafka_topic_partition_list_t*,
+                                void*)>(&Daemon::on_lease_rebalance));
+  rd_kafka_conf_set_opaque(lconf->get(), this);
+  lease_.reset(rd_kafka_new(RD_KAFKA_CONSUMER, lconf->get(), err, sizeof err));
+  if (!lease_) return tl::unexpected(std::string(err));
+  lconf->release();
+  rd_kafka_poll_set_consumer(lease_.get());
+  rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(topics, config_.topics.dedup_lease.c_str(),
+                                    RD_KAFKA_PARTITION_UA);
+  const rd_kafka_resp_err_t e = rd_kafka_subscribe(lease_.get(), topics);
+  rd_kafka_topic_partition_list_destroy(topics);
+  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) return tl::unexpected(rd_kafka_err2str(e));
+  standby_ = true;
+  metrics_.dedup_owner(false);
+  log::info("dedup_standby",
+            {{"lease_topic", config_.topics.dedup_lease},
+             {"lease_group", group},
+             {"changelog", config_.topics.state},
+             {"last_seq", std::to_string(changelog_last_seq_)}});
+  return {};
+}
+
+void Daemon::on_lease_rebalance(rd_kafka_t* rk, int err_int, void* partitions_ptr, void* opaque) {
+  auto* self = static_cast<Daemon*>(opaque);
+  auto* partitions = static_cast<rd_kafka_topic_partition_list_t*>(partitions_ptr);
+  const auto err = static_cast<rd_kafka_resp_err_t>(err_int);
+  const bool cooperative = std::string_view(rd_kafka_rebalance_protocol(rk)) == "COOPERATIVE";
+  const bool assign = err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS;
+  if (partitions->cnt > 0) {
+    self->lease_granted_ = assign;
+    self->lease_revoked_ = !assign;
+  }
+  rd_kafka_error_t* e = nullptr;
+  if (cooperative) {
+    e = assign ? rd_kafka_incremental_assign(rk, partitions)
+               : rd_kafka_incremental_unassign(rk, partitions);
+  } else {
+    rd_kafka_assign(rk, assign ? partitions : nullptr);
+  }
+  if (e) rd_kafka_error_destroy(e);
+  log::info(assign ? "dedup_lease_assigned" : "dedup_lease_revoked",
+            {{"partitions", std::to_string(partitions->cnt)}, {"reason", rd_kafka_err2name(err)}});
+}
+
+bool Daemon::serve_lease() {
+  // Serves the lease group (heartbeats run in the background; rebalances need this poll).
+  while (rd_kafka_message_t* m = rd_kafka_consumer_poll(lease_.get(), 0)) {
+    rd_kafka_message_destroy(m);
+  }
+  if (owner_) {
+    if (lease_revoked_) {
+      // Another process judges now; this one's window went on past the changelog it shares
+      // with the new owner. It stops (its supervisor starts it again: a fresh standby).
+      log::error("dedup_lease_lost", {{"consequence", "exiting; restart to rejoin as standby"}});
+      return false;
+    }
+    return true;
+  }
+  lease_revoked_ = false;  // a lease granted and taken back before this standby used it
+  auto apply = [this](const dedup::ArticleState& s) { pipeline_.restore(s); };
+  if (lease_granted_) return take_over();
+  const std::size_t applied = tail_->poll(apply);
+  metrics_.standby_lag(static_cast<double>(tail_->pending() + tail_->behind()));
+  if (applied > 0) {
+    metrics_.window_size(static_cast<double>(pipeline_.window().size()),
+                         static_cast<double>(pipeline_.window().memory_bytes()));
+    metrics_.stories_active(static_cast<double>(pipeline_.stories().size()));
+  }
+  if (Clock::now() - last_standby_log_ > std::chrono::seconds(30)) {
+    last_standby_log_ = Clock::now();
+    log::info("dedup_standby_following", {{"last_seq", std::to_string(tail_->last_seq())},
+                                          {"late_records", std::to_string(tail_->late())},
+                                          {"held", std::to_string(pipeline_.window().size())}});
+  }
+  return true;
+}
+
+bool Daemon::take_over() {
+  const auto t0 = Clock::now();
+  auto apply = [this](const dedup::ArticleState& s) { pipeline_.restore(s); };
+  // The old owner is gone (the group gave its lease away): nothing older can arrive.
+  auto applied = tail_->catch_up(apply, std::chrono::seconds(120));
+  if (!applied) {
+    log::error("takeover_failed", {{"error", applied.error()}});
+    return false;
+  }
+  const std::uint64_t last_seq = tail_->last_seq();
+  const double catch_up_seconds = seconds_since(t0);
+  tail_.reset();
+  if (exactly_once_) {
+    // Fences the old owner's producer, should it still be alive somewhere.
+    if (rd_kafka_error_t* e = rd_kafka_init_transactions(producer_.get(), 60000)) {
+      log::error("takeover_failed", {{"error", std::string("cannot initialize transactions: ") +
+                                                   rd_kafka_error_string(e)}});
+      rd_kafka_error_destroy(e);
+      return false;
+    }
+  }
+  standby_ = false;
+  auto n = topic_partitions(consumer_.get(), config_.topics.extracted);
+  if (!n) {
+    log::error("takeover_failed", {{"error", n.error()}});
+    return false;
+  }
+  // Every extracted partition, from the offsets the dedup group committed.
+  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(*n);
+  const auto now = Clock::now();
+  for (int p = 0; p < *n; ++p) {
+    rd_kafka_topic_partition_list_add(list, config_.topics.extracted.c_str(), p)->offset =
+        RD_KAFKA_OFFSET_INVALID;
+    adopt_partition(consumer_.get(), config_.topics.extracted, p, now);
+  }
+  const rd_kafka_resp_err_t e = rd_kafka_assign(consumer_.get(), list);
+  rd_kafka_topic_partition_list_destroy(list);
+  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    log::error("takeover_failed", {{"error", rd_kafka_err2str(e)}});
+    return false;
+  }
+  assigned_ = *n;
+  owner_ = true;
+  const double seconds = seconds_since(t0);
+  metrics_.dedup_owner(true);
+  metrics_.standby_lag(0);
+  metrics_.took_over(seconds);
+  metrics_.window_size(static_cast<double>(pipeline_.window().size()),
+                       static_cast<double>(pipeline_.window().memory_bytes()));
+  log::info("dedup_lease_acquired", {{"caught_up_records", std::to_string(*applied)},
+                                     {"catch_up_seconds", std::to_string(catch_up_seconds)},
+                                     {"last_seq", std::to_string(last_seq)},
+                                     {"held", std::to_string(pipeline_.window().size())},
+                                     {"partitions", std::to_string(*n)},
+                                     {"seconds", std::to_string(seconds)}});
+  return true;
+}
+
 void Daemon::on_rebalance(rd_kafka_t* rk, int err_int, void* partitions_ptr, void* opaque) {
   auto* self = static_cast<Daemon*>(opaque);
   auto* partitions = static_cast<rd_kafka_topic_partition_list_t*>(partitions_ptr);
@@ -513,27 +725,7 @@ void Daemon::on_rebalance(rd_kafka_t* rk, int err_int, void* partitions_ptr, voi
   if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
     const auto now = Clock::now();
     for (int i = 0; i < partitions->cnt; ++i) {
-      self->merger_.assign({partitions->elems[i].topic, partitions->elems[i].partition}, now);
-      // What extractors write is read while it is written: its end means nothing until the
-      // extractor says how far it has come.
-      if (self->config_.role == "dedup") {
-        self->merger_.expect_watermarks(
-            {partitions->elems[i].topic, partitions->elems[i].partition});
-      }
-      self->metrics_.partition_assigned(partitions->elems[i].topic, partitions->elems[i].partition);
-    }
-    // Each partition's messages wait in its own queue (librdkafka then bounds prefetching per
-    // partition, queued.max.messages.kbytes), so the loop can take them in event-time order. The
-    // queues are detached before the assignment starts fetching: a message that went to the
-    // consumer queue instead could overtake (or fall behind) its partition's others.
-    for (int i = 0; i < partitions->cnt; ++i) {
-      const auto& tp = partitions->elems[i];
-      if (rd_kafka_queue_t* q = rd_kafka_queue_get_partition(rk, tp.topic, tp.partition)) {
-        rd_kafka_queue_forward(q, nullptr);
-        auto& slot = self->partition_queues_[{tp.topic, tp.partition}];
-        if (slot) rd_kafka_queue_destroy(slot);
-        slot = q;
-      }
+      self->adopt_partition(rk, partitions->elems[i].topic, partitions->elems[i].partition, now);
     }
     if (cooperative) {
       if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk, partitions))
@@ -1183,6 +1375,10 @@ int Daemon::run() {
   refresh_status(true);
   while (!stop_.load()) {
     tick();
+    if (lease_ && !serve_lease()) {
+      exit_code = 3;
+      break;
+    }
     if (!collect_batch(batch)) {
       stop_ = true;
       exit_code = 1;
@@ -1250,6 +1446,10 @@ int Daemon::run() {
                {"drain_timeout_ms", std::to_string(config_.kafka.drain_timeout_ms)}});
   }
   consumer_.reset();
+  // The lease goes last, when every output is acknowledged: a standby takes over at once.
+  tail_.reset();
+  if (lease_) rd_kafka_consumer_close(lease_.get());
+  lease_.reset();
   refresh_status(true);
   return exit_code;
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "daemon/kafka/changelog_tail.h"
 #include "daemon/kafka/crash_guard.h"
 #include "daemon/kafka/event_order.h"
 #include "daemon/kafka/kafka.h"
@@ -70,8 +71,9 @@ class Daemon {
   /// `kafka.drain_timeout_ms`.
   void stop();
 
-  /// True while partitions are assigned and the last poll succeeded.
-  bool ready() const { return assigned_.load() > 0 && !stop_.load(); }
+  /// True while partitions are assigned (or, a dedup standby, while it tails the changelog) and
+  /// the last poll succeeded.
+  bool ready() const { return (assigned_.load() > 0 || standby_.load()) && !stop_.load(); }
 
   const Progress& progress() const { return progress_; }
 
@@ -98,6 +100,9 @@ class Daemon {
         tl::unexpected(Failure{"internal_error", "not prepared"});
   };
   bool process_batch(std::vector<Taken>& messages);
+  /// A partition this consumer now reads: event-time order, metrics, its own queue.
+  void adopt_partition(rd_kafka_t* rk, const std::string& topic, int partition,
+                       std::chrono::steady_clock::time_point now);
   bool process_guarded_batch(std::vector<Taken>& messages);
   /// Collects the next batch in event-time order across the assigned partitions (at most
   /// `kafka.batch_max_messages`/`_bytes`, within `kafka.batch_max_ms`); false on a fatal
@@ -174,6 +179,27 @@ class Daemon {
   static constexpr std::int64_t kUnknownWatermark = std::numeric_limits<std::int64_t>::min();
   std::map<std::int32_t, std::pair<std::int64_t, std::chrono::steady_clock::time_point>>
       sent_watermarks_;
+
+  // `--role dedup` with `topics.dedup_lease`: the lease consumer (its group's owner of the one
+  // lease partition judges), the changelog tail a standby keeps its state current with, and
+  // where the restore left the changelog.
+  KafkaHandle lease_;
+  std::unique_ptr<ChangelogTail> tail_;
+  std::map<int, std::int64_t> changelog_positions_;
+  std::uint64_t changelog_last_seq_ = 0;
+  bool owner_ = false;
+  bool lease_granted_ = false;  // set by the lease consumer's rebalance callback
+  bool lease_revoked_ = false;
+  std::atomic<bool> standby_{false};
+  std::chrono::steady_clock::time_point last_standby_log_{};
+  static void on_lease_rebalance(rd_kafka_t* rk, int err, void* partitions, void* opaque);
+  /// Creates the lease consumer and the changelog tail (after the restore).
+  tl::expected<void, std::string> start_standby(const std::string& bootstrap);
+  /// Serves the lease: a standby applies the changelog, and takes over (catches up, assigns
+  /// every extracted partition) when the lease comes to it. False when the process must stop:
+  /// the lease was lost, or a takeover failed.
+  bool serve_lease();
+  bool take_over();
 };
 
 }  // namespace newsflow::daemon

@@ -95,7 +95,10 @@ std::vector<TopicSpec> daemon_topics(const config::Config& config) {
           {config.topics.stories, n},
           {config.topics.dlq, n},
           {config.topics.state.empty() ? std::string("newsflow.state") : config.topics.state, n},
-          {config.topics.extracted, 2 * n}};
+          {config.topics.extracted, 2 * n},
+          {config.topics.dedup_lease.empty() ? std::string("newsflow.dedup-lease")
+                                             : config.topics.dedup_lease,
+           1}};
 }
 
 }  // namespace newsflow::daemon

@@ -94,6 +94,21 @@ Metrics::Metrics()
       producer_queue_(gauge(*registry_, "newsflow_producer_queue_messages",
                             "Output messages waiting in the producer for acknowledgement")
                           .Add({})),
+      role_(gauge(*registry_, "newsflow_role_info",
+                  "Always 1; the label is the process's role (all, extract, dedup)")),
+      dedup_owner_(gauge(*registry_, "newsflow_dedup_owner",
+                         "--role dedup: 1 while this process holds the dedup lease and judges, 0 "
+                         "while it is a standby following the state changelog")
+                       .Add({})),
+      standby_lag_(gauge(*registry_, "newsflow_standby_lag_records",
+                         "--role dedup standby: state changelog records not applied yet")
+                       .Add({})),
+      takeovers_(counter(*registry_, "newsflow_dedup_takeovers_total",
+                         "Times this process took the dedup lease over as a standby")
+                     .Add({})),
+      takeover_seconds_(gauge(*registry_, "newsflow_dedup_takeover_seconds",
+                              "Catch-up and assignment time of the last takeover")
+                            .Add({})),
       ready_(gauge(*registry_, "newsflow_ready",
                    "1 while partitions are assigned and the daemon is consuming")
                  .Add({})),

@@ -85,6 +85,17 @@ class Metrics {
     restore_seconds_.Set(seconds);
   }
   void producer_queue(double messages) { producer_queue_.Set(messages); }
+  /// The process's role (`newsflow_role_info{role}`).
+  void role(const std::string& name) { role_.Add({{"role", name}}).Set(1); }
+  /// `--role dedup`: whether this process holds the lease (judges) or is a standby.
+  void dedup_owner(bool owner) { dedup_owner_.Set(owner ? 1 : 0); }
+  /// A standby's changelog records not applied yet.
+  void standby_lag(double records) { standby_lag_.Set(records); }
+  /// A standby became the owner; `seconds` to catch up and assign.
+  void took_over(double seconds) {
+    takeovers_.Increment();
+    takeover_seconds_.Set(seconds);
+  }
   void ready(bool is_ready) { ready_.Set(is_ready ? 1 : 0); }
   /// Marks that the processing loop went round (the "no progress" alert watches this).
   void loop_alive(double unix_seconds) { last_loop_.Set(unix_seconds); }
@@ -117,6 +128,11 @@ class Metrics {
   prometheus::Gauge& restore_articles_;
   prometheus::Gauge& restore_seconds_;
   prometheus::Gauge& producer_queue_;
+  prometheus::Family<prometheus::Gauge>& role_;
+  prometheus::Gauge& dedup_owner_;
+  prometheus::Gauge& standby_lag_;
+  prometheus::Counter& takeovers_;
+  prometheus::Gauge& takeover_seconds_;
   prometheus::Gauge& ready_;
   prometheus::Gauge& last_loop_;
 };

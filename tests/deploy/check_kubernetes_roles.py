@@ -3,9 +3,11 @@
 
 usage: check_kubernetes_roles.py NEWSFLOW_BINARY ROLES_RENDERED.yaml [--keda]
 
-Two Deployments whose selectors pick their own pods and not the other's: the dedup role (one
-replica, Recreate: one window) and the extractors (RollingUpdate, scaled by an autoscaling/v2
-HorizontalPodAutoscaler); both run as non-root with a read-only root filesystem and mount the
+Two Deployments whose selectors pick their own pods and not the other's: the dedup role (two
+replicas, owner and hot standby, RollingUpdate that never takes both down, the config naming a
+dedup lease and a state changelog) and the extractors (RollingUpdate, scaled by an
+autoscaling/v2 HorizontalPodAutoscaler); each role's pods covered by exactly one
+PodDisruptionBudget that leaves the dedup role one pod; both run as non-root with a read-only root filesystem and mount the
 generated ConfigMap, whose config passes `newsflow check-config` in either role. With --keda
 (deploy/kubernetes/roles-keda): a KEDA ScaledObject instead of the HPA, its Kafka triggers on the
 config's brokers, the extractors' consumer group and the input topics.
@@ -36,7 +38,7 @@ def main():
     by_kind = {}
     for d in docs:
         by_kind.setdefault(d["kind"], []).append(d)
-    for kind, n in (("ConfigMap", 1), ("Service", 1), ("PodDisruptionBudget", 1),
+    for kind, n in (("ConfigMap", 1), ("Service", 1), ("PodDisruptionBudget", 2),
                     ("Deployment", 2), ("HorizontalPodAutoscaler", 0 if keda else 1),
                     ("ScaledObject", 1 if keda else 0)):
         check(len(by_kind.get(kind, [])) == n, f"expected {n} {kind}")
@@ -69,9 +71,11 @@ def main():
         check(vols and vols[0]["configMap"]["name"] == cm["metadata"]["name"],
               f"{where}: does not mount the generated ConfigMap")
     dedup, extract = deps["dedup"], deps["extract"]
-    check(dedup["spec"].get("replicas", 1) == 1, "dedup: one replica holds the window")
-    check(dedup["spec"].get("strategy", {}).get("type") == "Recreate",
-          "dedup: Recreate, so two windows never run side by side")
+    check(dedup["spec"].get("replicas", 1) == 2, "dedup: two replicas, an owner and a standby")
+    strategy = dedup["spec"].get("strategy", {})
+    check(strategy.get("type") == "RollingUpdate" and
+          strategy.get("rollingUpdate", {}).get("maxUnavailable") == 0,
+          "dedup: RollingUpdate with maxUnavailable 0, so a standby is always there")
     check(extract["spec"].get("strategy", {}).get("type") == "RollingUpdate",
           "extract: RollingUpdate keeps ingestion going through a rollout")
     config = yaml.safe_load(cm["data"]["newsflow.yaml"])
@@ -102,10 +106,21 @@ def main():
               "HPA: does not scale the extractors")
         check(1 <= hpa["spec"].get("minReplicas", 1) <= hpa["spec"]["maxReplicas"],
               "HPA: replica bounds")
-    pdb = by_kind["PodDisruptionBudget"][0]
+    topics = config.get("topics", {})
+    check(topics.get("dedup_lease", "newsflow.dedup-lease") and
+          topics.get("state", "newsflow.state"),
+          "config: the standby needs topics.dedup_lease and topics.state")
     for role, d in deps.items():
-        check(selects(pdb["spec"]["selector"]["matchLabels"], d["spec"]["template"]["metadata"]["labels"]),
-              f"PodDisruptionBudget does not cover the {role} pods")
+        labels = d["spec"]["template"]["metadata"]["labels"]
+        covering = [p for p in by_kind["PodDisruptionBudget"]
+                    if selects(p["spec"]["selector"]["matchLabels"], labels)]
+        check(len(covering) == 1, f"{len(covering)} PodDisruptionBudgets cover the {role} pods "
+              "(evictions fail when more than one does)")
+        if role == "dedup" and len(covering) == 1:
+            spec = covering[0]["spec"]
+            keeps = spec.get("minAvailable", 0) >= 1 or (
+                spec.get("maxUnavailable", 1) < d["spec"].get("replicas", 1))
+            check(keeps, "dedup PodDisruptionBudget lets a drain take owner and standby at once")
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "newsflow.yaml")
         open(path, "w").write(cm["data"]["newsflow.yaml"])

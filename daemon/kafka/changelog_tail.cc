@@ -1,0 +1,153 @@
+#include "daemon/kafka/changelog_tail.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <thread>
+
+namespace newsflow::daemon {
+
+tl::expected<std::unique_ptr<ChangelogTail>, std::string> ChangelogTail::open(
+    KafkaHandle consumer, const std::string& topic, const std::map<int, std::int64_t>& positions,
+    std::uint64_t last_seq, std::chrono::milliseconds hold) {
+  const rd_kafka_metadata_t* md = nullptr;
+  rd_kafka_resp_err_t e = RD_KAFKA_RESP_ERR_NO_ERROR;
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    rd_kafka_topic_t* t = rd_kafka_topic_new(consumer.get(), topic.c_str(), nullptr);
+    e = rd_kafka_metadata(consumer.get(), 0, t, &md, 5000);
+    rd_kafka_topic_destroy(t);
+    if (e == RD_KAFKA_RESP_ERR_NO_ERROR) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return tl::unexpected("metadata of " + topic + ": " + rd_kafka_err2str(e));
+  }
+  const int partitions = md->topic_cnt == 1 && md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR
+                             ? md->topics[0].partition_cnt
+                             : 0;
+  rd_kafka_metadata_destroy(md);
+  if (partitions <= 0) return tl::unexpected("topic " + topic + " does not exist");
+  std::unique_ptr<ChangelogTail> tail(new ChangelogTail(std::move(consumer), topic, last_seq, hold));
+  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(partitions);
+  for (int p = 0; p < partitions; ++p) {
+    const auto at = positions.find(p);
+    const std::int64_t offset = at == positions.end() ? RD_KAFKA_OFFSET_BEGINNING : at->second;
+    rd_kafka_topic_partition_list_add(list, topic.c_str(), p)->offset = offset;
+    tail->position_[p] = at == positions.end() ? 0 : at->second;
+  }
+  rd_kafka_poll_set_consumer(tail->consumer_.get());
+  e = rd_kafka_assign(tail->consumer_.get(), list);
+  rd_kafka_topic_partition_list_destroy(list);
+  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return tl::unexpected("cannot assign " + topic + ": " + rd_kafka_err2str(e));
+  }
+  return tail;
+}
+
+ChangelogTail::~ChangelogTail() {
+  for (auto& [seq, held] : buffer_) rd_kafka_message_destroy(held.msg);
+  rd_kafka_consumer_close(consumer_.get());
+}
+
+void ChangelogTail::file(rd_kafka_message_t* m) {
+  std::unique_ptr<rd_kafka_message_t, void (*)(rd_kafka_message_t*)> guard(
+      m, rd_kafka_message_destroy);
+  if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+    position_[m->partition] = std::max(position_[m->partition], m->offset);
+    return;
+  }
+  if (m->err) return;  // transient: librdkafka retries the fetch
+  position_[m->partition] = std::max(position_[m->partition], m->offset + 1);
+  if (!m->payload) return;  // a tombstone
+  const auto seq = dedup::state_seq(
+      std::string_view(static_cast<const char*>(m->payload), m->len));
+  if (!seq) return;  // a record of another version
+  // A record older than the last one applied comes late (it was written while a restore read
+  // past it on another partition): it goes now. Its place in the order matters little (the
+  // record carries the owner's verdict and story), and it is read once (the restore's positions
+  // say what it read).
+  if (*seq <= last_seq_) ++late_;
+  buffer_.emplace(*seq, Held{guard.release(), Clock::now()});
+}
+
+std::size_t ChangelogTail::apply_ready(const Apply& apply, bool everything) {
+  std::size_t applied = 0;
+  const auto now = Clock::now();
+  while (!buffer_.empty()) {
+    auto front = buffer_.begin();
+    if (!everything && front->first > last_seq_ + 1 && now - front->second.arrived < hold_) break;
+    rd_kafka_message_t* m = front->second.msg;
+    if (auto state = dedup::decode_state(
+            std::string_view(static_cast<const char*>(m->payload), m->len))) {
+      apply(*state);
+      ++applied;
+    }
+    last_seq_ = std::max(last_seq_, front->first);
+    rd_kafka_message_destroy(m);
+    buffer_.erase(front);
+  }
+  return applied;
+}
+
+std::size_t ChangelogTail::poll(const Apply& apply) {
+  for (int i = 0; i < 4096; ++i) {
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer_.get(), 0);
+    if (!m) break;
+    file(m);
+  }
+  if (Clock::now() - last_lag_check_ > std::chrono::seconds(1)) {
+    last_lag_check_ = Clock::now();
+    std::int64_t behind = 0;
+    for (const auto& [p, next] : position_) {
+      std::int64_t low = 0, high = 0;
+      if (rd_kafka_get_watermark_offsets(consumer_.get(), topic_.c_str(), p, &low, &high) ==
+              RD_KAFKA_RESP_ERR_NO_ERROR &&
+          high > next) {
+        behind += high - std::max(next, low);
+      }
+    }
+    behind_ = behind;
+  }
+  return apply_ready(apply, false);
+}
+
+tl::expected<std::size_t, std::string> ChangelogTail::catch_up(const Apply& apply,
+                                                               std::chrono::milliseconds timeout) {
+  // Every partition's end in one request per broker (ListOffsets "latest"; with read_committed
+  // the last stable offset).
+  rd_kafka_topic_partition_list_t* list =
+      rd_kafka_topic_partition_list_new(static_cast<int>(position_.size()));
+  for (const auto& [p, next] : position_) {
+    rd_kafka_topic_partition_list_add(list, topic_.c_str(), p)->offset = RD_KAFKA_OFFSET_END;
+  }
+  const rd_kafka_resp_err_t e = rd_kafka_offsets_for_times(consumer_.get(), list, 10000);
+  std::map<int, std::int64_t> end;
+  std::string problem = e == RD_KAFKA_RESP_ERR_NO_ERROR ? "" : rd_kafka_err2str(e);
+  for (int i = 0; i < list->cnt && problem.empty(); ++i) {
+    if (list->elems[i].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      problem = rd_kafka_err2str(list->elems[i].err);
+    }
+    end[list->elems[i].partition] = list->elems[i].offset;
+  }
+  rd_kafka_topic_partition_list_destroy(list);
+  if (!problem.empty()) return tl::unexpected("end of " + topic_ + ": " + problem);
+  const auto deadline = Clock::now() + timeout;
+  auto reached = [&] {
+    for (const auto& [p, high] : end) {
+      if (position_[p] < high) return false;
+    }
+    return true;
+  };
+  while (!reached()) {
+    if (Clock::now() > deadline) {
+      return tl::unexpected("did not reach the end of " + topic_ + " within " +
+                            std::to_string(timeout.count()) + " ms");
+    }
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer_.get(), 100);
+    if (!m) continue;
+    file(m);
+  }
+  behind_ = 0;
+  return apply_ready(apply, true);
+}
+
+}  // namespace newsflow::daemon
