@@ -274,6 +274,7 @@ tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_te
       k.integer("batch_max_bytes", c.kafka.batch_max_bytes, 1 << 16, 1LL << 34);
       k.integer("drain_timeout_ms", c.kafka.drain_timeout_ms, 0, 600000);
       k.integer("max_idle_ms", c.kafka.max_idle_ms, 0, 600000);
+      k.integer("extractor_silence_ms", c.kafka.extractor_silence_ms, 0, 3600000);
       k.integer("dlq_max_payload_bytes", c.kafka.dlq_max_payload_bytes, 0, 1LL << 30);
       k.string_choice("delivery", c.kafka.delivery, {"at_least_once", "exactly_once"});
       k.string("transactional_id", c.kafka.transactional_id);
@@ -299,8 +300,9 @@ tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_te
     }
     top.string_choice("role", c.role, {"all", "extract", "dedup"});
     if (c.role == "dedup" && !c.topics.dedup_lease.empty() && c.topics.state.empty()) {
-      top.problem("topics", "topics.dedup_lease needs topics.state: a standby follows the "
-                            "owner through the state changelog (set both, or dedup_lease: \"\")");
+      top.problem("topics",
+                  "topics.dedup_lease needs topics.state: a standby follows the "
+                  "owner through the state changelog (set both, or dedup_lease: \"\")");
     }
     if (c.role != "all" && c.kafka.brokers.empty()) {
       top.problem("role", "'" + c.role +

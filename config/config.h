@@ -37,6 +37,10 @@ struct KafkaConfig {
   /// delivered a record nor reported its end may hold the others back (KIP-353's
   /// max.task.idle.ms).
   int max_idle_ms = 1000;
+  /// `--role dedup`: how long an extracted partition whose extractor fell silent (it writes a
+  /// watermark every second while alive) holds the others back: a killed extractor's input goes
+  /// to another within the extractors' session.timeout.ms, and its records still go in order.
+  int extractor_silence_ms = 60000;
   int embedded_brokers = 1;      ///< brokers of the embedded mock cluster
   int embedded_partitions = 16;  ///< partitions per topic of the embedded cluster
   int workers = 0;               ///< threads extracting a batch; 0: one per core

@@ -26,7 +26,8 @@ tl::expected<std::unique_ptr<ChangelogTail>, std::string> ChangelogTail::open(
                              : 0;
   rd_kafka_metadata_destroy(md);
   if (partitions <= 0) return tl::unexpected("topic " + topic + " does not exist");
-  std::unique_ptr<ChangelogTail> tail(new ChangelogTail(std::move(consumer), topic, last_seq, hold));
+  std::unique_ptr<ChangelogTail> tail(
+      new ChangelogTail(std::move(consumer), topic, last_seq, hold));
   rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(partitions);
   for (int p = 0; p < partitions; ++p) {
     const auto at = positions.find(p);
@@ -58,8 +59,7 @@ void ChangelogTail::file(rd_kafka_message_t* m) {
   if (m->err) return;  // transient: librdkafka retries the fetch
   position_[m->partition] = std::max(position_[m->partition], m->offset + 1);
   if (!m->payload) return;  // a tombstone
-  const auto seq = dedup::state_seq(
-      std::string_view(static_cast<const char*>(m->payload), m->len));
+  const auto seq = dedup::state_seq(std::string_view(static_cast<const char*>(m->payload), m->len));
   if (!seq) return;  // a record of another version
   // A record older than the last one applied comes late (it was written while a restore read
   // past it on another partition): it goes now. Its place in the order matters little (the
@@ -76,8 +76,8 @@ std::size_t ChangelogTail::apply_ready(const Apply& apply, bool everything) {
     auto front = buffer_.begin();
     if (!everything && front->first > last_seq_ + 1 && now - front->second.arrived < hold_) break;
     rd_kafka_message_t* m = front->second.msg;
-    if (auto state = dedup::decode_state(
-            std::string_view(static_cast<const char*>(m->payload), m->len))) {
+    if (auto state =
+            dedup::decode_state(std::string_view(static_cast<const char*>(m->payload), m->len))) {
       apply(*state);
       ++applied;
     }

@@ -56,7 +56,9 @@ class ChangelogTail {
  private:
   ChangelogTail(KafkaHandle consumer, std::string topic, std::uint64_t last_seq,
                 std::chrono::milliseconds hold)
-      : consumer_(std::move(consumer)), topic_(std::move(topic)), last_seq_(last_seq),
+      : consumer_(std::move(consumer)),
+        topic_(std::move(topic)),
+        last_seq_(last_seq),
         hold_(hold) {}
   // Files one polled message (and takes it over).
   void file(rd_kafka_message_t* m);

@@ -136,7 +136,8 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
                    : std::max<std::size_t>(1, std::thread::hardware_concurrency())),
       exactly_once_(config.kafka.delivery == "exactly_once"),
       crash_guard_(config.state.dir),
-      merger_({std::chrono::milliseconds(config.kafka.max_idle_ms), std::chrono::seconds(30)}) {
+      merger_({std::chrono::milliseconds(config.kafka.max_idle_ms), std::chrono::seconds(30),
+               std::chrono::milliseconds(config.kafka.extractor_silence_ms)}) {
   // Fault injection for the crash-loop test: a worker that meets this text in an input aborts
   // the process, as a crashing parser would.
   if (const char* marker = std::getenv("NEWSFLOW_FAULT_CRASH_MARKER")) crash_marker_ = marker;
@@ -577,8 +578,8 @@ tl::expected<void, std::string> Daemon::start_standby(const std::string& bootstr
                                 {"heartbeat.interval.ms", "1000"},
                                 {"client.id", "newsflow-lease"}},
                                config_.kafka.lease, "kafka.lease");
-  if (!lconf) return tl::unexpected(lconf.error().front().path + ": " +
-                                    lconf.error().front().message);
+  if (!lconf)
+    return tl::unexpected(lconf.error().front().path + ": " + lconf.error().front().message);
   rd_kafka_conf_set_rebalance_cb(
       lconf->get(),
       reinterpret_cast<void (*)(rd_kafka_t*, rd_kafka_resp_err_t, rd_kafka_topic_partition_list_t*,
@@ -596,11 +597,10 @@ tl::expected<void, std::string> Daemon::start_standby(const std::string& bootstr
   if (e != RD_KAFKA_RESP_ERR_NO_ERROR) return tl::unexpected(rd_kafka_err2str(e));
   standby_ = true;
   metrics_.dedup_owner(false);
-  log::info("dedup_standby",
-            {{"lease_topic", config_.topics.dedup_lease},
-             {"lease_group", group},
-             {"changelog", config_.topics.state},
-             {"last_seq", std::to_string(changelog_last_seq_)}});
+  log::info("dedup_standby", {{"lease_topic", config_.topics.dedup_lease},
+                              {"lease_group", group},
+                              {"changelog", config_.topics.state},
+                              {"last_seq", std::to_string(changelog_last_seq_)}});
   return {};
 }
 

@@ -34,6 +34,10 @@ class EventTimeMerger {
     /// How long a partition that expects watermarks (`expect_watermarks`) holds the others
     /// back before its writer's first: a writer starting up is slower than one that pauses.
     std::chrono::milliseconds first_watermark{30000};
+    /// How long a partition whose writer has spoken (a watermark, a record) and then fell
+    /// silent holds the others back: a writer that died is replaced (its input goes to another
+    /// writer) within about this long, and the replacement's records still go in order.
+    std::chrono::milliseconds writer_silence{60000};
   };
 
   explicit EventTimeMerger(Options options) : options_(options) {}
@@ -101,8 +105,8 @@ class EventTimeMerger {
   /// The partition's writer says it will write nothing older than `watermark` (kEnd: nothing
   /// it holds now; what comes later is newer). From then on the partition's end of data means
   /// nothing: while empty it holds back exactly the records newer than its watermark, and for
-  /// at most `max_idle` after it last heard from its writer. Used where the records are written
-  /// while they are read (the dedup role reading what extractors hand over).
+  /// at most `writer_silence` after it last heard from its writer. Used where the records are
+  /// written while they are read (the dedup role reading what extractors hand over).
   void advance(const Partition& p, std::int64_t watermark, Clock::time_point now) {
     auto it = partitions_.find(p);
     if (it == partitions_.end()) return;
@@ -169,7 +173,7 @@ class EventTimeMerger {
         // (Its records come in order: nothing older than what it already delivered.)
         const std::int64_t w = std::max(s.watermark, s.stream_time);
         const bool may_precede = w < t || (w == t && p < *best_partition);
-        const auto patience = s.heard ? options_.max_idle : options_.first_watermark;
+        const auto patience = s.heard ? options_.writer_silence : options_.first_watermark;
         if (may_precede && now - s.empty_since < patience) return std::nullopt;
         if (w != kNever && w != kEnd) low = std::min(low, w);
       }
@@ -188,8 +192,9 @@ class EventTimeMerger {
   /// for long): the loop should poll again soon.
   bool waiting(Clock::time_point now) const {
     for (const auto& [p, s] : partitions_) {
-      const auto patience =
-          s.watermarked && !s.heard ? options_.first_watermark : options_.max_idle;
+      const auto patience = !s.watermarked ? options_.max_idle
+                            : s.heard      ? options_.writer_silence
+                                           : options_.first_watermark;
       if (!s.buffer.empty() || now - s.empty_since >= patience) continue;
       if (s.watermarked ? s.watermark != kEnd : !s.at_end) return true;
     }

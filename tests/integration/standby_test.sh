@@ -2,8 +2,8 @@
 # Failover of the roles: two extractors, a dedup owner and a hot standby over the multilingual
 # stream (tests/data/multilingual). A quarter of the way in the owner is stopped (a redeploy):
 # the standby, which has followed the state changelog all along, takes the lease over, and a
-# new standby starts; later that owner is SIGKILLed and the new standby takes over; then an
-# extractor is SIGKILLed and the other takes its partitions. Nothing may be lost and every
+# new standby starts; later that owner is SIGKILLed and the new standby takes over. Before all
+# that an extractor is SIGKILLed with pages left, and the other takes its partitions. Nothing may be lost and every
 # verdict must be replay's (copies judged after a takeover are still marked). Reports the time
 # from the stop and from the kill to the standby's first acknowledged article.
 set -euo pipefail
@@ -42,7 +42,8 @@ grep -q dedup_lease_acquired "$work/dedup-a.log" || fail "the first dedup proces
 start dedup-b dedup "$port_b"; pid_b=${pids[-1]}
 for _ in $(seq 300); do grep -q dedup_standby "$work/dedup-b.log" && break; sleep 0.1; done
 grep -q dedup_standby "$work/dedup-b.log" || fail "the second dedup process did not stand by"
-start extract-1 extract 0; pid_x1=${pids[-1]}
+port_x1=$(free_port)
+start extract-1 extract "$port_x1"; pid_x1=${pids[-1]}
 start extract-2 extract 0
 inputs=$("$bin" produce --input "$stream")
 
@@ -67,6 +68,15 @@ takeover_seconds() {
   python3 -c "import time; print(f'{time.time() - $3:.2f}')"
 }
 
+# An extractor dies while it has pages left; the other takes its partitions.
+for _ in $(seq 600); do
+  consumed=$(curl -s "http://127.0.0.1:$port_x1/metrics" |
+    awk '$1 ~ /^newsflow_messages_consumed_total/ {s += $2} END {print s + 0}')
+  [ "$consumed" -ge 60 ] && break
+  sleep 0.02
+done
+kill -KILL "$pid_x1"
+
 # A redeploy: the owner is stopped a quarter of the way in; it drains and hands the lease over.
 until_owner_judged "$port_a" "$pid_a" $((expected / 4))
 judged_by_a=$(metric "$port_a" "$articles")
@@ -84,8 +94,6 @@ standby_lag=$(metric "$port_c" newsflow_standby_lag_records)
 kill -KILL "$pid_b"
 takeover=$(takeover_seconds "$port_c" "$pid_c" "$(date +%s.%N)")
 
-# Then an extractor dies; the other takes its partitions.
-kill -KILL "$pid_x1"
 count() { kcat -b "$broker" -C -t "$1" -e -q -f '%k\n' 2>/dev/null | sort -u | wc -l; }
 for _ in $(seq 240); do
   [ "$(count newsflow.articles)" -ge "$expected" ] && break
@@ -101,7 +109,8 @@ kcat -b "$broker" -C -t newsflow.articles -e -q -f '%s\n' > "$work/kafka.jsonl" 
 caught_up() {
   sed -n 's/.*dedup_lease_acquired caught_up_records=\([0-9]*\) catch_up_seconds=\([0-9.]*\).*/\1 records in \2 s/p' "$1"
 }
-echo "inputs=$inputs replay_articles=$expected first_owner_judged=$judged_by_a" \
+echo "inputs=$inputs replay_articles=$expected extractor_killed_after=$consumed" \
+  "first_owner_judged=$judged_by_a" \
   "stop_to_first_article_seconds=$graceful (catch-up: $(caught_up "$work/dedup-b.log"))" \
   "second_owner_judged=$judged_by_b standby_lag_at_kill=$standby_lag" \
   "kill_to_first_article_seconds=$takeover (catch-up: $(caught_up "$work/dedup-c.log"))" \

@@ -14,7 +14,7 @@ const Merger::Partition kB{"pages", 1};
 // A merger over kA and kB (in the order given), both assigned at `now`.
 Merger two_partitions(Merger::Clock::time_point now, std::chrono::milliseconds max_idle = 1000ms,
                       bool b_first = false) {
-  Merger m({max_idle, 30000ms});
+  Merger m({max_idle, 30000ms, 20000ms});
   m.assign(b_first ? kB : kA, now);
   m.assign(b_first ? kA : kB, now);
   return m;
@@ -124,11 +124,15 @@ TEST(EventTimeMerger, AWatermarkedPartitionHoldsBackOnlyWhatItsWriterMayStillPre
   EXPECT_EQ(m.next(now), std::nullopt);  // B delivered 120: it may still write 130
   m.advance(kB, Merger::kEnd, now);      // B's writer holds nothing: the rest comes later
   EXPECT_EQ(m.next(now), 2);
-  // A writer that falls silent holds the others back for max_idle at most.
+  // A writer that falls silent (it died: its input goes to another writer) holds the others
+  // back for writer_silence at most, far longer than max_idle: the replacement's records must
+  // still go in order.
   m.add(kA, 4, 500, 1);
   m.advance(kB, 200, now);
-  EXPECT_EQ(m.next(now + 500ms), std::nullopt);
-  EXPECT_EQ(m.next(now + 1500ms), 4);
+  EXPECT_EQ(m.next(now + 1500ms), std::nullopt);
+  EXPECT_TRUE(m.waiting(now + 1500ms));
+  EXPECT_EQ(m.next(now + 19000ms), std::nullopt);
+  EXPECT_EQ(m.next(now + 20000ms), 4);
 }
 
 TEST(EventTimeMerger, AReaderTellsWhatItsPartitionMayStillDeliver) {
