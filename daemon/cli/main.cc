@@ -169,6 +169,10 @@ int main(int argc, char** argv) {
   produce->add_option("--input", produce_opts.input, "replay JSONL(.gz)")->required();
   produce->add_option("--repeat", produce_opts.repeat, "copies of each line (new ids and URLs)")
       ->capture_default_str();
+  produce
+      ->add_option("--rate", produce_opts.rate,
+                   "messages per second, each with a produced_at header (0: all at once)")
+      ->check(CLI::NonNegativeNumber);
   produce->add_flag("--poison", produce_opts.poison, "also send three poison messages");
   produce->add_option("--config", config_path, "YAML config file");
 

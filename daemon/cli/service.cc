@@ -178,7 +178,10 @@ class ReplayProducer {
   // Produces every line of `path` `repeat` times (copies get "-N" ids and "#N" URLs). Each
   // (from, to) of `rewrites` is replaced in feed bodies.
   bool send_file(const std::string& path, int repeat,
-                 const std::vector<std::pair<std::string, std::string>>& rewrites = {}) {
+                 const std::vector<std::pair<std::string, std::string>>& rewrites = {},
+                 double rate = 0) {
+    const auto start = std::chrono::steady_clock::now();
+    std::size_t sent = 0;
     return read_lines(path, [&](std::string_view line) {
       ParsedInput p = parse_replay_line(line);
       if (p.failure) return;
@@ -205,6 +208,18 @@ class ReplayProducer {
         if (p.input.published_at) {
           headers.emplace_back("published_at", extractors::format_rfc3339(*p.input.published_at));
         }
+        if (rate > 0) {
+          // Paced: the n-th message goes at start + n / rate (the brokers' own pace permitting).
+          std::this_thread::sleep_until(
+              start + std::chrono::microseconds(static_cast<std::int64_t>(1e6 * sent / rate)));
+          rd_kafka_poll(producer_.get(), 0);
+          headers.emplace_back(
+              "produced_at",
+              std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count()));
+        }
+        ++sent;
         // The record's timestamp is the event time, as a crawler's CreateTime is its fetch time.
         const auto event_time = p.input.published_at ? p.input.published_at : p.input.fetched_at;
         send(feed ? config_.topics.feeds : config_.topics.pages, url, p.input.body, headers,
@@ -273,7 +288,7 @@ int run_produce(const config::Config& config, const ProduceOptions& options) {
   }
   ReplayProducer producer(config.kafka.brokers, config);
   if (!producer.ok()) return 2;
-  if (!producer.send_file(options.input, std::max(1, options.repeat))) {
+  if (!producer.send_file(options.input, std::max(1, options.repeat), {}, options.rate)) {
     std::fprintf(stderr, "produce: cannot read %s\n", options.input.c_str());
     return 1;
   }

@@ -31,6 +31,9 @@ struct ProduceOptions {
   std::string input;    ///< replay JSONL(.gz)
   int repeat = 1;       ///< copies of each line (ids "-N", URLs "#N")
   bool poison = false;  ///< also the three poison messages of the demo
+  /// Messages per second (0: as fast as the brokers take them). Paced messages carry a
+  /// `produced_at` header (Unix milliseconds) for latency measurements.
+  double rate = 0;
 };
 
 /// `newsflow produce`: replay lines to the configured brokers' pages and feeds topics, as a
