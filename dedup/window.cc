@@ -136,11 +136,22 @@ Verdict DedupWindow::observe(std::string_view id, const Fingerprint& fp, std::in
   if (auto it = by_id_.find(key); it != by_id_.end()) return slots_[it->second].verdict;
 
   // Expire first, so an original that just left the window is not matched.
-  watermark_ = std::max(watermark_, event_time);
-  expire(low_watermark);
+  advance(event_time, low_watermark);
   const Verdict verdict = judge(fp);
   insert(key, fp, event_time, verdict);
   return verdict;
+}
+
+void DedupWindow::advance(std::int64_t event_time, std::int64_t low_watermark) {
+  watermark_ = std::max(watermark_, event_time);
+  expire(low_watermark);
+}
+
+void DedupWindow::remember(std::string_view id, const Fingerprint& fp, std::int64_t event_time,
+                           const Verdict& verdict) {
+  std::string key(id);
+  if (by_id_.count(key)) return;
+  insert(std::move(key), fp, event_time, verdict);
 }
 
 void DedupWindow::restore(std::string_view id, const Fingerprint& fp, std::int64_t event_time,

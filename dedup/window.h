@@ -79,6 +79,16 @@ class DedupWindow {
   void restore(std::string_view id, const Fingerprint& fp, std::int64_t event_time,
                const Verdict& verdict);
 
+  /// The steps of `observe`, for a window split over several owners (a simulation of sharding,
+  /// `bench_sharded_dedup`): `advance` moves the watermark to `event_time` and expires what
+  /// falls behind it (and behind `low_watermark`); `judge` finds the best match among the
+  /// articles held; `remember` holds an article with a verdict found elsewhere (no expiry check;
+  /// an id already held is left alone).
+  void advance(std::int64_t event_time, std::int64_t low_watermark = INT64_MAX);
+  Verdict judge(const Fingerprint& fp) const;
+  void remember(std::string_view id, const Fingerprint& fp, std::int64_t event_time,
+                const Verdict& verdict);
+
   /// True while the article `id` is held.
   bool contains(std::string_view id) const { return by_id_.find(std::string(id)) != by_id_.end(); }
 
@@ -114,7 +124,6 @@ class DedupWindow {
   void remove_oldest();
   static std::size_t heap_bytes(const Entry& e);
   std::vector<std::uint32_t> band_keys(const Fingerprint& fp) const;
-  Verdict judge(const Fingerprint& fp) const;
   void insert(std::string key, const Fingerprint& fp, std::int64_t event_time,
               const Verdict& verdict);
 

@@ -214,10 +214,9 @@ class ReplayProducer {
               start + std::chrono::microseconds(static_cast<std::int64_t>(1e6 * sent / rate)));
           rd_kafka_poll(producer_.get(), 0);
           headers.emplace_back(
-              "produced_at",
-              std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                 std::chrono::system_clock::now().time_since_epoch())
-                                 .count()));
+              "produced_at", std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                std::chrono::system_clock::now().time_since_epoch())
+                                                .count()));
         }
         ++sent;
         // The record's timestamp is the event time, as a crawler's CreateTime is its fetch time.
