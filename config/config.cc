@@ -339,6 +339,7 @@ tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_te
       e.string("model_file", c.extract_model_file);
       e.number("drop_below", c.extract.segment.drop_below, 0.0, 1.0);
       e.number("secondary_share", c.extract.segment.secondary_share, 0.0, 10.0);
+      e.integer("min_run_words", c.extract.segment.min_run_words, 0, 100000);
       e.boolean("drop_comments", c.extract.segment.drop_comments);
       e.integer("max_html_bytes", c.extract.max_html_bytes, 1024, 1LL << 30);
       e.integer("max_nesting_depth", c.extract.max_nesting_depth, 16, 1000000);

@@ -275,34 +275,86 @@ MssModel train_mss(const std::vector<std::vector<TrainingBlock>>& pages,
   return model;
 }
 
+namespace {
+
+// A page where no block looks like an article still has a most article-like region: the scores
+// are centred on 3/4 of the best probability instead of 0.5 then. The best is taken over blocks
+// of five words or more when there are any: a one-word link or label at 0.3 must not outweigh a
+// paragraph at 0.2.
+double centre_of(const ParsedPage& page, const std::vector<double>& prob) {
+  double max_prob = 0, max_prob_text = 0;
+  for (std::size_t i = 0; i < page.blocks.size(); ++i) {
+    const std::uint32_t words = page.blocks[i].word_count();
+    if (words > 0) max_prob = std::max(max_prob, prob[i]);
+    if (words >= 5) max_prob_text = std::max(max_prob_text, prob[i]);
+  }
+  return max_prob > 0.5 ? 0.5 : (max_prob_text > 0 ? max_prob_text : max_prob) * 0.75;
+}
+
+// The blocks of the best maximal-scoring run of `(prob - centre) * words` (and of the runs close
+// enough to it, `secondary_share`), without the blocks below `drop_below` inside it.
+std::vector<std::uint32_t> best_runs(const ParsedPage& page, const std::vector<double>& prob,
+                                     double centre, const SegmentOptions& options);
+
+}  // namespace
+
 std::vector<std::uint32_t> segment_mss(const ParsedPage& page, const MssModel& model,
                                        const SegmentOptions& options) {
   const std::size_t n = page.blocks.size();
-  std::vector<double> prob = model.probabilities(page);
+  const std::vector<double> all = model.probabilities(page);
+  std::vector<double> prob = all;
+  bool comments_dropped = false;
   if (options.drop_comments) {
     bool any_left = false;
     for (std::size_t i = 0; i < n; ++i) {
       if (page.blocks[i].in_comments) {
+        comments_dropped = comments_dropped || prob[i] > 0;
         prob[i] = 0;
       } else if (page.blocks[i].word_count() > 0) {
         any_left = true;
       }
     }
-    if (!any_left) prob = model.probabilities(page);
+    if (!any_left) {
+      prob = all;
+      comments_dropped = false;
+    }
   }
-  std::vector<double> score(n);
-  // A page where no block looks like an article still has a most article-like region: centre
-  // the scores on 3/4 of the best probability instead of returning nothing. The best is taken
-  // over blocks of five words or more when there are any: a one-word link or label at 0.3 must
-  // not outweigh a paragraph at 0.2.
-  double max_prob = 0, max_prob_text = 0;
+  std::vector<std::uint32_t> out = best_runs(page, prob, centre_of(page, prob), options);
+  if (options.min_run_words == 0) return out;
+  // A tiny run where the page holds far more: first the blocks the comment rule took away (a
+  // forum thread, a comment's permalink: the comments are the article), then the long blocks
+  // the model doubted (a login prompt or a browser notice trusted more than the article).
+  auto words_of = [&page](const std::vector<std::uint32_t>& blocks) {
+    std::uint32_t words = 0;
+    for (const std::uint32_t i : blocks) words += page.blocks[i].word_count();
+    return words;
+  };
+  const std::uint32_t chosen = words_of(out);
+  if (chosen >= options.min_run_words) return out;
+  const std::uint32_t enough = std::max(options.min_run_words, 4 * chosen);
+  if (comments_dropped) {
+    std::vector<std::uint32_t> with_comments = best_runs(page, all, centre_of(page, all), options);
+    if (words_of(with_comments) >= enough) return with_comments;
+  }
+  std::uint32_t long_words = 0;
+  double max_prob_long = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint32_t words = page.blocks[i].word_count();
-    if (words > 0) max_prob = std::max(max_prob, prob[i]);
-    if (words >= 5) max_prob_text = std::max(max_prob_text, prob[i]);
+    if (words < 20 || prob[i] <= 0) continue;
+    long_words += words;
+    max_prob_long = std::max(max_prob_long, prob[i]);
   }
-  const double centre =
-      max_prob > 0.5 ? 0.5 : (max_prob_text > 0 ? max_prob_text : max_prob) * 0.75;
+  if (long_words < enough || max_prob_long * 0.75 >= centre_of(page, prob)) return out;
+  std::vector<std::uint32_t> lowered = best_runs(page, prob, max_prob_long * 0.75, options);
+  return words_of(lowered) > chosen ? lowered : out;
+}
+
+namespace {
+
+std::vector<std::uint32_t> best_runs(const ParsedPage& page, const std::vector<double>& prob,
+                                     double centre, const SegmentOptions& options) {
+  const std::size_t n = page.blocks.size();
+  std::vector<double> score(n);
   for (std::size_t i = 0; i < n; ++i) score[i] = (prob[i] - centre) * page.blocks[i].word_count();
   // All maximal-scoring disjoint runs (Ruzzo & Tompa 1999), linear time.
   struct Run {
@@ -346,5 +398,7 @@ std::vector<std::uint32_t> segment_mss(const ParsedPage& page, const MssModel& m
   }
   return out;
 }
+
+}  // namespace
 
 }  // namespace newsflow::extractors

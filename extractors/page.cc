@@ -82,6 +82,8 @@ bool is_skipped(GumboTag tag) {
     case GUMBO_TAG_TEXTAREA:
     case GUMBO_TAG_BUTTON:
     case GUMBO_TAG_INPUT:
+    case GUMBO_TAG_RT:  // ruby annotations (furigana) and their fallback parentheses: a
+    case GUMBO_TAG_RP:  // reading aid above the words, not words of the text
       return true;
     default:
       return false;

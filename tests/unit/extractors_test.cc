@@ -275,6 +275,17 @@ TEST(Html, HiddenAndScriptContentIsNotText) {
   EXPECT_EQ(a->text, "visible words here");
 }
 
+TEST(Html, RubyAnnotationsAreNotText) {
+  // Furigana (<rt>) and their fallback parentheses (<rp>) are a reading aid shown above the
+  // words, not words of the text: "子こども" was what a Japanese news page for children gave.
+  auto a = extract_html(
+      "<body><p><ruby>子<rp>(</rp><rt>こ</rt><rp>)</rp></ruby>どもへの<ruby>虐待<rt>ぎゃくたい"
+      "</rt></ruby>をなくすための<ruby>法律<rt>ほうりつ</rt></ruby>ができました。</p></body>",
+      "https://x.test/", {});
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->text, "子どもへの虐待をなくすための法律ができました。");
+}
+
 TEST(Html, BadInputGetsAReason) {
   ExtractOptions small;
   small.max_html_bytes = 10;
@@ -471,6 +482,36 @@ TEST(Mss, ReadersCommentsAreNotTheArticle) {
   const std::string forum =
       "<body><div class=\"comments\">" + paragraphs("reader", 3) + "</div></body>";
   EXPECT_NE(kept_text(forum, {}).find("reader2w29"), std::string::npos);
+}
+
+TEST(Mss, ATinyRunGivesWayToTheCommentsOfAThread) {
+  // A forum thread: one short line outside the comment markup, the posts inside it. The
+  // comment rule leaves the short line; the tiny-run guard takes the thread instead.
+  std::string html = "<body><p>After work session tonight</p><div class=\"comments\">";
+  for (int p = 0; p < 3; ++p) {
+    html += "<p>";
+    for (int i = 0; i < 30; ++i) html += "post" + std::to_string(p) + "w" + std::to_string(i) + " ";
+    html += "</p>";
+  }
+  html += "</div></body>";
+  MssModel model(18);
+  const std::uint64_t mask = (1u << 18) - 1;
+  model.weights(1)[internal::fnv1a("bias") & mask] = 3.0f;  // P(article) 0.95 everywhere
+  auto page = parse_page(html, {});
+  ASSERT_TRUE(page);
+  SegmentOptions unguarded_options;
+  unguarded_options.min_run_words = 0;
+  const std::string unguarded = render_blocks(*page, segment_mss(*page, model, unguarded_options));
+  EXPECT_EQ(unguarded, "After work session tonight");
+  SegmentOptions guarded;
+  guarded.min_run_words = 50;
+  const std::string text = render_blocks(*page, segment_mss(*page, model, guarded));
+  EXPECT_NE(text.find("post2w29"), std::string::npos) << text;
+  // A short article on a page with nothing longer stays as it is.
+  auto short_page = parse_page("<body><p>After work session tonight</p></body>", {});
+  ASSERT_TRUE(short_page);
+  EXPECT_EQ(render_blocks(*short_page, segment_mss(*short_page, model, guarded)),
+            "After work session tonight");
 }
 
 TEST(Mss, WithoutAConfidentBlockTheParagraphOutweighsAOneWordLink) {
