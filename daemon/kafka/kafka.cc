@@ -52,7 +52,8 @@ tl::expected<KafkaConf, std::vector<config::Problem>> make_kafka_conf(
 std::vector<config::Problem> check_kafka_config(const config::Config& config) {
   std::vector<config::Problem> problems;
   for (const auto& [section, props] : {std::pair{"kafka.consumer", &config.kafka.consumer},
-                                       std::pair{"kafka.producer", &config.kafka.producer}}) {
+                                       std::pair{"kafka.producer", &config.kafka.producer},
+                                       std::pair{"kafka.lease", &config.kafka.lease}}) {
     auto conf = make_kafka_conf({}, *props, section);
     if (!conf) problems.insert(problems.end(), conf.error().begin(), conf.error().end());
   }

@@ -102,12 +102,30 @@ TEST(Config, InvalidYamlSaysWhere) {
 }
 
 TEST(Config, LibrdkafkaRejectsUnknownPropertiesAtTheirPath) {
-  auto c = parse_config("kafka: {consumer: {no.such.property: 1}, producer: {acks: maybe}}", {});
+  auto c = parse_config(
+      "kafka: {consumer: {no.such.property: 1}, producer: {acks: maybe},"
+      " lease: {session.timeout.ms: soon}}",
+      {});
   ASSERT_TRUE(c);
   const auto problems = daemon::check_kafka_config(*c);
   const std::string text = problems_text(problems);
   EXPECT_NE(text.find("kafka.consumer.no.such.property:"), std::string::npos) << text;
   EXPECT_NE(text.find("kafka.producer.acks:"), std::string::npos) << text;
+  EXPECT_NE(text.find("kafka.lease.session.timeout.ms:"), std::string::npos) << text;
+}
+
+TEST(Config, ALeasedDedupRoleNeedsTheStateChangelogAndTheLeaseReadsFromTheEnvironment) {
+  auto c = parse_config("role: dedup\nkafka: {brokers: 'b:9092'}\ntopics: {state: ''}", {});
+  ASSERT_FALSE(c);
+  EXPECT_NE(problems_text(c.error()).find("topics.dedup_lease needs topics.state"),
+            std::string::npos)
+      << problems_text(c.error());
+  auto without_lease = parse_config(
+      "role: dedup\nkafka: {brokers: 'b:9092'}\ntopics: {state: '', dedup_lease: ''}", {});
+  EXPECT_TRUE(without_lease);
+  auto env = parse_config("", {{"NEWSFLOW_KAFKA__LEASE__SESSION_TIMEOUT_MS", "3000"}});
+  ASSERT_TRUE(env);
+  EXPECT_EQ(env->kafka.lease.at("session.timeout.ms"), "3000");
 }
 
 }  // namespace
