@@ -7,7 +7,6 @@
 //
 //   build/tests/bench_restore [ARTICLES (200000)] [PARTITIONS (256)]
 #include <librdkafka/rdkafka.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -22,6 +21,7 @@
 #include "daemon/pipeline/input.h"
 #include "daemon/pipeline/pipeline.h"
 #include "dedup/state.h"
+#include "tests/bench/stream_states.h"
 
 namespace {
 
@@ -54,23 +54,12 @@ void distinct(dedup::ArticleState& s, std::size_t replica) {
 int main(int argc, char** argv) {
   const std::size_t articles = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 200000;
   const int partitions = argc > 2 ? std::atoi(argv[2]) : 256;
-  std::string stream = NEWSFLOW_SOURCE_DIR "/../shared/data/dedup/dev/stream.jsonl.gz";
-  if (access(stream.c_str(), R_OK) != 0) stream = NEWSFLOW_SOURCE_DIR "/samples/pages.jsonl.gz";
+  const std::string stream = bench::default_stream();
 
   auto config = config::parse_config("", config::process_environment());
   if (!config) return 2;
   // Real records: the stream through the pipeline.
-  std::vector<dedup::ArticleState> seeds;
-  {
-    daemon::Pipeline pipeline(*config, nullptr);
-    daemon::read_lines(stream, [&](std::string_view line) {
-      auto p = daemon::parse_replay_line(line);
-      if (p.failure) return;
-      if (auto out = pipeline.process(p.input)) {
-        for (auto& o : *out) seeds.push_back(std::move(o.state));
-      }
-    });
-  }
+  const std::vector<dedup::ArticleState> seeds = bench::stream_states(*config, stream);
   if (seeds.empty()) return 2;
 
   auto cluster = daemon::EmbeddedCluster::start(1, {{config->topics.state, partitions}});

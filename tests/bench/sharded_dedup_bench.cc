@@ -14,8 +14,6 @@
 //
 // Prints, per S, the share of articles whose verdict (kind and matched article) equals one
 // window's, the articles each owner holds at most and the judge calls per article.
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -26,10 +24,9 @@
 #include <vector>
 
 #include "config/config.h"
-#include "daemon/pipeline/input.h"
-#include "daemon/pipeline/pipeline.h"
 #include "dedup/state.h"
 #include "dedup/window.h"
+#include "tests/bench/stream_states.h"
 
 namespace {
 
@@ -120,25 +117,10 @@ int main(int argc, char** argv) {
     }
   }
   if (shard_counts.empty()) shard_counts = {1, 2, 4, 8};
-  std::string stream_path = NEWSFLOW_SOURCE_DIR "/../shared/data/dedup/dev/stream.jsonl.gz";
-  if (access(stream_path.c_str(), R_OK) != 0) {
-    stream_path = NEWSFLOW_SOURCE_DIR "/samples/pages.jsonl.gz";
-  }
+  const std::string stream_path = bench::default_stream();
   auto config = config::parse_config("", config::process_environment());
   if (!config) return 2;
-  // The stream through the real pipeline: each article's fingerprint, event time and the
-  // verdict one window gave it (what `newsflow replay` publishes).
-  std::vector<dedup::ArticleState> stream;
-  {
-    daemon::Pipeline pipeline(*config, nullptr);
-    daemon::read_lines(stream_path, [&](std::string_view line) {
-      auto p = daemon::parse_replay_line(line);
-      if (p.failure) return;
-      if (auto out = pipeline.process(p.input)) {
-        for (auto& o : *out) stream.push_back(std::move(o.state));
-      }
-    });
-  }
+  const std::vector<dedup::ArticleState> stream = bench::stream_states(*config, stream_path);
   if (stream.empty()) return 2;
   std::printf("%zu articles of %s; batch %zu%s\n", stream.size(), stream_path.c_str(), batch,
               batch_check ? " (the merger checks each batch within itself)" : "");
