@@ -661,6 +661,16 @@ bool Daemon::serve_lease() {
 
 bool Daemon::take_over() {
   const auto t0 = Clock::now();
+  if (exactly_once_) {
+    // Fences the old owner's producer, should it still be alive somewhere, and aborts its open
+    // transaction, so the changelog's stable end is its end.
+    if (rd_kafka_error_t* e = rd_kafka_init_transactions(producer_.get(), 60000)) {
+      log::error("takeover_failed", {{"error", std::string("cannot initialize transactions: ") +
+                                                   rd_kafka_error_string(e)}});
+      rd_kafka_error_destroy(e);
+      return false;
+    }
+  }
   auto apply = [this](const dedup::ArticleState& s) { pipeline_.restore(s); };
   // The old owner is gone (the group gave its lease away): nothing older can arrive.
   auto applied = tail_->catch_up(apply, std::chrono::seconds(120));
@@ -671,15 +681,6 @@ bool Daemon::take_over() {
   const std::uint64_t last_seq = tail_->last_seq();
   const double catch_up_seconds = seconds_since(t0);
   tail_.reset();
-  if (exactly_once_) {
-    // Fences the old owner's producer, should it still be alive somewhere.
-    if (rd_kafka_error_t* e = rd_kafka_init_transactions(producer_.get(), 60000)) {
-      log::error("takeover_failed", {{"error", std::string("cannot initialize transactions: ") +
-                                                   rd_kafka_error_string(e)}});
-      rd_kafka_error_destroy(e);
-      return false;
-    }
-  }
   standby_ = false;
   auto n = topic_partitions(consumer_.get(), config_.topics.extracted);
   if (!n) {
