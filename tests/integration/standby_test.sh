@@ -3,11 +3,13 @@
 # stream (tests/data/multilingual). A quarter of the way in the owner is stopped (a redeploy):
 # the standby, which has followed the state changelog all along, takes the lease over, and a
 # new standby starts; later that owner is SIGKILLed and the new standby takes over. Before all
-# that an extractor is SIGKILLed with pages left, and the other takes its partitions. Nothing may be lost and every
-# verdict must be replay's (copies judged after a takeover are still marked). Reports the time
-# from the stop and from the kill to the standby's first acknowledged article.
+# that an extractor is SIGKILLed with pages left, and the other takes its partitions. Nothing
+# may be lost and every verdict must be replay's (copies judged after a takeover are still
+# marked). Reports the time from the stop and from the kill to the standby's first
+# acknowledged article. EXACTLY_ONCE=1 runs it all with Kafka transactions.
 set -euo pipefail
 bin=${NEWSFLOW_BIN}; src=$1; work=$2/standby
+if [ "${EXACTLY_ONCE:-0}" = 1 ]; then work=$work-exactly-once; fi
 rm -rf "$work"; mkdir -p "$work"
 fail() { echo "FAIL: $*" >&2; for f in "$work"/*.log; do echo "== $f" >&2; tail -8 "$f" >&2; done; exit 1; }
 stop_signal=TERM
@@ -27,12 +29,18 @@ export NEWSFLOW_KAFKA__CONSUMER__SESSION_TIMEOUT_MS=6000
 export NEWSFLOW_KAFKA__LEASE__SESSION_TIMEOUT_MS=3000 NEWSFLOW_KAFKA__LEASE__HEARTBEAT_INTERVAL_MS=500
 # Small batches, so the stream takes long enough to be killed in the middle of.
 export NEWSFLOW_KAFKA__BATCH_MAX_MESSAGES=8
+# EXACTLY_ONCE=1: transactions; the dedup processes share one transactional.id (a new owner
+# fences the old one), each extractor has its own.
+if [ "${EXACTLY_ONCE:-0}" = 1 ]; then
+  export NEWSFLOW_KAFKA__DELIVERY=exactly_once
+fi
 
 metric() {  # metric PORT NAME_WITH_LABELS: its value, 0 when absent
   curl -s "http://127.0.0.1:$1/metrics" | awk -v m="$2" '$1 == m {v = $2} END {print v + 0}'
 }
 start() {  # start NAME ROLE PORT
-  NEWSFLOW_HTTP__LISTEN=127.0.0.1:$3 "$bin" run --role "$2" > "$work/$1.log" 2>&1 &
+  NEWSFLOW_KAFKA__TRANSACTIONAL_ID=newsflow-${2/extract/$1} NEWSFLOW_HTTP__LISTEN=127.0.0.1:$3 \
+    "$bin" run --role "$2" > "$work/$1.log" 2>&1 &
   pids+=($!)
 }
 port_a=$(free_port); port_b=$(free_port)
@@ -94,7 +102,10 @@ standby_lag=$(metric "$port_c" newsflow_standby_lag_records)
 kill -KILL "$pid_b"
 takeover=$(takeover_seconds "$port_c" "$pid_c" "$(date +%s.%N)")
 
-count() { kcat -b "$broker" -C -t "$1" -e -q -f '%k\n' 2>/dev/null | sort -u | wc -l; }
+count() {
+  kcat -b "$broker" -X isolation.level=read_committed -C -t "$1" -e -q -f '%k\n' 2>/dev/null |
+    sort -u | wc -l
+}
 for _ in $(seq 240); do
   [ "$(count newsflow.articles)" -ge "$expected" ] && break
   kill -0 "$pid_c" 2>/dev/null || fail "the last owner exited"
@@ -105,7 +116,8 @@ for p in "${pids[@]:1}"; do
   kill -TERM "$p"
   wait "$p" || true
 done
-kcat -b "$broker" -C -t newsflow.articles -e -q -f '%s\n' > "$work/kafka.jsonl" 2>/dev/null
+kcat -b "$broker" -X isolation.level=read_committed -C -t newsflow.articles -e -q -f '%s\n' \
+  > "$work/kafka.jsonl" 2>/dev/null
 caught_up() {
   sed -n 's/.*dedup_lease_acquired caught_up_records=\([0-9]*\) catch_up_seconds=\([0-9.]*\).*/\1 records in \2 s/p' "$1"
 }
