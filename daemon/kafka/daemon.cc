@@ -276,6 +276,22 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
   notifier_.status("restoring the dedup window from " + config_.topics.articles);
   if (config_.role == "extract") {
     log::info("window_restored", {{"articles", "0"}, {"reason", "an extractor holds no window"}});
+    // What every extractor fetched comes back through the changelog: a link published once is
+    // not fetched again here, whichever extractor saw it first (or this one before a restart).
+    if (fetcher_ && !config_.topics.state.empty()) {
+      auto tail = open_changelog_tail(bootstrap, std::chrono::milliseconds(0));
+      auto learned =
+          tail
+              ? tail_->catch_up(
+                    [this](const dedup::ArticleState& s) { pipeline_.remember_published_links(s); },
+                    std::chrono::minutes(10))
+              : tl::expected<std::size_t, std::string>(tl::unexpected(tail.error()));
+      if (!learned) {
+        return tl::unexpected(std::vector<config::Problem>{{"topics.state", learned.error()}});
+      }
+      log::info("published_links_learned",
+                {{"records", std::to_string(*learned)}, {"from", config_.topics.state}});
+    }
   } else if (auto restored = restore_state(bootstrap); !restored) {
     return tl::unexpected(std::vector<config::Problem>{
         {"window", "cannot restore the dedup window from " + config_.topics.articles + ": " +
@@ -545,15 +561,15 @@ void Daemon::adopt_partition(rd_kafka_t* rk, const std::string& topic, int parti
   }
 }
 
-tl::expected<void, std::string> Daemon::start_standby(const std::string& bootstrap) {
+tl::expected<void, std::string> Daemon::open_changelog_tail(const std::string& bootstrap,
+                                                            std::chrono::milliseconds hold) {
   char err[512];
-  // The tail: a consumer of its own, assigned every changelog partition where the restore
-  // ended.
+  // A consumer of its own, assigned every changelog partition where the restore ended.
   auto tconf = make_kafka_conf({{"bootstrap.servers", bootstrap},
-                                {"group.id", config_.kafka.group_id + ".standby"},
+                                {"group.id", config_.kafka.group_id + ".tail"},
                                 {"enable.auto.commit", "false"},
                                 {"isolation.level", "read_committed"},
-                                {"client.id", "newsflow-standby"}},
+                                {"client.id", "newsflow-tail"}},
                                config_.kafka.consumer, "kafka.consumer");
   if (!tconf) return tl::unexpected(tconf.error().front().message);
   rd_kafka_conf_set(tconf->get(), "enable.partition.eof", "true", err, sizeof err);
@@ -562,9 +578,17 @@ tl::expected<void, std::string> Daemon::start_standby(const std::string& bootstr
   if (!tc) return tl::unexpected(std::string(err));
   tconf->release();
   auto tail = ChangelogTail::open(std::move(tc), config_.topics.state, changelog_positions_,
-                                  changelog_last_seq_, std::chrono::milliseconds(1000));
+                                  changelog_last_seq_, hold);
   if (!tail) return tl::unexpected(tail.error());
   tail_ = std::move(*tail);
+  return {};
+}
+
+tl::expected<void, std::string> Daemon::start_standby(const std::string& bootstrap) {
+  char err[512];
+  if (auto tail = open_changelog_tail(bootstrap, std::chrono::milliseconds(1000)); !tail) {
+    return tl::unexpected(tail.error());
+  }
 
   // The lease: one partition in a group of its own; the member it is assigned to owns the
   // window. Cooperative-sticky keeps it where it is when standbys come and go; a killed owner
@@ -1379,6 +1403,9 @@ int Daemon::run() {
     if (lease_ && !serve_lease()) {
       exit_code = 3;
       break;
+    }
+    if (config_.role == "extract" && tail_) {
+      tail_->poll([this](const dedup::ArticleState& s) { pipeline_.remember_published_links(s); });
     }
     if (!collect_batch(batch)) {
       stop_ = true;

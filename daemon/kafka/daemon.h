@@ -181,8 +181,9 @@ class Daemon {
       sent_watermarks_;
 
   // `--role dedup` with `topics.dedup_lease`: the lease consumer (its group's owner of the one
-  // lease partition judges), the changelog tail a standby keeps its state current with, and
-  // where the restore left the changelog.
+  // lease partition judges), the changelog tail a standby keeps its state current with (an
+  // extractor's tail only learns the links published), and where the restore left the
+  // changelog.
   KafkaHandle lease_;
   std::unique_ptr<ChangelogTail> tail_;
   std::map<int, std::int64_t> changelog_positions_;
@@ -193,6 +194,9 @@ class Daemon {
   std::atomic<bool> standby_{false};
   std::chrono::steady_clock::time_point last_standby_log_{};
   static void on_lease_rebalance(rd_kafka_t* rk, int err, void* partitions, void* opaque);
+  /// The changelog tail (`tail_`) from where the restore left the changelog.
+  tl::expected<void, std::string> open_changelog_tail(const std::string& bootstrap,
+                                                      std::chrono::milliseconds hold);
   /// Creates the lease consumer and the changelog tail (after the restore).
   tl::expected<void, std::string> start_standby(const std::string& bootstrap);
   /// Serves the lease: a standby applies the changelog, and takes over (catches up, assigns

@@ -488,14 +488,17 @@ void Pipeline::restore(const dedup::ArticleState& s) {
     term_stats_.add(terms, s.event_time);
   }
   window_.restore(s.id, s.fp, s.event_time, s.verdict);
-  if (s.from_feed && !s.link.empty()) {
-    remember_link(s.link, s.event_time);
-    remember_link(item_key(s.id), s.event_time);
-  }
+  remember_published_links(s);
   const dedup::StoryBook::Terms terms(s.story_terms.begin(), s.story_terms.end());
   stories_.assign_terms({s.id, s.url, s.source, s.verdict.kind, s.language}, s.title, s.verdict,
                         s.event_time, terms, s.story_id);
   for (const auto& from : s.merged_from) stories_.restore_merge(from, s.story_id);
+}
+
+void Pipeline::remember_published_links(const dedup::ArticleState& s) {
+  if (!s.from_feed || s.link.empty()) return;
+  remember_link(s.link, s.event_time);
+  remember_link(item_key(s.id), s.event_time);
 }
 
 std::string Pipeline::article_id(const Extracted& e, const Input& input) {

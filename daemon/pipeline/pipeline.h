@@ -133,6 +133,11 @@ class Pipeline {
   /// holds.
   void restore(const dedup::ArticleState& state);
 
+  /// Only what a state record says of links: the feed item's link and identity were published,
+  /// so they are not fetched again. Extractors, which hold no window, learn this way from the
+  /// changelog what every extractor has fetched.
+  void remember_published_links(const dedup::ArticleState& state);
+
   /// The lowest event time an input partition may still deliver: the window does not expire
   /// beyond it (the daemon's event-time order sets it before each input; replay never does).
   void hold_expiry_at(std::int64_t low_watermark) { low_watermark_ = low_watermark; }

@@ -7,6 +7,7 @@
 #include <librdkafka/rdkafka_mock.h>
 #include <zlib.h>
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -459,6 +460,59 @@ TEST_F(DaemonOnMockCluster, FeedItemsThatOnlyLinkBecomeArticlesFromFetchedPages)
   EXPECT_EQ(reasons,
             (std::map<std::string, std::string>{{server.url("/missing"), "fetch_http_4xx"},
                                                 {"file:///etc/passwd", "fetch_blocked_scheme"}}));
+}
+
+TEST_F(DaemonOnMockCluster, AnExtractorDoesNotFetchALinkAlreadyPublished) {
+  // Extractors hold no window: what was fetched comes back to them through the state
+  // changelog, so a link published once is not fetched again by another extractor (or this
+  // one after a restart), whichever feed it comes in.
+  std::atomic<int> story_fetches{0};
+  testing::LocalHttpServer server({
+      {"/story/",
+       [&story_fetches](mg_connection* c, const mg_request_info*) {
+         ++story_fetches;
+         std::string page = "<html><body><article><h1>Story</h1>";
+         for (int p = 0; p < 5; ++p) {
+           page += "<p>A fetched page with its own full paragraph number " + std::to_string(p) +
+                   " and enough words to be the article body.</p>";
+         }
+         testing::LocalHttpServer::send(c, 200, "text/html; charset=utf-8",
+                                        page + "</article></body></html>");
+       }},
+  });
+  ASSERT_TRUE(server.ok());
+  config_.fetch.allow_networks = {"127.0.0.0/8"};
+  config_.fetch.host_delay_ms = 0;
+  auto feed = [&](const std::string& guid) {
+    return "<rss version='2.0'><channel><title>Local news</title><item><title>One</title><link>" +
+           server.url("/story/one") + "</link><guid>" + guid + "</guid></item></channel></rss>";
+  };
+  auto run = [&](const std::string& role, std::size_t inputs) {
+    config_.role = role;
+    Metrics metrics;
+    Daemon daemon(config_, metrics);
+    ASSERT_TRUE(daemon.start(cluster_->bootstrap()));
+    std::thread t([&] { daemon.run(); });
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (daemon.progress().committed.load() < inputs &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(50ms);
+    }
+    daemon.stop();
+    t.join();
+    EXPECT_EQ(daemon.progress().committed.load(), inputs) << role;
+  };
+  produce(producer_.get(), config_.topics.feeds, "feed-a", feed("a1"),
+          {{"url", server.url("/a.xml")}, {"id", "feed-a"}});
+  ASSERT_EQ(rd_kafka_flush(producer_.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  run("all", 1);  // fetches the page and publishes it (with its state record)
+  EXPECT_EQ(story_fetches.load(), 1);
+  // Another feed with the same link; a new extractor reads both feeds from their start.
+  produce(producer_.get(), config_.topics.feeds, "feed-b", feed("b1"),
+          {{"url", server.url("/b.xml")}, {"id", "feed-b"}});
+  ASSERT_EQ(rd_kafka_flush(producer_.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  run("extract", 2);
+  EXPECT_EQ(story_fetches.load(), 1);
 }
 
 }  // namespace
