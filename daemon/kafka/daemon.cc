@@ -590,6 +590,14 @@ tl::expected<void, std::string> Daemon::start_standby(const std::string& bootstr
     return tl::unexpected(tail.error());
   }
 
+  if (auto n = topic_partitions(consumer_.get(), config_.topics.dedup_lease); !n) {
+    return tl::unexpected(n.error() + " (create it with one partition)");
+  } else if (*n != 1) {
+    log::warn("dedup_lease_partitions",
+              {{"topic", config_.topics.dedup_lease},
+               {"partitions", std::to_string(*n)},
+               {"consequence", "partition 0 is the lease; the others are never used"}});
+  }
   // The lease: one partition in a group of its own; the member it is assigned to owns the
   // window. Cooperative-sticky keeps it where it is when standbys come and go; a killed owner
   // loses it after session.timeout.ms, a stopped one at once (it leaves the group).
@@ -634,7 +642,10 @@ void Daemon::on_lease_rebalance(rd_kafka_t* rk, int err_int, void* partitions_pt
   const auto err = static_cast<rd_kafka_resp_err_t>(err_int);
   const bool cooperative = std::string_view(rd_kafka_rebalance_protocol(rk)) == "COOPERATIVE";
   const bool assign = err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS;
-  if (partitions->cnt > 0) {
+  // The lease is partition 0 (a topic created with more would otherwise make several owners).
+  bool lease = false;
+  for (int i = 0; i < partitions->cnt; ++i) lease = lease || partitions->elems[i].partition == 0;
+  if (lease) {
     self->lease_granted_ = assign;
     self->lease_revoked_ = !assign;
   }
