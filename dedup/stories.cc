@@ -43,10 +43,13 @@ std::unordered_set<std::string> entity_words(std::string_view text) {
   bool sentence_start = true;
   std::size_t pos = 0;
   while (pos < text.size()) {
-    const std::size_t begin = text.find_first_not_of(" \t\r\n", pos);
-    if (begin == std::string_view::npos) break;
-    std::size_t end = text.find_first_of(" \t\r\n", begin);
-    if (end == std::string_view::npos) end = text.size();
+    // (find_first_of would call memchr on the separators for every byte.)
+    const auto space = [](char ch) { return ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r'; };
+    std::size_t begin = pos;
+    while (begin < text.size() && space(text[begin])) ++begin;
+    if (begin == text.size()) break;
+    std::size_t end = begin;
+    while (end < text.size() && !space(text[end])) ++end;
     pos = end;
     std::string_view w = text.substr(begin, end - begin);
     const bool starts = sentence_start;
@@ -64,7 +67,25 @@ std::unordered_set<std::string> entity_words(std::string_view text) {
     const bool capital = cp > 0 && (u_isupper(cp) || u_istitle(cp));
     const bool number =
         std::isdigit(c) && w.size() >= 2 && std::isdigit(static_cast<unsigned char>(w[1]));
-    if ((capital && !starts) || number) out.insert(normalize_text(w));
+    if ((capital && !starts) || number) {
+      while (!w.empty() && static_cast<unsigned char>(w.back()) < 0x80 &&
+             !std::isalnum(static_cast<unsigned char>(w.back()))) {
+        w.remove_suffix(1);
+      }
+      // ASCII letters and digits normalize to themselves lowercased; anything else (accents,
+      // other scripts, inner punctuation) goes through the normalizer the terms went through.
+      const bool plain = std::all_of(w.begin(), w.end(), [](char ch) {
+        return static_cast<unsigned char>(ch) < 0x80 &&
+               std::isalnum(static_cast<unsigned char>(ch));
+      });
+      if (!plain) {
+        out.insert(normalize_text(w));
+        continue;
+      }
+      std::string lower(w);
+      for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      out.insert(std::move(lower));
+    }
   }
   return out;
 }
@@ -74,15 +95,15 @@ std::unordered_set<std::string> entity_words(std::string_view text) {
 // Title (twice), lead and body terms of an article: normalized words without stopwords and
 // without one- and two-letter words that are not numbers.
 StoryBook::Terms StoryBook::terms_of(std::string_view title, std::string_view text,
-                                     const StoryOptions& o) {
+                                     const StoryOptions& o, std::string_view normalized) {
   std::unordered_map<std::string, float> terms, body;
-  auto add = [](std::unordered_map<std::string, float>& to, std::string_view normalized,
+  auto add = [](std::unordered_map<std::string, float>& to, std::string_view words_text,
                 float weight, std::size_t skip, std::size_t limit) {
     std::size_t count = 0, pos = 0;
-    while (pos < normalized.size() && count < skip + limit) {
-      std::size_t end = normalized.find(' ', pos);
-      if (end == std::string_view::npos) end = normalized.size();
-      const std::string_view w = normalized.substr(pos, end - pos);
+    while (pos < words_text.size() && count < skip + limit) {
+      std::size_t end = words_text.find(' ', pos);
+      if (end == std::string_view::npos) end = words_text.size();
+      const std::string_view w = words_text.substr(pos, end - pos);
       pos = end + 1;
       if (count++ < skip) continue;
       const bool digits = !w.empty() && w[0] >= '0' && w[0] <= '9';
@@ -92,7 +113,11 @@ StoryBook::Terms StoryBook::terms_of(std::string_view title, std::string_view te
   };
   add(terms, normalize_text(title), 2.0f, 0, 64);
   const std::size_t words = o.lead_words + o.body_words;
-  const std::string normalized = normalize_text(text.substr(0, words * 12));
+  std::string own;
+  if (normalized.empty() && !text.empty()) {
+    own = normalize_text(text.substr(0, words * 12));
+    normalized = own;
+  }
   add(terms, normalized, 1.0f, 0, o.lead_words);
   if (o.body_words > 0) {
     add(body, normalized, static_cast<float>(o.body_weight), o.lead_words, o.body_words);

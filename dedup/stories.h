@@ -81,7 +81,9 @@ class StoryBook {
   /// An article's weighted terms as stories compare them: its title's (twice), its lead's, its
   /// body's (capped), entity-like words boosted; at most `terms_per_article`, heaviest first.
   using Terms = std::unordered_map<std::string, float>;
-  static Terms terms_of(std::string_view title, std::string_view text, const StoryOptions& options);
+  /// `normalized`, when given, is `normalize_text(text)` already made (the fingerprint's).
+  static Terms terms_of(std::string_view title, std::string_view text, const StoryOptions& options,
+                        std::string_view normalized = {});
 
   /// `assign` with the article's terms already made (`terms_of`; a restore has no text).
   const Story& assign_terms(const StoryMember& member, std::string_view title,

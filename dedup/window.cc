@@ -22,9 +22,10 @@ std::string_view dup_kind_name(DupKind k) {
 }
 
 Fingerprint make_fingerprint(std::string_view text, const SignatureOptions& options,
-                             const TermStats* stats, std::vector<std::uint64_t>* terms) {
+                             const TermStats* stats, std::vector<std::uint64_t>* terms,
+                             std::string* normalized_out) {
   Fingerprint fp;
-  const std::string normalized = normalize_text(text);
+  std::string normalized = normalize_text(text);
   fp.exact = content_hash(normalized);
   std::vector<std::uint64_t> phrases;
   if (options.scheme == SignatureScheme::kWeighted && stats) {
@@ -43,6 +44,7 @@ Fingerprint make_fingerprint(std::string_view text, const SignatureOptions& opti
     fp.sketch = minhash_sketch(phrases);
   }
   fp.phrases = static_cast<std::uint32_t>(phrases.size());
+  if (normalized_out) *normalized_out = std::move(normalized);
   return fp;
 }
 

@@ -36,10 +36,12 @@ struct Fingerprint {
 
 /// Fingerprint of an article's text (normalized inside). The weighted scheme takes its weights
 /// from `stats` (without it, or when every weight is 0, it falls back to plain shingles);
-/// `terms`, when given, receives the text's `term_hashes` for `TermStats::add`.
+/// `terms`, when given, receives the text's `term_hashes` for `TermStats::add`; `normalized`, the
+/// normalized text (what `StoryBook::terms_of` reads, so it is not normalized twice).
 Fingerprint make_fingerprint(std::string_view text, const SignatureOptions& options,
                              const TermStats* stats = nullptr,
-                             std::vector<std::uint64_t>* terms = nullptr);
+                             std::vector<std::uint64_t>* terms = nullptr,
+                             std::string* normalized = nullptr);
 
 /// Options of the dedup window; filled by `config/`.
 struct WindowOptions {

@@ -304,14 +304,16 @@ std::string Pipeline::link_key(const std::string& link) {
 
 dedup::Fingerprint Pipeline::fingerprint(const std::string& id, const std::string& core,
                                          std::int64_t event_time,
-                                         std::vector<std::uint32_t>* df_terms) {
+                                         std::vector<std::uint32_t>* df_terms,
+                                         std::string* normalized) {
   if (config_.signature.scheme != dedup::SignatureScheme::kWeighted) {
-    return dedup::make_fingerprint(core, config_.signature);
+    return dedup::make_fingerprint(core, config_.signature, nullptr, nullptr, normalized);
   }
   // Weights from the window's document frequencies before this article joins them; an article
   // seen again (a batch re-run after a failed delivery) is not counted twice.
   std::vector<std::uint64_t> terms;
-  dedup::Fingerprint fp = dedup::make_fingerprint(core, config_.signature, &term_stats_, &terms);
+  dedup::Fingerprint fp =
+      dedup::make_fingerprint(core, config_.signature, &term_stats_, &terms, normalized);
   if (!window_.contains(id)) term_stats_.add(terms, event_time);
   if (df_terms) {
     // The counters index terms by their low bits (at most 28): 32 bits say the same. A re-run's
@@ -547,7 +549,8 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
   dedup::ArticleState& state = out.state;
   const std::string core =
       boilerplate_.filter(a.source, a.url, a.text, event_time, a.title, &state.paragraphs);
-  const dedup::Fingerprint fp = fingerprint(a.id, core, event_time, &state.df_terms);
+  std::string normalized;
+  const dedup::Fingerprint fp = fingerprint(a.id, core, event_time, &state.df_terms, &normalized);
   out.content_hash = fp.exact.hex();
   out.event_time = event_time;
   out.verdict = window_.observe(a.id, fp, event_time, low_watermark_);
@@ -555,7 +558,7 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
 
   t0 = Clock::now();
   const dedup::StoryBook::Terms terms =
-      dedup::StoryBook::terms_of(a.title, core, stories_.options());
+      dedup::StoryBook::terms_of(a.title, core, stories_.options(), normalized);
   out.story = stories_.assign_terms({a.id, a.url, a.source, out.verdict.kind, a.language}, a.title,
                                     out.verdict, event_time, terms);
   out.story_id = out.story.story_id;

@@ -148,7 +148,8 @@ class Pipeline {
 
  private:
   dedup::Fingerprint fingerprint(const std::string& id, const std::string& core,
-                                 std::int64_t event_time, std::vector<std::uint32_t>* df_terms);
+                                 std::int64_t event_time, std::vector<std::uint32_t>* df_terms,
+                                 std::string* normalized = nullptr);
   static std::string item_key(const std::string& article_id);
   static std::string link_key(const std::string& link);
   tl::expected<std::vector<Extracted>, Failure> extract(const Input& input) const;

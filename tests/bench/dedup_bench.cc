@@ -9,6 +9,7 @@
 #include <random>
 
 #include "dedup/normalize.h"
+#include "dedup/stories.h"
 #include "dedup/window.h"
 
 namespace {
@@ -116,6 +117,35 @@ void BM_ArticleOfScript(benchmark::State& state, const std::string& script) {
   state.counters["articles/s"] =
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
+
+// An article's story terms (`StoryBook::terms_of`): title and lead only, or with the body and the
+// entity boost (the defaults), from the text normalized once for the fingerprint (as the
+// pipeline does).
+void BM_StoryTerms(benchmark::State& state, bool body_and_entities) {
+  std::mt19937_64 rng(5);
+  std::vector<std::string> texts, normalized;
+  for (int i = 0; i < 64; ++i) {
+    texts.push_back(raw_article(rng, sentences_of("en")) + raw_article(rng, sentences_of("en")));
+    normalized.push_back(normalize_text(texts.back()));
+  }
+  StoryOptions options;
+  if (!body_and_entities) {
+    options.body_words = 0;
+    options.entity_boost = 1.0;
+  }
+  std::size_t i = 0, terms = 0;
+  for (auto _ : state) {
+    const std::size_t k = i++ % 64;
+    terms += StoryBook::terms_of("Council closes the bridge for repairs", texts[k], options,
+                                 normalized[k])
+                 .size();
+  }
+  benchmark::DoNotOptimize(terms);
+  state.counters["articles/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK_CAPTURE(BM_StoryTerms, title_and_lead, false);
+BENCHMARK_CAPTURE(BM_StoryTerms, with_body_and_entities, true);
 
 void BM_Signature(benchmark::State& state, SignatureScheme scheme) {
   std::mt19937_64 rng(1);
