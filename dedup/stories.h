@@ -41,8 +41,8 @@ struct StoryOptions {
   std::int64_t window_seconds = 72 * 3600;  ///< stories idle this long behind the watermark go
   std::size_t max_listed = 100;             ///< members listed per story
   /// A new article that duplicates nothing joins the most similar recent story when the cosine
-  /// of their TF-IDF vectors (title twice, then the lead), decayed by the time between them,
-  /// reaches this; 0 disables grouping beyond duplicates.
+  /// of their TF-IDF vectors (`terms_of`), decayed by the time between them, reaches this; 0
+  /// disables grouping beyond duplicates. Calibrated by tests/bench/story_calibrate.sh.
   double similarity_threshold = 0.4;
   double decay_hours = 24;      ///< similarity halves... e-folds every this many hours apart
   std::size_t lead_words = 80;  ///< words of the text that count with the title

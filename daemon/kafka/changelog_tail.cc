@@ -113,22 +113,26 @@ std::size_t ChangelogTail::poll(const Apply& apply) {
 tl::expected<std::size_t, std::string> ChangelogTail::catch_up(const Apply& apply,
                                                                std::chrono::milliseconds timeout) {
   // Every partition's end in one request per broker (ListOffsets "latest"; with read_committed
-  // the last stable offset).
-  rd_kafka_topic_partition_list_t* list =
-      rd_kafka_topic_partition_list_new(static_cast<int>(position_.size()));
-  for (const auto& [p, next] : position_) {
-    rd_kafka_topic_partition_list_add(list, topic_.c_str(), p)->offset = RD_KAFKA_OFFSET_END;
-  }
-  const rd_kafka_resp_err_t e = rd_kafka_offsets_for_times(consumer_.get(), list, 10000);
+  // the last stable offset); a few tries while a broker is slow or a leader moves.
   std::map<int, std::int64_t> end;
-  std::string problem = e == RD_KAFKA_RESP_ERR_NO_ERROR ? "" : rd_kafka_err2str(e);
-  for (int i = 0; i < list->cnt && problem.empty(); ++i) {
-    if (list->elems[i].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      problem = rd_kafka_err2str(list->elems[i].err);
+  std::string problem;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    rd_kafka_topic_partition_list_t* list =
+        rd_kafka_topic_partition_list_new(static_cast<int>(position_.size()));
+    for (const auto& [p, next] : position_) {
+      rd_kafka_topic_partition_list_add(list, topic_.c_str(), p)->offset = RD_KAFKA_OFFSET_END;
     }
-    end[list->elems[i].partition] = list->elems[i].offset;
+    const rd_kafka_resp_err_t e = rd_kafka_offsets_for_times(consumer_.get(), list, 10000);
+    problem = e == RD_KAFKA_RESP_ERR_NO_ERROR ? "" : rd_kafka_err2str(e);
+    for (int i = 0; i < list->cnt && problem.empty(); ++i) {
+      if (list->elems[i].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        problem = rd_kafka_err2str(list->elems[i].err);
+      }
+      end[list->elems[i].partition] = list->elems[i].offset;
+    }
+    rd_kafka_topic_partition_list_destroy(list);
+    if (problem.empty()) break;
   }
-  rd_kafka_topic_partition_list_destroy(list);
   if (!problem.empty()) return tl::unexpected("end of " + topic_ + ": " + problem);
   const auto deadline = Clock::now() + timeout;
   auto reached = [&] {

@@ -35,8 +35,9 @@ if [ "${EXACTLY_ONCE:-0}" = 1 ]; then
   export NEWSFLOW_KAFKA__DELIVERY=exactly_once
 fi
 
-metric() {  # metric PORT NAME_WITH_LABELS: its value, 0 when absent
-  curl -s "http://127.0.0.1:$1/metrics" | awk -v m="$2" '$1 == m {v = $2} END {print v + 0}'
+metric() {  # metric PORT NAME_WITH_LABELS: its value, 0 when absent (or not listening yet)
+  { curl -s "http://127.0.0.1:$1/metrics" || true; } |
+    awk -v m="$2" '$1 == m {v = $2} END {print v + 0}'
 }
 start() {  # start NAME ROLE PORT
   NEWSFLOW_KAFKA__TRANSACTIONAL_ID=newsflow-${2/extract/$1} NEWSFLOW_HTTP__LISTEN=127.0.0.1:$3 \
@@ -78,7 +79,7 @@ takeover_seconds() {
 
 # An extractor dies while it has pages left; the other takes its partitions.
 for _ in $(seq 600); do
-  consumed=$(curl -s "http://127.0.0.1:$port_x1/metrics" |
+  consumed=$({ curl -s "http://127.0.0.1:$port_x1/metrics" || true; } |
     awk '$1 ~ /^newsflow_messages_consumed_total/ {s += $2} END {print s + 0}')
   [ "$consumed" -ge 60 ] && break
   sleep 0.02
