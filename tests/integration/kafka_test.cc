@@ -176,11 +176,11 @@ class DaemonOnMockCluster : public ::testing::Test {
     return n;
   }
 
-  // Runs the daemon until `inputs` offsets are committed (or a timeout), then stops it.
-  void run_daemon(std::size_t inputs, Metrics& metrics) {
-    Daemon daemon(config_, metrics);
-    ASSERT_TRUE(daemon.start(cluster_->bootstrap()));
-    std::thread t([&] { EXPECT_EQ(daemon.run(), 0); });
+  // Runs a started daemon until `inputs` offsets are committed (or 60 s), then stops it;
+  // returns its exit code.
+  static int run_until_committed(Daemon& daemon, std::size_t inputs) {
+    int code = -1;
+    std::thread t([&] { code = daemon.run(); });
     const auto deadline = std::chrono::steady_clock::now() + 60s;
     while (daemon.progress().committed.load() < inputs &&
            std::chrono::steady_clock::now() < deadline) {
@@ -188,6 +188,14 @@ class DaemonOnMockCluster : public ::testing::Test {
     }
     daemon.stop();
     t.join();
+    return code;
+  }
+
+  // Runs the daemon until `inputs` offsets are committed (or a timeout), then stops it.
+  void run_daemon(std::size_t inputs, Metrics& metrics) {
+    Daemon daemon(config_, metrics);
+    ASSERT_TRUE(daemon.start(cluster_->bootstrap()));
+    EXPECT_EQ(run_until_committed(daemon, inputs), 0);
     EXPECT_EQ(daemon.progress().committed.load(), inputs);
     EXPECT_EQ(daemon.progress().articles.load() + daemon.progress().dead_letters.load(), inputs);
   }
@@ -298,13 +306,7 @@ void DaemonOnMockCluster::restart_recognizes_copies() {
     Daemon daemon(config_, metrics);
     ASSERT_TRUE(daemon.start(cluster_->bootstrap()));
     EXPECT_EQ(daemon.pipeline().window().size(), 1u);
-    std::thread t([&] { daemon.run(); });
-    const auto deadline = std::chrono::steady_clock::now() + 60s;
-    while (daemon.progress().committed.load() < 1 && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(50ms);
-    }
-    daemon.stop();
-    t.join();
+    run_until_committed(daemon, 1);
     ASSERT_EQ(daemon.progress().articles.load(), 1u);
   }
   const auto articles =
@@ -424,13 +426,7 @@ TEST_F(DaemonOnMockCluster, FeedItemsThatOnlyLinkBecomeArticlesFromFetchedPages)
     Metrics metrics;
     Daemon daemon(config_, metrics);
     ASSERT_TRUE(daemon.start(cluster_->bootstrap()));
-    std::thread t([&] { daemon.run(); });
-    const auto deadline = std::chrono::steady_clock::now() + 60s;
-    while (daemon.progress().committed.load() < 1 && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(50ms);
-    }
-    daemon.stop();
-    t.join();
+    run_until_committed(daemon, 1);
     EXPECT_EQ(daemon.progress().articles.load(), 3u);
     EXPECT_EQ(daemon.progress().dead_letters.load(), 2u);
   }
@@ -492,14 +488,7 @@ TEST_F(DaemonOnMockCluster, AnExtractorDoesNotFetchALinkAlreadyPublished) {
     Metrics metrics;
     Daemon daemon(config_, metrics);
     ASSERT_TRUE(daemon.start(cluster_->bootstrap()));
-    std::thread t([&] { daemon.run(); });
-    const auto deadline = std::chrono::steady_clock::now() + 60s;
-    while (daemon.progress().committed.load() < inputs &&
-           std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(50ms);
-    }
-    daemon.stop();
-    t.join();
+    run_until_committed(daemon, inputs);
     EXPECT_EQ(daemon.progress().committed.load(), inputs) << role;
   };
   produce(producer_.get(), config_.topics.feeds, "feed-a", feed("a1"),
