@@ -23,14 +23,21 @@ namespace {
 // malloc they and the final tree walk of gumbo_destroy_output were a fifth of the parse.
 class Arena {
  public:
+  Arena() = default;
+  Arena(const Arena&) = delete;
+  Arena& operator=(const Arena&) = delete;
+  ~Arena() {
+    for (auto& chunk : chunks_) spare().give_back(std::move(chunk));
+  }
+
   void* allocate(std::size_t size) {
     size = (size + 15) & ~std::size_t{15};
     if (size > left_) {
-      const std::size_t chunk = std::max(size, next_chunk_);
+      Chunk chunk = spare().take(std::max(size, next_chunk_));
       next_chunk_ = std::min<std::size_t>(next_chunk_ * 2, std::size_t{4} << 20);
-      chunks_.push_back(std::make_unique<std::byte[]>(chunk));
-      cursor_ = chunks_.back().get();
-      left_ = chunk;
+      cursor_ = chunk.bytes.get();
+      left_ = chunk.size;
+      chunks_.push_back(std::move(chunk));
     }
     void* p = cursor_;
     cursor_ += size;
@@ -43,7 +50,42 @@ class Arena {
   static void deallocate(void*, void*) {}
 
  private:
-  std::vector<std::unique_ptr<std::byte[]>> chunks_;
+  struct Chunk {
+    std::unique_ptr<std::byte[]> bytes;
+    std::size_t size = 0;
+  };
+  // The chunks of the pages parsed before on this thread, kept for the next page: a fresh
+  // multi-megabyte chunk for every page cost its page faults and the zeroing of its memory.
+  class Spare {
+   public:
+    Chunk take(std::size_t at_least) {
+      for (auto it = chunks_.begin(); it != chunks_.end(); ++it) {
+        if (it->size >= at_least) {
+          Chunk chunk = std::move(*it);
+          chunks_.erase(it);
+          bytes_ -= chunk.size;
+          return chunk;
+        }
+      }
+      return {std::make_unique_for_overwrite<std::byte[]>(at_least), at_least};
+    }
+    void give_back(Chunk chunk) {
+      if (bytes_ + chunk.size > kMaxBytes) return;  // freed: a huge page does not pin memory
+      bytes_ += chunk.size;
+      chunks_.push_back(std::move(chunk));
+    }
+
+   private:
+    static constexpr std::size_t kMaxBytes = std::size_t{16} << 20;
+    std::vector<Chunk> chunks_;
+    std::size_t bytes_ = 0;
+  };
+  static Spare& spare() {
+    thread_local Spare spare;
+    return spare;
+  }
+
+  std::vector<Chunk> chunks_;
   std::byte* cursor_ = nullptr;
   std::size_t left_ = 0;
   std::size_t next_chunk_ = 64 * 1024;
@@ -314,6 +356,17 @@ std::size_t find_ci(std::string_view hay, std::string_view needle, std::size_t f
     if (match) return i;
     from = i + 1;
   }
+}
+
+// Whether s holds `needle` ('<' and lowercase ASCII) at `at`, ASCII case ignored.
+bool at_ci(std::string_view s, std::size_t at, std::string_view needle) {
+  if (at + needle.size() > s.size()) return false;
+  for (std::size_t k = 0; k < needle.size(); ++k) {
+    char c = s[at + k];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
+    if (c != needle[k]) return false;
+  }
+  return true;
 }
 
 // Containers and class/id words whose presence above a block is a strong signal either way.
@@ -738,6 +791,24 @@ std::size_t copy_start_tag(std::string_view html, std::size_t lt, std::string& o
   return std::string_view::npos;
 }
 
+// Appends text (between tags) with each run of ASCII whitespace cut to its first character:
+// the walk reads any run as one space, and Gumbo, which handles every character as a token of
+// its own, had a seventh of a page's stripped bytes to read as indentation.
+void append_text(std::string& out, std::string_view text) {
+  std::size_t i = 0;
+  const std::size_t n = text.size();
+  while (i < n) {
+    std::size_t j = i;
+    while (j + 1 < n && !(is_tag_space(text[j]) && is_tag_space(text[j + 1]))) ++j;
+    if (j + 1 >= n) break;
+    out.append(text.substr(i, j + 1 - i));
+    j += 2;
+    while (j < n && is_tag_space(text[j])) ++j;
+    i = j;
+  }
+  out.append(text.substr(i));
+}
+
 }  // namespace
 
 std::string strip_invisible(std::string_view html, std::size_t* max_nesting, bool* recovered) {
@@ -753,7 +824,7 @@ std::string strip_invisible(std::string_view html, std::size_t* max_nesting, boo
   while (pos < html.size()) {
     const std::size_t lt = html.find('<', pos);
     if (lt == std::string_view::npos) break;
-    out.append(html.substr(pos, lt - pos));
+    append_text(out, html.substr(pos, lt - pos));
     if (html.substr(lt, 4) == "<!--") {
       const std::size_t end = html.find("-->", lt + 4);
       pos = end == std::string_view::npos ? html.size() : end + 3;
@@ -761,7 +832,7 @@ std::string strip_invisible(std::string_view html, std::size_t* max_nesting, boo
     }
     std::string_view closer;
     for (std::string_view tag : {"<script", "<style", "<svg", "<noscript"}) {
-      if (find_ci(html.substr(lt, tag.size() + 1), tag, 0) == 0 && lt + tag.size() < html.size()) {
+      if (at_ci(html, lt, tag) && lt + tag.size() < html.size()) {
         const char next = html[lt + tag.size()];
         if (next == ' ' || next == '>' || next == '\t' || next == '\n' || next == '\r' ||
             next == '/') {
@@ -793,7 +864,7 @@ std::string strip_invisible(std::string_view html, std::size_t* max_nesting, boo
       // that is never closed would swallow the rest of the page (the spec parse reads it all as
       // its text): as lenient parsers do, it is closed at the next tag.
       for (std::string_view raw : {"<title", "<textarea"}) {
-        if (start_tag && find_ci(html.substr(lt, raw.size()), raw, 0) == 0 &&
+        if (start_tag && at_ci(html, lt, raw) &&
             lt + raw.size() < html.size() &&
             (is_tag_space(html[lt + raw.size()]) || html[lt + raw.size()] == '>')) {
           const std::string close = "</" + std::string(raw.substr(1));
@@ -820,7 +891,7 @@ std::string strip_invisible(std::string_view html, std::size_t* max_nesting, boo
       // Raw-text elements whose content the spec parse never shows: never closed, they too would
       // swallow the page, so they are closed right after their start tag.
       for (std::string_view raw : {"<xmp", "<noembed", "<noframes", "<iframe"}) {
-        if (start_tag && find_ci(html.substr(lt, raw.size()), raw, 0) == 0 &&
+        if (start_tag && at_ci(html, lt, raw) &&
             lt + raw.size() < html.size() &&
             (is_tag_space(html[lt + raw.size()]) || html[lt + raw.size()] == '>') &&
             find_ci(html, "</" + std::string(raw.substr(1)), lt + 1) == std::string_view::npos) {
@@ -860,14 +931,26 @@ std::string strip_invisible(std::string_view html, std::size_t* max_nesting, boo
       content_end = next_tag == std::string_view::npos ? html.size() : next_tag;
       if (recovered && next_tag != std::string_view::npos) *recovered = true;
     }
-    out.append(open_tag);
     const bool keep =
         closer == "<script" && ascii_lower(open_tag).find("ld+json") != std::string::npos;
-    if (keep) out.append(html.substr(tag_end + 1, content_end - tag_end - 1));
+    if (!keep) {
+      // Nothing of it is read: the element goes whole (an empty one was still a node, and its
+      // tags a tenth of what Gumbo read).
+      if (end == std::string_view::npos) {
+        pos = content_end;
+      } else {
+        nesting.tag(html, end + 2, true);
+        const std::size_t gt = html.find('>', end);
+        pos = gt == std::string_view::npos ? html.size() : gt + 1;
+      }
+      continue;
+    }
+    out.append(open_tag);
+    out.append(html.substr(tag_end + 1, content_end - tag_end - 1));
     if (end == std::string_view::npos) out.append(close).append(">");
     pos = content_end;
   }
-  if (pos < html.size()) out.append(html.substr(pos));
+  if (pos < html.size()) append_text(out, html.substr(pos));
   if (max_nesting) *max_nesting = nesting.max_depth();
   return out;
 }
