@@ -864,8 +864,7 @@ std::string strip_invisible(std::string_view html, std::size_t* max_nesting, boo
       // that is never closed would swallow the rest of the page (the spec parse reads it all as
       // its text): as lenient parsers do, it is closed at the next tag.
       for (std::string_view raw : {"<title", "<textarea"}) {
-        if (start_tag && at_ci(html, lt, raw) &&
-            lt + raw.size() < html.size() &&
+        if (start_tag && at_ci(html, lt, raw) && lt + raw.size() < html.size() &&
             (is_tag_space(html[lt + raw.size()]) || html[lt + raw.size()] == '>')) {
           const std::string close = "</" + std::string(raw.substr(1));
           const std::size_t end = find_ci(html, close, lt + 1);
@@ -891,8 +890,7 @@ std::string strip_invisible(std::string_view html, std::size_t* max_nesting, boo
       // Raw-text elements whose content the spec parse never shows: never closed, they too would
       // swallow the page, so they are closed right after their start tag.
       for (std::string_view raw : {"<xmp", "<noembed", "<noframes", "<iframe"}) {
-        if (start_tag && at_ci(html, lt, raw) &&
-            lt + raw.size() < html.size() &&
+        if (start_tag && at_ci(html, lt, raw) && lt + raw.size() < html.size() &&
             (is_tag_space(html[lt + raw.size()]) || html[lt + raw.size()] == '>') &&
             find_ci(html, "</" + std::string(raw.substr(1)), lt + 1) == std::string_view::npos) {
           const std::size_t open_end = html.find('>', lt);
