@@ -9,7 +9,7 @@ packages=(
   librdkafka-dev libgumbo-dev libpugixml-dev prometheus-cpp-dev libcurl4-openssl-dev
   libyaml-cpp-dev libexpected-dev nlohmann-json3-dev libxxhash-dev libutf8proc-dev
   libuchardet-dev libsystemd-dev zlib1g-dev libcivetweb-dev libcli11-dev libpsl-dev
-  libicu-dev libcld2-dev libsimdjson-dev
+  libicu-dev libcld2-dev libsimdjson-dev libisal-dev
 )
 if [ "${1:-}" != "--build-only" ]; then
   packages+=(

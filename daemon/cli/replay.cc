@@ -1,7 +1,5 @@
 #include "daemon/cli/replay.h"
 
-#include <zlib.h>
-
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -10,17 +8,18 @@
 #include "daemon/ops/metrics.h"
 #include "daemon/pipeline/fetcher.h"
 #include "daemon/pipeline/input.h"
+#include "daemon/pipeline/input_file.h"
 #include "daemon/pipeline/pipeline.h"
 #include "extractors/text.h"
 
 namespace newsflow::daemon {
 namespace {
 
-// Reads lines from a plain or gzip file (zlib reads both). Lines longer than `max_line` are
-// reported as truncated rather than held in memory whole.
+// Reads lines from a plain or gzip file. Lines longer than `max_line` are reported as truncated
+// rather than held in memory whole.
 class LineReader {
  public:
-  LineReader(gzFile file, std::size_t max_line) : file_(file), max_line_(max_line) {}
+  LineReader(InputFile& file, std::size_t max_line) : file_(file), max_line_(max_line) {}
 
   // Returns false at end of input. `too_long` is set when the line was cut at max_line.
   bool next(std::string& line, bool& too_long) {
@@ -28,7 +27,7 @@ class LineReader {
     too_long = false;
     while (true) {
       if (pos_ == len_) {
-        const int n = gzread(file_, buf_, sizeof buf_);
+        const std::ptrdiff_t n = file_.read(buf_, sizeof buf_);
         if (n <= 0) return !line.empty() || too_long;
         pos_ = 0;
         len_ = static_cast<std::size_t>(n);
@@ -52,14 +51,10 @@ class LineReader {
     }
   }
 
-  bool failed() {
-    int err = 0;
-    gzerror(file_, &err);
-    return err != Z_OK && err != Z_STREAM_END;
-  }
+  bool failed() const { return !file_.error().empty(); }
 
  private:
-  gzFile file_;
+  InputFile& file_;
   std::size_t max_line_;
   char buf_[1 << 16];
   std::size_t pos_ = 0, len_ = 0;
@@ -85,10 +80,8 @@ bool write_line(std::FILE* f, const std::string& line) {
 
 tl::expected<ReplayStats, std::string> run_replay(const config::Config& config,
                                                   const ReplayPaths& paths, Metrics* metrics) {
-  gzFile in = paths.input == "-" ? gzdopen(dup(0), "rb") : gzopen(paths.input.c_str(), "rb");
-  if (!in) return tl::unexpected("cannot open input " + paths.input);
-  std::unique_ptr<gzFile_s, int (*)(gzFile)> in_guard(in, gzclose);
-  gzbuffer(in, 1 << 17);
+  auto in = InputFile::open(paths.input);
+  if (!in) return tl::unexpected("cannot open input " + in.error());
 
   File out = open_output(paths.output);
   if (!out) return tl::unexpected("cannot open output " + paths.output);
@@ -106,7 +99,7 @@ tl::expected<ReplayStats, std::string> run_replay(const config::Config& config,
   }
   ReplayStats stats;
   // A line holds the document plus JSON escaping; allow generous room over the HTML limit.
-  LineReader reader(in, config.extract.max_html_bytes * 2 + (1 << 20));
+  LineReader reader(**in, config.extract.max_html_bytes * 2 + (1 << 20));
   std::string line;
   bool too_long = false;
   // `feed_item`: the record is about one item of a feed line whose page could not be had, in
@@ -173,7 +166,7 @@ tl::expected<ReplayStats, std::string> run_replay(const config::Config& config,
     if (!ok) return tl::unexpected("cannot write output: " + std::string(std::strerror(errno)));
   }
   if (reader.failed()) {
-    return tl::unexpected("input " + paths.input + " is corrupt (gzip error) after line " +
+    return tl::unexpected("input " + paths.input + ": " + (*in)->error() + ", after line " +
                           std::to_string(stats.lines));
   }
   if (std::fflush(out.get()) != 0 || std::fflush(dlq.get()) != 0) {

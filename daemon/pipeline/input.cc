@@ -2,11 +2,11 @@
 
 #include <simdjson.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "daemon/pipeline/input_file.h"
 #include "extractors/text.h"
 #include "extractors/timestamp.h"
 
@@ -154,14 +154,13 @@ bool from_simdjson(std::string_view line, ParsedInput& out) {
 }  // namespace
 
 bool read_lines(const std::string& path, const std::function<void(std::string_view)>& fn) {
-  gzFile in = path == "-" ? gzdopen(dup(0), "rb") : gzopen(path.c_str(), "rb");
+  auto in = InputFile::open(path);
   if (!in) return false;
-  gzbuffer(in, 1 << 17);
   std::string line;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(in, buf, sizeof buf)) > 0) {
-    std::string_view chunk(buf, static_cast<std::size_t>(n));
+  std::vector<char> buf(std::size_t{1} << 17);
+  std::ptrdiff_t n;
+  while ((n = (*in)->read(buf.data(), buf.size())) > 0) {
+    std::string_view chunk(buf.data(), static_cast<std::size_t>(n));
     while (!chunk.empty()) {
       const auto nl = chunk.find('\n');
       line.append(chunk.substr(0, nl));
@@ -172,10 +171,7 @@ bool read_lines(const std::string& path, const std::function<void(std::string_vi
     }
   }
   if (!line.empty()) fn(line);
-  int err = 0;
-  gzerror(in, &err);
-  gzclose(in);
-  return n == 0 && (err == Z_OK || err == Z_STREAM_END);
+  return n == 0;
 }
 
 ParsedInput parse_replay_line(std::string_view line) {

@@ -1,9 +1,14 @@
 #include "daemon/pipeline/input.h"
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "daemon/pipeline/input_file.h"
 #include "daemon/pipeline/pipeline.h"
 
 namespace newsflow::daemon {
@@ -15,6 +20,63 @@ TEST(Base64, DecodesStandardAndUrlSafe) {
   EXPECT_EQ(base64_decode("-_8"), "\xFB\xFF");
   EXPECT_FALSE(base64_decode("a"));
   EXPECT_FALSE(base64_decode("a*b="));
+}
+
+// A gzip member of `text`, as zlib writes it.
+std::string gzip_member(const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / "newsflow_member.gz";
+  gzFile f = gzopen(path.c_str(), "wb");
+  gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
+  gzclose(f);
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::filesystem::remove(path);
+  return bytes;
+}
+
+// What InputFile reads of a file holding `bytes`, and its error.
+std::pair<std::string, std::string> read_back(const std::string& bytes) {
+  const auto path = std::filesystem::temp_directory_path() / "newsflow_input_file";
+  std::ofstream(path, std::ios::binary) << bytes;
+  auto file = InputFile::open(path);
+  EXPECT_TRUE(file.has_value());
+  std::string out;
+  char buf[1000];  // small reads: members and input buffers end mid-read
+  std::ptrdiff_t n;
+  while ((n = (*file)->read(buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+  std::string error = n < 0 ? (*file)->error() : "";
+  std::filesystem::remove(path);
+  return {out, error};
+}
+
+TEST(InputFile, ReadsPlainAndGzipAlike) {
+  std::string text;
+  for (int i = 0; i < 20000; ++i)
+    text += "{\"url\":\"https://example.com/" + std::to_string(i) + "\"}\n";
+  EXPECT_EQ(read_back(text), std::make_pair(text, std::string()));
+  EXPECT_EQ(read_back(gzip_member(text)), std::make_pair(text, std::string()));
+  EXPECT_EQ(read_back(""), std::make_pair(std::string(), std::string()));
+  EXPECT_EQ(read_back("x"), std::make_pair(std::string("x"), std::string()));
+}
+
+TEST(InputFile, ReadsEveryMemberAndIgnoresTrailingBytesAsGzreadDoes) {
+  const std::string a(300000, 'a'), b = "second member\n";
+  EXPECT_EQ(read_back(gzip_member(a) + gzip_member(b)), std::make_pair(a + b, std::string()));
+  EXPECT_EQ(read_back(gzip_member(b) + std::string(10, '\0')), std::make_pair(b, std::string()));
+}
+
+TEST(InputFile, ACorruptOrTruncatedMemberIsAnError) {
+  std::string text;
+  for (int i = 0; i < 5000; ++i) text += std::to_string(i * 7919) + " ";
+  const std::string gz = gzip_member(text);
+  EXPECT_EQ(read_back(gz.substr(0, gz.size() / 2)).second, "gzip data is truncated");
+  std::string bad = gz;
+  bad[bad.size() - 6] ^= 0x5a;  // the trailer's CRC-32
+  EXPECT_EQ(read_back(bad).second, "gzip member fails its CRC-32 or length check");
+  bad = gz;
+  bad[2] = 7;  // a compression method that is not deflate
+  EXPECT_EQ(read_back(bad).second, "gzip member uses an unsupported compression method");
+  EXPECT_FALSE(InputFile::open("/nonexistent/newsflow").has_value());
 }
 
 TEST(ReplayLine, ReadsFieldsAndBody) {

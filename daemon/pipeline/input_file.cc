@@ -1,0 +1,129 @@
+#include "daemon/pipeline/input_file.h"
+
+#include <fcntl.h>
+#include <isa-l/igzip_lib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace newsflow::daemon {
+namespace {
+
+constexpr std::size_t kInputBuffer = std::size_t{1} << 18;
+
+std::string inflate_error(int code) {
+  switch (code) {
+    case ISAL_INCORRECT_CHECKSUM:
+      return "gzip member fails its CRC-32 or length check";
+    case ISAL_INVALID_WRAPPER:
+      return "gzip header is invalid";
+    case ISAL_UNSUPPORTED_METHOD:
+      return "gzip member uses an unsupported compression method";
+    default:
+      return "gzip data is corrupt (igzip error " + std::to_string(code) + ")";
+  }
+}
+
+}  // namespace
+
+tl::expected<std::unique_ptr<InputFile>, std::string> InputFile::open(const std::string& path) {
+  const int fd = path == "-" ? ::dup(0) : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return tl::unexpected(path + ": " + std::strerror(errno));
+  return std::unique_ptr<InputFile>(new InputFile(fd));
+}
+
+InputFile::InputFile(int fd) : fd_(fd), in_(kInputBuffer) {}
+
+InputFile::~InputFile() { ::close(fd_); }
+
+bool InputFile::fill() {
+  if (in_pos_ > 0) {  // keep what is left at the front
+    std::memmove(in_.data(), in_.data() + in_pos_, in_len_ - in_pos_);
+    in_len_ -= in_pos_;
+    in_pos_ = 0;
+  }
+  if (eof_ || in_len_ == in_.size()) return false;
+  while (true) {
+    const ssize_t n = ::read(fd_, in_.data() + in_len_, in_.size() - in_len_);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      error_ = std::string("read error: ") + std::strerror(errno);
+      return false;
+    }
+    if (n == 0) {
+      eof_ = true;
+      return false;
+    }
+    in_len_ += static_cast<std::size_t>(n);
+    return true;
+  }
+}
+
+std::ptrdiff_t InputFile::read(char* out, std::size_t n) {
+  if (!error_.empty()) return -1;
+  if (!sniffed_) {
+    while (in_len_ < 2 && fill()) {
+    }
+    if (!error_.empty()) return -1;
+    sniffed_ = true;
+    gzip_ = in_len_ >= 2 && in_[0] == 0x1f && in_[1] == 0x8b;
+    if (gzip_) {
+      state_ = std::make_unique<inflate_state>();
+      isal_inflate_init(state_.get());
+      state_->crc_flag = ISAL_GZIP;
+    }
+  }
+  if (n == 0) return 0;
+  if (gzip_) return inflate(out, n);
+  if (in_pos_ == in_len_) {
+    in_pos_ = in_len_ = 0;
+    if (!fill()) return error_.empty() ? 0 : -1;
+  }
+  const std::size_t take = std::min(n, in_len_ - in_pos_);
+  std::memcpy(out, in_.data() + in_pos_, take);
+  in_pos_ += take;
+  return static_cast<std::ptrdiff_t>(take);
+}
+
+std::ptrdiff_t InputFile::inflate(char* out, std::size_t n) {
+  inflate_state& s = *state_;
+  const auto want = static_cast<std::uint32_t>(std::min<std::size_t>(n, UINT32_MAX));
+  while (!done_) {
+    if (in_pos_ == in_len_ && !eof_) {
+      in_pos_ = in_len_ = 0;
+      fill();
+      if (!error_.empty()) return -1;
+    }
+    s.next_in = in_.data() + in_pos_;
+    s.avail_in = static_cast<std::uint32_t>(in_len_ - in_pos_);
+    s.next_out = reinterpret_cast<std::uint8_t*>(out);
+    s.avail_out = want;
+    const int rc = isal_inflate(&s);
+    in_pos_ = in_len_ - s.avail_in;
+    if (rc < 0) {
+      error_ = inflate_error(rc);
+      return -1;
+    }
+    const std::size_t produced = want - s.avail_out;
+    if (s.block_state == ISAL_BLOCK_FINISH) {
+      // The member and its trailer are read: another member may follow.
+      if (in_len_ - in_pos_ < 2) fill();
+      if (!error_.empty()) return -1;
+      if (in_len_ - in_pos_ >= 2 && in_[in_pos_] == 0x1f && in_[in_pos_ + 1] == 0x8b) {
+        isal_inflate_reset(&s);
+        s.crc_flag = ISAL_GZIP;
+      } else {
+        done_ = true;  // the end, or bytes that are not gzip: ignored, as gzread does
+      }
+    } else if (produced == 0 && in_pos_ == in_len_ && eof_) {
+      error_ = "gzip data is truncated";
+      return -1;
+    }
+    if (produced > 0) return static_cast<std::ptrdiff_t>(produced);
+  }
+  return 0;
+}
+
+}  // namespace newsflow::daemon
