@@ -32,7 +32,16 @@ void sgd(std::vector<float>& w, const std::vector<const std::vector<std::uint64_
   std::vector<std::size_t> order(blocks.size());
   std::iota(order.begin(), order.end(), 0);
   std::mt19937_64 rng(options.seed);
+  // With `average`, the weights at the end of each epoch of the second half are averaged.
+  std::vector<double> sum;
+  int averaged = 0;
+  const int average_from = options.average ? options.epochs / 2 : options.epochs;
   for (int epoch = 0; epoch < options.epochs; ++epoch) {
+    if (epoch > average_from) {
+      if (sum.empty()) sum.assign(w.size(), 0.0);
+      for (std::size_t k = 0; k < w.size(); ++k) sum[k] += w[k];
+      ++averaged;
+    }
     std::shuffle(order.begin(), order.end(), rng);
     const double lr = options.learning_rate / (1.0 + epoch * 0.5);
     for (const std::size_t i : order) {
@@ -45,6 +54,11 @@ void sgd(std::vector<float>& w, const std::vector<const std::vector<std::uint64_
         wf -= static_cast<float>(lr * (g + options.l2 * wf));
       }
     }
+  }
+  if (averaged > 0) {
+    for (std::size_t k = 0; k < w.size(); ++k) sum[k] += w[k];
+    ++averaged;
+    for (std::size_t k = 0; k < w.size(); ++k) w[k] = static_cast<float>(sum[k] / averaged);
   }
 }
 

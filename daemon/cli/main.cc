@@ -208,7 +208,10 @@ int main(int argc, char** argv) {
                   "with several sets, do not also score each set by a model trained without it");
   train->add_option("--epochs", train_cmd.epochs, "SGD epochs")->capture_default_str();
   train->add_option("--learning-rate", train_cmd.learning_rate, "SGD step")->capture_default_str();
-  train->add_option("--l2", train_cmd.l2, "L2 regularization")->capture_default_str();
+  train->add_option("--l2", train_cmd.l2, "L2 regularization (per occurrence of a feature)")
+      ->capture_default_str();
+  train->add_flag("!--no-average", train_cmd.average,
+                  "keep the last SGD weights instead of averaging the second half's epochs");
   train->add_option("--config", config_path, "YAML config file (segmentation options)");
 
   CLI11_PARSE(app, argc, argv);

@@ -322,6 +322,7 @@ int run_train_extractor(const config::Config& config, const TrainCommand& comman
   train_options.epochs = command.epochs;
   train_options.learning_rate = command.learning_rate;
   train_options.l2 = command.l2;
+  train_options.average = command.average;
   if (command.folds >= 2) {
     std::vector<ShingleCounts> body_counts;
     SnippetCounts snippet_counts;

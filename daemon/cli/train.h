@@ -22,9 +22,10 @@ struct TrainCommand {
   /// With two or more sets: also train on all sets but one and score the one left out, for
   /// each (how the model does on page families it never saw).
   bool leave_one_set_out = true;
-  int epochs = 12;
+  int epochs = extractors::TrainOptions{}.epochs;
   double learning_rate = extractors::TrainOptions{}.learning_rate;
-  double l2 = 1e-6;
+  double l2 = extractors::TrainOptions{}.l2;
+  bool average = extractors::TrainOptions{}.average;
 };
 
 /// Trains the MSS block classifier on labelled pages, reports k-fold cross-validated token

@@ -5,6 +5,7 @@
 # snippet pages, which share no template with the stream, are in every fold's training as in
 # the built-in model's), then scored.
 # Usage: tests/bench/dedup_heldout_templates.sh [BUILD_DIR]   (needs ../shared; ~1 minute)
+# TRAIN_ARGS="--l2 0.1" passes training options through to train-extractor.
 set -euo pipefail
 build=${1:-build}; shared=../shared/data; work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -25,7 +26,7 @@ for f in 0 1 2 3 4; do
   "$build/newsflow" train-extractor --pages "$shared/extraction/aeb/pages.jsonl.gz" \
     --truth "$work/truth$f.jsonl" --pages "$shared/extraction/trafilatura/pages.jsonl.gz" \
     --truth "$shared/extraction/trafilatura/truth.jsonl" --folds 0 --out "$work/model$f.txt" \
-    > /dev/null 2>&1
+    ${TRAIN_ARGS:-} > /dev/null 2>&1
   NEWSFLOW_EXTRACT__MODEL_FILE="$work/model$f.txt" "$build/newsflow" replay \
     --input "$shared/dedup/dev/stream.jsonl.gz" --output "$work/out$f.jsonl" --dlq /dev/null 2>/dev/null
 done

@@ -339,6 +339,11 @@ TEST(StripInvisible, DropsScriptsStylesSvgAndCommentsButKeepsJsonLd) {
             "<p>a</p><script type=\"application/ld+json\">"
             "{\"headline\":\"H\"}</script><scripts>kept</scripts><p>b</p>");
   EXPECT_EQ(strip_invisible("<p>unclosed <script>x"), "<p>unclosed ");
+  // A '>' in a quoted attribute of a dropped element: its start tag was copied up to that '>',
+  // leaving an open quote that swallowed the markup after it (a breadcrumb's last link).
+  EXPECT_EQ(
+      strip_invisible("<li><svg class=\"icon\" title=\">\"><use/></svg></li><li><a>Kultur</a>"),
+      "<li></li><li><a>Kultur</a>");
   EXPECT_EQ(strip_invisible("a < b <!-- open"), "a < b ");
 }
 

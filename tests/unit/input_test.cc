@@ -1,6 +1,7 @@
 #include "daemon/pipeline/input.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cstdio>
@@ -22,9 +23,15 @@ TEST(Base64, DecodesStandardAndUrlSafe) {
   EXPECT_FALSE(base64_decode("a*b="));
 }
 
+// A file name of this process's own (ctest runs the tests of this file in parallel processes).
+std::filesystem::path temp_file(const std::string& name) {
+  return std::filesystem::temp_directory_path() /
+         ("newsflow_" + std::to_string(::getpid()) + "_" + name);
+}
+
 // A gzip member of `text`, as zlib writes it.
 std::string gzip_member(const std::string& text) {
-  const auto path = std::filesystem::temp_directory_path() / "newsflow_member.gz";
+  const auto path = temp_file("member.gz");
   gzFile f = gzopen(path.c_str(), "wb");
   gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
   gzclose(f);
@@ -36,7 +43,7 @@ std::string gzip_member(const std::string& text) {
 
 // What InputFile reads of a file holding `bytes`, and its error.
 std::pair<std::string, std::string> read_back(const std::string& bytes) {
-  const auto path = std::filesystem::temp_directory_path() / "newsflow_input_file";
+  const auto path = temp_file("input");
   std::ofstream(path, std::ios::binary) << bytes;
   auto file = InputFile::open(path);
   EXPECT_TRUE(file.has_value());
