@@ -811,6 +811,13 @@ void append_text(std::string& out, std::string_view text) {
 
 }  // namespace
 
+// The tags strip_invisible handles itself (as constants: a braced list of C strings measured
+// every one with strlen, at every '<' of the page).
+constexpr std::string_view kDroppedElements[] = {"<script", "<style", "<svg", "<noscript"};
+constexpr std::string_view kFrameTags[] = {"frameset", "noframes", "frame"};
+constexpr std::string_view kTextElements[] = {"<title", "<textarea"};
+constexpr std::string_view kRawTextElements[] = {"<xmp", "<noembed", "<noframes", "<iframe"};
+
 std::string strip_invisible(std::string_view html, std::size_t* max_nesting, bool* recovered) {
   NestingCounter nesting;
   std::string out;
@@ -831,7 +838,7 @@ std::string strip_invisible(std::string_view html, std::size_t* max_nesting, boo
       continue;
     }
     std::string_view closer;
-    for (std::string_view tag : {"<script", "<style", "<svg", "<noscript"}) {
+    for (const std::string_view tag : kDroppedElements) {
       if (at_ci(html, lt, tag) && lt + tag.size() < html.size()) {
         const char next = html[lt + tag.size()];
         if (next == ' ' || next == '>' || next == '\t' || next == '\n' || next == '\r' ||
@@ -848,7 +855,7 @@ std::string strip_invisible(std::string_view html, std::size_t* max_nesting, boo
       if (frames && (start_tag || next == '/')) {
         const std::size_t at = lt + (next == '/' ? 2 : 1);
         bool dropped = false;
-        for (std::string_view name : {"frameset", "noframes", "frame"}) {
+        for (const std::string_view name : kFrameTags) {
           const std::size_t after = at + name.size();
           if (after < html.size() && ascii_lower(html.substr(at, name.size())) == name &&
               (is_tag_space(html[after]) || html[after] == '>' || html[after] == '/')) {
@@ -863,7 +870,7 @@ std::string strip_invisible(std::string_view html, std::size_t* max_nesting, boo
       // Titles and text areas hold text, not tags: copied as they are up to their end tag. One
       // that is never closed would swallow the rest of the page (the spec parse reads it all as
       // its text): as lenient parsers do, it is closed at the next tag.
-      for (std::string_view raw : {"<title", "<textarea"}) {
+      for (const std::string_view raw : kTextElements) {
         if (start_tag && at_ci(html, lt, raw) && lt + raw.size() < html.size() &&
             (is_tag_space(html[lt + raw.size()]) || html[lt + raw.size()] == '>')) {
           const std::string close = "</" + std::string(raw.substr(1));
@@ -889,7 +896,7 @@ std::string strip_invisible(std::string_view html, std::size_t* max_nesting, boo
       if (pos > lt) continue;
       // Raw-text elements whose content the spec parse never shows: never closed, they too would
       // swallow the page, so they are closed right after their start tag.
-      for (std::string_view raw : {"<xmp", "<noembed", "<noframes", "<iframe"}) {
+      for (const std::string_view raw : kRawTextElements) {
         if (start_tag && at_ci(html, lt, raw) && lt + raw.size() < html.size() &&
             (is_tag_space(html[lt + raw.size()]) || html[lt + raw.size()] == '>') &&
             find_ci(html, "</" + std::string(raw.substr(1)), lt + 1) == std::string_view::npos) {
