@@ -182,6 +182,7 @@ tl::expected<MssModel, std::string> MssModel::parse(std::string_view text) {
     (stage == 1 ? model.stage1_ : model.stage2_)[index] = w;
     if (stage == 2) model.has_stage2_ = true;
   }
+  if (model.has_stage2_) model.pair_stages();
   return model;
 }
 
@@ -204,6 +205,16 @@ double MssModel::stage1(const std::vector<std::uint64_t>& features) const {
   return logistic(stage1_, features);
 }
 
+void MssModel::enable_stage2() {
+  has_stage2_ = true;
+  pair_stages();
+}
+
+void MssModel::pair_stages() {
+  paired_.resize(stage1_.size());
+  for (std::size_t k = 0; k < stage1_.size(); ++k) paired_[k] = {stage1_[k], stage2_[k]};
+}
+
 std::vector<double> MssModel::probabilities(const ParsedPage& page) const {
   std::vector<double> p1(page.blocks.size());
   if (!has_stage2_) {
@@ -216,9 +227,17 @@ std::vector<double> MssModel::probabilities(const ParsedPage& page) const {
   std::vector<double> z2(p1.size());
   for (std::size_t i = 0; i < p1.size(); ++i) {
     double z1 = 0, z = 0;
-    for (const std::uint64_t f : page.blocks[i].features) {
-      z1 += stage1_[f & mask];
-      z += stage2_[f & mask];
+    if (paired_.empty()) {
+      for (const std::uint64_t f : page.blocks[i].features) {
+        z1 += stage1_[f & mask];
+        z += stage2_[f & mask];
+      }
+    } else {
+      for (const std::uint64_t f : page.blocks[i].features) {
+        const std::array<float, 2>& w = paired_[f & mask];
+        z1 += w[0];
+        z += w[1];
+      }
     }
     p1[i] = 1.0 / (1.0 + std::exp(-z1));
     z2[i] = z;

@@ -36,14 +36,23 @@ class MssModel {
   static const MssModel& builtin();
 
   int bits() const { return bits_; }
-  std::vector<float>& weights(int stage) { return stage == 1 ? stage1_ : stage2_; }
+  std::vector<float>& weights(int stage) {
+    paired_.clear();  // may change: read from the stages until enable_stage2 pairs them again
+    return stage == 1 ? stage1_ : stage2_;
+  }
   /// Marks stage 2 as trained (an untrained stage 2 is skipped).
-  void enable_stage2() { has_stage2_ = true; }
+  void enable_stage2();
 
  private:
+  void pair_stages();
+
   int bits_;
   std::vector<float> stage1_;
   std::vector<float> stage2_;
+  /// Both stages' weights of each index side by side: scoring a block looks up both weights of
+  /// each of its ~100 features, at random places in 1 MiB tables; side by side, one cache line
+  /// brings both.
+  std::vector<std::array<float, 2>> paired_;
   bool has_stage2_ = false;
 };
 

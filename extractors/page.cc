@@ -1123,7 +1123,7 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
     }
     const GumboElement& el = node->v.element;
     if (f.next_child == 0) {
-      collect_head_metadata(el, raw);
+      if (el.tag == GUMBO_TAG_META || el.tag == GUMBO_TAG_LINK) collect_head_metadata(el, raw);
       if (el.tag == GUMBO_TAG_HTML) {
         if (const char* lang = attr(el, "lang")) raw.html_lang = lang;
       } else if (el.tag == GUMBO_TAG_TITLE && raw.title_tag.empty()) {
