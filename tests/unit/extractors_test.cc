@@ -429,6 +429,27 @@ TEST(MssModel, SerializesAndParsesBothStages) {
   EXPECT_FALSE(MssModel::parse("newsflow-mss-model 2 10\n1 99999 0.5\n"));  // index out of range
 }
 
+TEST(MssModel, ScoresWithTheWeightsAsTheyAreNow) {
+  // Scoring reads a side-by-side copy of both stages' weights: a change through weights() after
+  // enable_stage2 or parse must still count.
+  auto page = parse_page("<body><p>one two three four five six</p></body>", {});
+  ASSERT_TRUE(page);
+  ASSERT_EQ(page->blocks.size(), 1u);
+  const std::uint64_t bias = page->blocks[0].features[0] & ((1u << 10) - 1);
+  MssModel m(10);
+  m.weights(2)[bias] = 2.0f;
+  m.enable_stage2();
+  const double before = m.probabilities(*page)[0];
+  EXPECT_GT(before, 0.5);
+  m.weights(2)[bias] = -2.0f;
+  EXPECT_LT(m.probabilities(*page)[0], 0.5);
+  auto parsed = MssModel::parse(m.serialize());
+  ASSERT_TRUE(parsed);
+  EXPECT_LT(parsed->probabilities(*page)[0], 0.5);
+  parsed->weights(2)[bias] = 2.0f;
+  EXPECT_DOUBLE_EQ(parsed->probabilities(*page)[0], before);
+}
+
 TEST(Mss, RuzzoTompaKeepsASecondRunSplitByALinkBox) {
   // Two long paragraphs separated by a block of links: with a model that scores by link
   // density, both paragraphs are kept and the link box is not.
