@@ -809,14 +809,14 @@ void append_text(std::string& out, std::string_view text) {
   out.append(text.substr(i));
 }
 
-}  // namespace
-
-// The tags strip_invisible handles itself (as constants: a braced list of C strings measured
-// every one with strlen, at every '<' of the page).
+// The tags strip_invisible handles itself, as constants (braced lists of C strings were
+// measured with strlen at every '<' of the page).
 constexpr std::string_view kDroppedElements[] = {"<script", "<style", "<svg", "<noscript"};
 constexpr std::string_view kFrameTags[] = {"frameset", "noframes", "frame"};
 constexpr std::string_view kTextElements[] = {"<title", "<textarea"};
 constexpr std::string_view kRawTextElements[] = {"<xmp", "<noembed", "<noframes", "<iframe"};
+
+}  // namespace
 
 std::string strip_invisible(std::string_view html, std::size_t* max_nesting, bool* recovered) {
   NestingCounter nesting;

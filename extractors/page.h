@@ -77,9 +77,11 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html, const P
 /// extraction. False when Gumbo returned no tree.
 bool parse_tree_only(std::string_view html);
 
-/// Removes what never becomes visible text before the tree is built: comments and the contents
-/// of script (except JSON-LD, which carries metadata), style, svg and noscript elements. These
-/// are most of a typical news page's bytes, and Gumbo's time is proportional to its input.
+/// Removes what never becomes visible text before the tree is built: comments, script (except
+/// JSON-LD, which carries metadata), style, svg and noscript elements whole, the attributes the
+/// walk does not read, and all but the first character of each whitespace run between tags
+/// (outside titles, text areas and JSON-LD). These are most of a typical news page's bytes, and
+/// Gumbo's time is proportional to its input.
 /// `max_nesting`, when given, receives the deepest element nesting of what is kept, counting the
 /// elements that can nest (not void elements, nor p, li, dt, dd, option, tr, td, th).
 /// `recovered`, when given, is set when an element that must be closed (title, textarea,
