@@ -47,8 +47,19 @@ cmp -s "$work/out.jsonl" "$work/out2.jsonl" || fail "gzip input gave different o
 "$bin" replay --input - --output "$work/out3.jsonl" --dlq /dev/null < "$work/in.jsonl"
 cmp -s "$work/out.jsonl" "$work/out3.jsonl" || fail "stdin input gave different output"
 
-# Error paths: missing input, bad config.
+# Two gzip members (concatenated files) read as one stream, also from stdin.
+head -n 3 "$work/in.jsonl" | gzip -c > "$work/two.jsonl.gz"
+tail -n +4 "$work/in.jsonl" | gzip -c >> "$work/two.jsonl.gz"
+"$bin" replay --input - --output "$work/out4.jsonl" --dlq /dev/null < "$work/two.jsonl.gz"
+cmp -s "$work/out.jsonl" "$work/out4.jsonl" || fail "a two-member gzip on stdin gave different output"
+
+# Error paths: missing input, a cut gzip file, bad config.
 if "$bin" replay --input "$work/missing.jsonl" --output "$work/x.jsonl" 2>/dev/null; then fail "missing input accepted"; fi
+head -c "$(($(stat -c %s "$work/in.jsonl.gz") / 2))" "$work/in.jsonl.gz" > "$work/cut.jsonl.gz"
+if "$bin" replay --input "$work/cut.jsonl.gz" --output "$work/x.jsonl" 2> "$work/cut.err"; then
+  fail "a cut gzip file was read as if whole"
+fi
+grep -q "gzip data is truncated" "$work/cut.err" || fail "a cut gzip file did not say so: $(cat "$work/cut.err")"
 printf 'kafka: {group_id: ""}\nbogus: 1\n' > "$work/bad.yaml"
 if "$bin" check-config "$work/bad.yaml" 2> "$work/check.err"; then fail "bad config accepted"; fi
 grep -q "kafka.group_id" "$work/check.err" || fail "check-config did not name kafka.group_id"
