@@ -54,6 +54,15 @@ awk -v b="$body_f1" -v s="$snip_f1" 'BEGIN { exit !(b >= 0.9 && s >= 0.9) }' \
 [ "$(wc -l < "$work/cv.jsonl")" -eq 24 ] || fail "cv output does not hold every page"
 head -c 21 "$work/model.txt" | grep -q "newsflow-mss-model 2 " || fail "model header"
 
+# The training options reach the trainer: without averaging, or with another L2, another model.
+for opts in "--no-average" "--l2 0.01"; do
+  # shellcheck disable=SC2086
+  "$bin" train-extractor --pages "$work/body_pages.jsonl" --truth "$work/body_truth.jsonl" \
+    --pages "$work/snip_pages.jsonl" --truth "$work/snip_truth.jsonl" --folds 0 $opts \
+    --out "$work/model_opts.txt" > /dev/null 2>&1 || fail "training with $opts failed"
+  if cmp -s "$work/model.txt" "$work/model_opts.txt"; then fail "$opts changed nothing"; fi
+done
+
 # Snippet truth alone trains a model too (a model that learnt nothing keeps the whole page and
 # fails the must-not snippets).
 "$bin" train-extractor --pages "$work/snip_pages.jsonl" --truth "$work/snip_truth.jsonl" \

@@ -450,6 +450,38 @@ TEST(MssModel, ScoresWithTheWeightsAsTheyAreNow) {
   EXPECT_DOUBLE_EQ(parsed->probabilities(*page)[0], before);
 }
 
+TEST(MssTraining, AveragingReturnsTheMeanOfTheSecondHalfsEpochEnds) {
+  // Pages of blocks whose label follows one feature, with noise features beside it.
+  std::vector<std::vector<TrainingBlock>> pages(6);
+  std::uint64_t noise = 1000;
+  for (std::size_t p = 0; p < pages.size(); ++p) {
+    for (int b = 0; b < 20; ++b) {
+      const bool article = (b + p) % 3 != 0;
+      pages[p].push_back({{1, article ? 2u : 3u, noise++, noise % 7 + 500}, article, 1.0f});
+    }
+  }
+  TrainOptions o;
+  o.bits = 12;
+  o.average = false;
+  o.epochs = 3;
+  MssModel end3 = train_mss(pages, o);
+  o.epochs = 4;
+  MssModel end4 = train_mss(pages, o);
+  o.average = true;  // 4 epochs: the ends of epochs 3 and 4 are the second half's
+  MssModel averaged = train_mss(pages, o);
+  const std::vector<float>& w3 = end3.weights(1);
+  const std::vector<float>& w4 = end4.weights(1);
+  const auto& wa = averaged.weights(1);
+  std::size_t differ = 0;
+  for (std::size_t k = 0; k < wa.size(); ++k) {
+    EXPECT_EQ(wa[k], static_cast<float>((double{w3[k]} + double{w4[k]}) / 2)) << k;
+    differ += w3[k] != w4[k];
+  }
+  EXPECT_GT(differ, 0u);   // the two epoch ends are not the same weights
+  EXPECT_GT(wa[2], 0.0f);  // and the mean still says which feature marks articles
+  EXPECT_LT(wa[3], 0.0f);
+}
+
 TEST(Mss, RuzzoTompaKeepsASecondRunSplitByALinkBox) {
   // Two long paragraphs separated by a block of links: with a model that scores by link
   // density, both paragraphs are kept and the link box is not.
