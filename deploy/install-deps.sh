@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config ninja-build git ca-certificates python3
+  build-essential cmake pkg-config ninja-build ccache git ca-certificates python3
   librdkafka-dev libgumbo-dev libpugixml-dev prometheus-cpp-dev libcurl4-openssl-dev
   libyaml-cpp-dev libexpected-dev nlohmann-json3-dev libxxhash-dev libutf8proc-dev
   libuchardet-dev libsystemd-dev zlib1g-dev libcivetweb-dev libcli11-dev libpsl-dev
