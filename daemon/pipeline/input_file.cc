@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <isa-l/igzip_lib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -34,7 +35,14 @@ tl::expected<std::unique_ptr<InputFile>, std::string> InputFile::open(const std:
   return std::unique_ptr<InputFile>(new InputFile(fd));
 }
 
-InputFile::InputFile(int fd) : fd_(fd), in_(kInputBuffer) {}
+InputFile::InputFile(int fd) : fd_(fd), in_(kInputBuffer) {
+  struct stat st {};
+  if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) {
+    // Standard input may have been read from before it came to us: what is left counts.
+    const off_t at = ::lseek(fd_, 0, SEEK_CUR);
+    size_ = static_cast<std::uint64_t>(st.st_size - std::max<off_t>(at, 0));
+  }
+}
 
 InputFile::~InputFile() { ::close(fd_); }
 
@@ -57,11 +65,77 @@ bool InputFile::fill() {
       return false;
     }
     in_len_ += static_cast<std::size_t>(n);
+    raw_read_ += static_cast<std::uint64_t>(n);
     return true;
   }
 }
 
 std::ptrdiff_t InputFile::read(char* out, std::size_t n) {
+  if (peeked_pos_ < peeked_.size()) {
+    const std::size_t take = std::min(n, peeked_.size() - peeked_pos_);
+    std::memcpy(out, peeked_.data() + peeked_pos_, take);
+    peeked_pos_ += take;
+    if (peeked_pos_ == peeked_.size()) {
+      peeked_.clear();
+      peeked_pos_ = 0;
+    }
+    return static_cast<std::ptrdiff_t>(take);
+  }
+  return read_some(out, n);
+}
+
+std::string_view InputFile::peek(std::size_t n) {
+  if (peeked_pos_ > 0) {
+    peeked_.erase(0, peeked_pos_);
+    peeked_pos_ = 0;
+  }
+  char buf[4096];
+  while (peeked_.size() < n) {
+    const std::ptrdiff_t got = read_some(buf, std::min(sizeof buf, n - peeked_.size()));
+    if (got <= 0) break;
+    peeked_.append(buf, static_cast<std::size_t>(got));
+  }
+  return std::string_view(peeked_).substr(0, n);
+}
+
+std::optional<std::uint64_t> InputFile::member_offset(std::uint64_t offset) {
+  if (!gzip_ || members_.empty()) return std::nullopt;
+  while (members_.size() > 1 && members_[1].first <= offset) members_.pop_front();
+  return members_.front().second;
+}
+
+void InputFile::start_member(std::uint64_t at) {
+  member_start_ = raw_offset();
+  if (track_members_ || members_.empty()) members_.emplace_back(at, member_start_);
+}
+
+void InputFile::damaged(std::string what, bool truncated) {
+  damage_ = Damage{std::move(what), member_start_, out_, truncated};
+}
+
+std::pair<bool, std::uint64_t> InputFile::resume() {
+  if (!damage_) return {true, 0};
+  damage_.reset();
+  std::uint64_t skipped = 0;
+  while (true) {
+    for (; in_pos_ + 2 < in_len_; ++in_pos_, ++skipped) {
+      if (in_[in_pos_] == 0x1f && in_[in_pos_ + 1] == 0x8b && in_[in_pos_ + 2] == 8) {
+        isal_inflate_reset(state_.get());
+        state_->crc_flag = ISAL_GZIP;
+        start_member(out_);
+        return {true, skipped};
+      }
+    }
+    if (eof_ || !fill()) {  // the last two bytes cannot start a member
+      skipped += in_len_ - in_pos_;
+      in_pos_ = in_len_;
+      done_ = true;
+      return {false, skipped};
+    }
+  }
+}
+
+std::ptrdiff_t InputFile::read_some(char* out, std::size_t n) {
   if (!error_.empty()) return -1;
   if (!sniffed_) {
     while (in_len_ < 2 && fill()) {
@@ -73,10 +147,15 @@ std::ptrdiff_t InputFile::read(char* out, std::size_t n) {
       state_ = std::make_unique<inflate_state>();
       isal_inflate_init(state_.get());
       state_->crc_flag = ISAL_GZIP;
+      start_member(0);
     }
   }
   if (n == 0) return 0;
-  if (gzip_) return inflate(out, n);
+  if (gzip_) {
+    const std::ptrdiff_t got = inflate(out, n);
+    if (got > 0) out_ += static_cast<std::uint64_t>(got);
+    return got;
+  }
   if (in_pos_ == in_len_) {
     in_pos_ = in_len_ = 0;
     if (!fill()) return error_.empty() ? 0 : -1;
@@ -84,13 +163,14 @@ std::ptrdiff_t InputFile::read(char* out, std::size_t n) {
   const std::size_t take = std::min(n, in_len_ - in_pos_);
   std::memcpy(out, in_.data() + in_pos_, take);
   in_pos_ += take;
+  out_ += take;
   return static_cast<std::ptrdiff_t>(take);
 }
 
 std::ptrdiff_t InputFile::inflate(char* out, std::size_t n) {
   inflate_state& s = *state_;
   const auto want = static_cast<std::uint32_t>(std::min<std::size_t>(n, UINT32_MAX));
-  while (!done_) {
+  while (!done_ && !damage_) {
     if (in_pos_ == in_len_ && !eof_) {
       in_pos_ = in_len_ = 0;
       fill();
@@ -103,6 +183,11 @@ std::ptrdiff_t InputFile::inflate(char* out, std::size_t n) {
     const int rc = isal_inflate(&s);
     in_pos_ = in_len_ - s.avail_in;
     if (rc < 0) {
+      // What this call inflated of the damaged member is dropped with it.
+      if (resume_after_damage_) {
+        damaged(inflate_error(rc), false);
+        return 0;
+      }
       error_ = inflate_error(rc);
       return -1;
     }
@@ -114,10 +199,15 @@ std::ptrdiff_t InputFile::inflate(char* out, std::size_t n) {
       if (in_len_ - in_pos_ >= 2 && in_[in_pos_] == 0x1f && in_[in_pos_ + 1] == 0x8b) {
         isal_inflate_reset(&s);
         s.crc_flag = ISAL_GZIP;
+        start_member(out_ + produced);
       } else {
         done_ = true;  // the end, or bytes that are not gzip: ignored, as gzread does
       }
     } else if (produced == 0 && in_pos_ == in_len_ && eof_) {
+      if (resume_after_damage_) {
+        damaged("gzip data is truncated", true);
+        return 0;
+      }
       error_ = "gzip data is truncated";
       return -1;
     }

@@ -86,6 +86,65 @@ TEST(InputFile, ACorruptOrTruncatedMemberIsAnError) {
   EXPECT_FALSE(InputFile::open("/nonexistent/newsflow").has_value());
 }
 
+TEST(InputFile, PeekReadsAheadWithoutConsuming) {
+  const std::string text = "WARC/1.1\r\nrest of the text";
+  const std::string gz = gzip_member(text);
+  const auto path = temp_file("peek.gz");
+  std::ofstream(path, std::ios::binary) << gz;
+  auto file = InputFile::open(path);
+  ASSERT_TRUE(file.has_value());
+  EXPECT_EQ((*file)->size(), gz.size());
+  EXPECT_EQ((*file)->peek(8), "WARC/1.1");
+  EXPECT_EQ((*file)->peek(4), "WARC");
+  EXPECT_TRUE((*file)->gzip());
+  std::string out;
+  char buf[5];
+  std::ptrdiff_t n;
+  while ((n = (*file)->read(buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+  EXPECT_EQ(out, text);
+  // The raw position is the compressed file's: all of it once read.
+  EXPECT_EQ((*file)->raw_offset(), gz.size());
+  std::filesystem::remove(path);
+}
+
+TEST(InputFile, WithResumeADamagedMemberEndsASegmentNotTheFile) {
+  const std::string a(5000, 'a'), b = "second member\n", c(3000, 'c');
+  std::string bad = gzip_member(b + std::string(4000, 'b'));
+  bad[bad.size() - 6] ^= 0x5a;  // its CRC-32
+  const std::string gz_a = gzip_member(a), gz_c = gzip_member(c);
+  const auto path = temp_file("damaged.gz");
+  std::ofstream(path, std::ios::binary) << gz_a + bad + "junk" + gz_c;
+  auto file = InputFile::open(path);
+  ASSERT_TRUE(file.has_value());
+  (*file)->track_members();
+  (*file)->resume_after_damage();
+  std::string out;
+  char buf[700];
+  auto read_segment = [&] {
+    std::ptrdiff_t n;
+    while ((n = (*file)->read(buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+    EXPECT_EQ(n, 0);
+  };
+  read_segment();
+  ASSERT_TRUE((*file)->damage());
+  EXPECT_EQ((*file)->damage()->what, "gzip member fails its CRC-32 or length check");
+  EXPECT_EQ((*file)->damage()->member_offset, gz_a.size());
+  EXPECT_FALSE((*file)->damage()->truncated);
+  EXPECT_EQ((*file)->member_offset(0), 0u);
+  EXPECT_EQ((*file)->member_offset(a.size()), gz_a.size());
+  const auto [found, skipped] = (*file)->resume();
+  EXPECT_TRUE(found);
+  EXPECT_EQ(skipped, 4u);  // "junk"
+  const std::size_t before_c = out.size();
+  read_segment();
+  EXPECT_FALSE((*file)->damage());
+  EXPECT_EQ(out.substr(0, a.size()), a);
+  EXPECT_EQ(out.substr(before_c), c);
+  EXPECT_EQ((*file)->member_offset(before_c), gz_a.size() + bad.size() + 4);
+  EXPECT_EQ((*file)->error(), "");
+  std::filesystem::remove(path);
+}
+
 TEST(ReplayLine, ReadsFieldsAndBody) {
   auto p = parse_replay_line(
       R"({"id":"x1","url":"https://a.test/1","fetched_at":"2026-11-21T10:00:00Z","html":"<p>hi</p>"})");
