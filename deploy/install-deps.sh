@@ -10,6 +10,8 @@ packages=(
   libyaml-cpp-dev libexpected-dev nlohmann-json3-dev libxxhash-dev libutf8proc-dev
   libuchardet-dev libsystemd-dev zlib1g-dev libcivetweb-dev libcli11-dev libpsl-dev
   libicu-dev libcld2-dev libsimdjson-dev libisal-dev
+  # WARC input: br content coding of recorded responses.
+  libbrotli-dev
 )
 if [ "${1:-}" != "--build-only" ]; then
   packages+=(
