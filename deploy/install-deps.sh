@@ -18,6 +18,8 @@ if [ "${1:-}" != "--build-only" ]; then
     libgtest-dev libgmock-dev libbenchmark-dev
     clang libclang-rt-14-dev
     kcat curl clang-format
+    # The WARC test records pages served from 127.0.0.1 with `wget --warc-file`.
+    wget
     # The robots.txt matcher is checked against Scrapy's Protego; records against their schemas.
     python3-protego python3-jsonschema
     # Checks of the deployment files: systemd-analyze, promtool, kubectl (kustomize), the

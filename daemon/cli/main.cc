@@ -98,8 +98,12 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json"}));
 
   daemon::ReplayPaths paths;
-  auto* replay = app.add_subcommand("replay", "Batch mode: JSONL pages in, article JSONL out");
-  replay->add_option("--input", paths.input, "input JSONL, plain or gzip; - for stdin")->required();
+  auto* replay =
+      app.add_subcommand("replay", "Batch mode: JSONL or WARC pages in, article JSONL out");
+  replay
+      ->add_option("--input", paths.input,
+                   "input JSONL or WARC (its HTML responses), plain or gzip; - for stdin")
+      ->required();
   replay->add_option("--output", paths.output, "article JSONL; - for stdout")->required();
   replay->add_option("--dlq", paths.dlq,
                      "dead-letter JSONL (default: OUTPUT.dlq.jsonl, stderr for -)");
@@ -164,9 +168,10 @@ int main(int argc, char** argv) {
   broker->add_option("--config", config_path, "YAML config file (for topic names)");
 
   daemon::ProduceOptions produce_opts;
-  auto* produce = app.add_subcommand(
-      "produce", "Send replay lines to kafka.brokers (pages and feeds topics) as a crawler would");
-  produce->add_option("--input", produce_opts.input, "replay JSONL(.gz)")->required();
+  auto* produce = app.add_subcommand("produce",
+                                     "Send replay lines or WARC pages to kafka.brokers (pages and "
+                                     "feeds topics) as a crawler would");
+  produce->add_option("--input", produce_opts.input, "replay JSONL(.gz) or WARC(.gz)")->required();
   produce->add_option("--repeat", produce_opts.repeat, "copies of each line (new ids and URLs)")
       ->capture_default_str();
   produce
@@ -288,6 +293,16 @@ int main(int argc, char** argv) {
     for (const auto& [k, n] : stats->by_dup_kind) kinds += " " + k + "=" + std::to_string(n);
     std::string reasons;
     for (const auto& [r, n] : stats->by_dlq_reason) reasons += " " + r + "=" + std::to_string(n);
+    if (stats->warc) {
+      std::string skips;
+      for (const auto& [r, n] : stats->by_skip_reason) skips += " " + r + "=" + std::to_string(n);
+      std::fprintf(stderr,
+                   "replay: %zu WARC records -> %zu articles (%s ) + %zu dead letters (%s ) + %zu "
+                   "skipped (%s ), %zu stories\n",
+                   stats->lines, stats->articles, kinds.c_str(), stats->dead_letters,
+                   reasons.c_str(), stats->skipped, skips.c_str(), stats->stories);
+      return 0;
+    }
     std::fprintf(stderr,
                  "replay: %zu lines -> %zu articles (%s ) + %zu dead letters (%s ), %zu stories\n",
                  stats->lines, stats->articles, kinds.c_str(), stats->dead_letters, reasons.c_str(),

@@ -1,8 +1,11 @@
 #include "daemon/cli/replay.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "daemon/ops/log.h"
 #include "daemon/ops/metrics.h"
@@ -10,6 +13,7 @@
 #include "daemon/pipeline/input.h"
 #include "daemon/pipeline/input_file.h"
 #include "daemon/pipeline/pipeline.h"
+#include "daemon/pipeline/warc.h"
 #include "extractors/text.h"
 
 namespace newsflow::daemon {
@@ -99,14 +103,15 @@ tl::expected<ReplayStats, std::string> run_replay(const config::Config& config,
   }
   ReplayStats stats;
   // A line holds the document plus JSON escaping; allow generous room over the HTML limit.
-  LineReader reader(**in, config.extract.max_html_bytes * 2 + (1 << 20));
-  std::string line;
-  bool too_long = false;
+  const std::size_t max_line = config.extract.max_html_bytes * 2 + (1 << 20);
+  // Where the WARC record being processed starts (none for replay lines).
+  std::optional<std::uint64_t> record_offset;
   // `feed_item`: the record is about one item of a feed line whose page could not be had, in
   // addition to the line's own outcome.
   auto dead_letter = [&](const Input& input, const Failure& failure, bool feed_item = false) {
     nlohmann::ordered_json j;
     j["input_line"] = stats.lines;
+    if (record_offset) j["input_offset"] = *record_offset;
     if (feed_item) j["feed_item"] = true;
     j["id"] = input.id.empty() ? nlohmann::json(nullptr) : nlohmann::json(input.id);
     j["url"] = input.url.empty() ? nlohmann::json(nullptr) : nlohmann::json(input.url);
@@ -117,57 +122,83 @@ tl::expected<ReplayStats, std::string> run_replay(const config::Config& config,
     if (metrics) metrics->dead_letter(failure.reason);
     return write_line(dlq.get(), j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   };
-  while (reader.next(line, too_long)) {
-    ++stats.lines;
-    if (metrics) metrics->consumed("replay", 0);
+  // One input through the pipeline: its articles to OUT, or its failure to the DLQ. False when
+  // a file cannot be written.
+  auto process = [&](const ParsedInput& parsed) {
+    if (parsed.failure) return dead_letter(parsed.input, *parsed.failure);
+    auto prepared = pipeline.prepare(parsed.input);
+    if (!prepared) return dead_letter(parsed.input, prepared.error());
     bool ok = true;
-    if (too_long) {
-      ok = dead_letter(
-          {}, {"too_large", "line is longer than " +
-                                std::to_string(config.extract.max_html_bytes * 2 + (1 << 20)) +
-                                " bytes"});
-    } else if (extractors::is_blank(line)) {
-      ok = dead_letter({}, {"empty_line", "line is blank"});
-    } else {
-      ParsedInput parsed = parse_replay_line(line);
-      if (parsed.failure) {
-        ok = dead_letter(parsed.input, *parsed.failure);
-      } else {
-        auto prepared = pipeline.prepare(parsed.input);
-        if (!prepared) {
-          ok = dead_letter(parsed.input, prepared.error());
-        } else {
-          if (fetcher) {
-            std::vector<Pipeline::Extracted*> items;
-            for (auto& e : *prepared) items.push_back(&e);
-            pipeline.resolve_links(items, *fetcher);
-            // A page that could not be had: its own DLQ line (the item keeps its teaser text
-            // in OUT when it has one).
-            for (const auto& e : *prepared) {
-              if (!e.fetch_failure) continue;
-              Input item;
-              item.id = e.article.id;
-              item.url = e.fetch_url;
-              ok = dead_letter(item, *e.fetch_failure, true) && ok;
-            }
-          }
-          const auto outputs = pipeline.commit(std::move(*prepared), parsed.input);
-          pipeline.confirm_links();
-          for (const Output& o : outputs) {
-            ok = ok && write_line(out.get(), article_json(o));
-            ++stats.articles;
-            const std::string kind(dedup::dup_kind_name(o.verdict.kind));
-            ++stats.by_dup_kind[kind];
-            if (metrics) metrics->article(kind, o.article.language);
-          }
-        }
+    if (fetcher) {
+      std::vector<Pipeline::Extracted*> items;
+      for (auto& e : *prepared) items.push_back(&e);
+      pipeline.resolve_links(items, *fetcher);
+      // A page that could not be had: its own DLQ line (the item keeps its teaser text in OUT
+      // when it has one).
+      for (const auto& e : *prepared) {
+        if (!e.fetch_failure) continue;
+        Input item;
+        item.id = e.article.id;
+        item.url = e.fetch_url;
+        ok = dead_letter(item, *e.fetch_failure, true) && ok;
       }
     }
-    if (!ok) return tl::unexpected("cannot write output: " + std::string(std::strerror(errno)));
-  }
-  if (reader.failed()) {
-    return tl::unexpected("input " + paths.input + ": " + (*in)->error() + ", after line " +
-                          std::to_string(stats.lines));
+    const auto outputs = pipeline.commit(std::move(*prepared), parsed.input);
+    pipeline.confirm_links();
+    for (const Output& o : outputs) {
+      ok = ok && write_line(out.get(), article_json(o));
+      ++stats.articles;
+      const std::string kind(dedup::dup_kind_name(o.verdict.kind));
+      ++stats.by_dup_kind[kind];
+      if (metrics) metrics->article(kind, o.article.language);
+    }
+    return ok;
+  };
+  auto write_error = [] {
+    return tl::unexpected("cannot write output: " + std::string(std::strerror(errno)));
+  };
+
+  if (is_warc((*in)->peek(8))) {
+    // WARC: one record at a time; records that are not pages are counted and skipped.
+    stats.warc = true;
+    WarcReader reader(**in, {config.extract.max_html_bytes});
+    while (auto record = reader.next()) {
+      ++stats.lines;
+      if (metrics) metrics->consumed("replay", 0);
+      record_offset = record->offset;
+      if (record->outcome == WarcRecord::Outcome::kSkipped) {
+        ++stats.skipped;
+        ++stats.by_skip_reason[record->skip_reason];
+      } else if (!process(record->parsed)) {
+        return write_error();
+      }
+    }
+    if (!reader.error().empty()) {
+      return tl::unexpected("input " + paths.input + ": " + reader.error() + ", after record " +
+                            std::to_string(stats.lines));
+    }
+  } else {
+    LineReader reader(**in, max_line);
+    std::string line;
+    bool too_long = false;
+    while (reader.next(line, too_long)) {
+      ++stats.lines;
+      if (metrics) metrics->consumed("replay", 0);
+      bool ok = true;
+      if (too_long) {
+        ok = dead_letter(
+            {}, {"too_large", "line is longer than " + std::to_string(max_line) + " bytes"});
+      } else if (extractors::is_blank(line)) {
+        ok = dead_letter({}, {"empty_line", "line is blank"});
+      } else {
+        ok = process(parse_replay_line(line));
+      }
+      if (!ok) return write_error();
+    }
+    if (reader.failed()) {
+      return tl::unexpected("input " + paths.input + ": " + (*in)->error() + ", after line " +
+                            std::to_string(stats.lines));
+    }
   }
   if (std::fflush(out.get()) != 0 || std::fflush(dlq.get()) != 0) {
     return tl::unexpected(std::string("cannot flush output"));

@@ -19,6 +19,8 @@
 #include "daemon/ops/metrics.h"
 #include "daemon/ops/status_page.h"
 #include "daemon/pipeline/input.h"
+#include "daemon/pipeline/input_file.h"
+#include "daemon/pipeline/warc.h"
 
 namespace newsflow::daemon {
 namespace {
@@ -175,16 +177,16 @@ class ReplayProducer {
     }
   }
 
-  // Produces every line of `path` `repeat` times (copies get "-N" ids and "#N" URLs). Each
-  // (from, to) of `rewrites` is replaced in feed bodies.
+  // Produces every line of `path`, or every page of a WARC file, `repeat` times (copies get "-N"
+  // ids and "#N" URLs). Each (from, to) of `rewrites` is replaced in feed bodies.
   bool send_file(const std::string& path, int repeat,
                  const std::vector<std::pair<std::string, std::string>>& rewrites = {},
                  double rate = 0) {
+    auto file = InputFile::open(path);
+    if (!file) return false;
     const auto start = std::chrono::steady_clock::now();
     std::size_t sent = 0;
-    return read_lines(path, [&](std::string_view line) {
-      ParsedInput p = parse_replay_line(line);
-      if (p.failure) return;
+    auto send_input = [&](ParsedInput& p) {
       const bool feed = p.input.kind == BodyKind::kFeedText || p.input.kind == BodyKind::kFeedBytes;
       for (const auto& [from, to] : rewrites) {
         if (!feed) break;
@@ -204,6 +206,8 @@ class ReplayProducer {
         }
         if (!feed && p.input.kind != BodyKind::kHtmlBytes) {
           headers.emplace_back("content_type", "text/html; charset=utf-8");
+        } else if (warc_ && !p.input.content_type.empty()) {
+          headers.emplace_back("content_type", p.input.content_type);  // as it was served
         }
         if (p.input.published_at) {
           headers.emplace_back("published_at", extractors::format_rfc3339(*p.input.published_at));
@@ -224,7 +228,50 @@ class ReplayProducer {
         send(feed ? config_.topics.feeds : config_.topics.pages, url, p.input.body, headers,
              event_time ? *event_time * 1000 : 0);
       }
+    };
+    if (is_warc((*file)->peek(8))) {
+      // The pages a crawl recorded; what is not a page is counted, a broken record reported.
+      warc_ = true;
+      WarcReader reader(**file, {config_.extract.max_html_bytes});
+      while (auto record = reader.next()) {
+        ++warc_records_;
+        if (record->outcome == WarcRecord::Outcome::kSkipped) {
+          ++warc_skipped_[record->skip_reason];
+        } else if (record->outcome == WarcRecord::Outcome::kDeadLetter) {
+          const Failure& f = *record->parsed.failure;
+          ++warc_dead_letters_[f.reason];
+          log::warn(
+              "warc_record_dropped",
+              {{"reason", f.reason}, {"detail", f.detail}, {"url", record->parsed.input.url}});
+        } else {
+          ++warc_pages_;
+          send_input(record->parsed);
+        }
+      }
+      return reader.error().empty();
+    }
+    return read_lines(**file, [&](std::string_view line) {
+      ParsedInput p = parse_replay_line(line);
+      if (!p.failure) send_input(p);
     });
+  }
+
+  // For WARC input, as replay sums up: "N WARC records -> P pages + D dead letters ( reason=n
+  // ... ) + S skipped ( reason=n ... )"; empty for replay lines.
+  std::string warc_summary() const {
+    if (!warc_) return "";
+    auto counts = [](const std::map<std::string, std::size_t>& by) {
+      std::size_t total = 0;
+      std::string text;
+      for (const auto& [r, n] : by) {
+        total += n;
+        text += " " + r + "=" + std::to_string(n);
+      }
+      return std::to_string(total) + " (" + text + " )";
+    };
+    return std::to_string(warc_records_) + " WARC records -> " + std::to_string(warc_pages_) +
+           " pages + " + counts(warc_dead_letters_) + " dead letters + " + counts(warc_skipped_) +
+           " skipped";
   }
 
   // Poison a real crawler produces too: each must end in the DLQ with its reason.
@@ -245,6 +292,9 @@ class ReplayProducer {
   const config::Config& config_;
   KafkaHandle producer_;
   std::size_t produced_ = 0;
+  bool warc_ = false;
+  std::size_t warc_records_ = 0, warc_pages_ = 0;
+  std::map<std::string, std::size_t> warc_skipped_, warc_dead_letters_;
 };
 
 // The demo's input: the sample pages and feeds plus three poison messages.
@@ -294,6 +344,9 @@ int run_produce(const config::Config& config, const ProduceOptions& options) {
   if (options.poison) producer.send_poison();
   const std::size_t n = producer.flush();
   std::printf("%zu\n", n);
+  if (const std::string warc = producer.warc_summary(); !warc.empty()) {
+    std::fprintf(stderr, "produce: %s, %zu messages\n", warc.c_str(), n);
+  }
   return 0;
 }
 

@@ -155,11 +155,14 @@ bool from_simdjson(std::string_view line, ParsedInput& out) {
 
 bool read_lines(const std::string& path, const std::function<void(std::string_view)>& fn) {
   auto in = InputFile::open(path);
-  if (!in) return false;
+  return in && read_lines(**in, fn);
+}
+
+bool read_lines(InputFile& in, const std::function<void(std::string_view)>& fn) {
   std::string line;
   std::vector<char> buf(std::size_t{1} << 17);
   std::ptrdiff_t n;
-  while ((n = (*in)->read(buf.data(), buf.size())) > 0) {
+  while ((n = in.read(buf.data(), buf.size())) > 0) {
     std::string_view chunk(buf.data(), static_cast<std::size_t>(n));
     while (!chunk.empty()) {
       const auto nl = chunk.find('\n');

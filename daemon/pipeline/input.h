@@ -36,6 +36,11 @@ ParsedInput parse_page_message(std::string_view value, const Headers& headers,
 /// Returns false when the file cannot be opened or is corrupt.
 bool read_lines(const std::string& path, const std::function<void(std::string_view)>& fn);
 
+class InputFile;
+/// The same over a file already open (its first bytes perhaps peeked at); false when it is
+/// corrupt.
+bool read_lines(InputFile& file, const std::function<void(std::string_view)>& fn);
+
 using extractors::base64_decode;
 
 }  // namespace newsflow::daemon

@@ -470,14 +470,13 @@ WarcRecord WarcReader::dead_letter(WarcRecord record, std::string reason,
 WarcRecord WarcReader::damaged_segment(WarcRecord record, bool in_record) {
   const InputFile::Damage damage = *file_.damage();
   const auto [found, skipped] = file_.resume();
+  // Standalone, the record's offsets are the damaged member's.
   std::string detail = in_record ? "cut by a damaged gzip member at file offset " +
                                        std::to_string(damage.member_offset) + ": " + damage.what
-                                 : "the gzip member at file offset " +
-                                       std::to_string(damage.member_offset) +
-                                       " is damaged: " + damage.what;
-  if (found) {
+                                 : "damaged gzip member: " + damage.what;
+  if (found && skipped > 0) {
     detail += "; " + std::to_string(skipped) + " bytes skipped to the next gzip member";
-  } else if (skipped > 0) {
+  } else if (!found && skipped > 0) {
     detail += "; no gzip member follows: the last " + std::to_string(skipped) +
               " bytes of the file cannot be read";
   }
@@ -523,9 +522,9 @@ std::optional<WarcRecord> WarcReader::next() {
       const std::string_view line = std::string_view(buf_).substr(pos_, 40);
       resync_ = true;
       resync_from_ = pos_ + 1;
-      return dead_letter(
-          std::move(record), "warc_bad_header",
-          "expected a WARC/1.x line, found '" + printable(line.substr(0, line.find('\n'))) + "'");
+      return dead_letter(std::move(record), "warc_bad_header",
+                         "expected a WARC/1.x line, found '" +
+                             printable(trim(line.substr(0, line.find('\n')))) + "'");
     }
     std::optional<std::size_t> header_end;
     for (std::size_t from = fields_start - pos_ - 1;;) {
