@@ -108,6 +108,9 @@ int main(int argc, char** argv) {
   replay->add_option("--dlq", paths.dlq,
                      "dead-letter JSONL (default: OUTPUT.dlq.jsonl, stderr for -)");
   replay->add_option("--config", config_path, "YAML config file");
+  replay->add_flag("--quiet", paths.quiet,
+                   "no progress on stderr (a line redrawn in place on a terminal, else one every "
+                   "5 s), only the summary");
 
   std::string page_path, page_url;
   auto* extract = app.add_subcommand("extract", "Extract one HTML page and print its article JSON");
@@ -179,6 +182,7 @@ int main(int argc, char** argv) {
                    "messages per second, each with a produced_at header (0: all at once)")
       ->check(CLI::NonNegativeNumber);
   produce->add_flag("--poison", produce_opts.poison, "also send three poison messages");
+  produce->add_flag("--quiet", produce_opts.quiet, "no progress on stderr");
   produce->add_option("--config", config_path, "YAML config file");
 
   daemon::TrainCommand train_cmd;

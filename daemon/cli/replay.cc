@@ -1,5 +1,7 @@
 #include "daemon/cli/replay.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -7,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "daemon/cli/progress.h"
 #include "daemon/ops/log.h"
 #include "daemon/ops/metrics.h"
 #include "daemon/pipeline/fetcher.h"
@@ -102,6 +105,19 @@ tl::expected<ReplayStats, std::string> run_replay(const config::Config& config,
     fetcher = std::move(*f);
   }
   ReplayStats stats;
+  ProgressLine progress(stderr, ProgressLine::mode_for(stderr, paths.quiet), "replay", "pages/s",
+                        (*in)->size());
+  ProgressCounts counts;
+  // Articles on the terminal the progress line is drawn on: the line makes way for each.
+  const bool out_beside_progress = out.get() == stdout && ::isatty(STDOUT_FILENO);
+  auto tick = [&] {
+    counts.inputs = stats.lines;
+    counts.bytes = (*in)->raw_offset();
+    counts.articles = stats.articles;
+    counts.dead_letters = stats.dead_letters;
+    counts.skipped = stats.skipped;
+    progress.update(counts);
+  };
   // A line holds the document plus JSON escaping; allow generous room over the HTML limit.
   const std::size_t max_line = config.extract.max_html_bytes * 2 + (1 << 20);
   // Where the WARC record being processed starts (none for replay lines).
@@ -119,6 +135,7 @@ tl::expected<ReplayStats, std::string> run_replay(const config::Config& config,
     j["detail"] = failure.detail;
     ++stats.dead_letters;
     ++stats.by_dlq_reason[failure.reason];
+    if (dlq.get() == stderr) progress.clear();
     if (metrics) metrics->dead_letter(failure.reason);
     return write_line(dlq.get(), j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   };
@@ -145,9 +162,11 @@ tl::expected<ReplayStats, std::string> run_replay(const config::Config& config,
     }
     const auto outputs = pipeline.commit(std::move(*prepared), parsed.input);
     pipeline.confirm_links();
+    if (out_beside_progress && !outputs.empty()) progress.clear();
     for (const Output& o : outputs) {
       ok = ok && write_line(out.get(), article_json(o));
       ++stats.articles;
+      if (o.verdict.kind != dedup::DupKind::kUnique) ++counts.duplicates;
       const std::string kind(dedup::dup_kind_name(o.verdict.kind));
       ++stats.by_dup_kind[kind];
       if (metrics) metrics->article(kind, o.article.language);
@@ -172,6 +191,7 @@ tl::expected<ReplayStats, std::string> run_replay(const config::Config& config,
       } else if (!process(record->parsed)) {
         return write_error();
       }
+      tick();
     }
     if (!reader.error().empty()) {
       return tl::unexpected("input " + paths.input + ": " + reader.error() + ", after record " +
@@ -194,6 +214,7 @@ tl::expected<ReplayStats, std::string> run_replay(const config::Config& config,
         ok = process(parse_replay_line(line));
       }
       if (!ok) return write_error();
+      tick();
     }
     if (reader.failed()) {
       return tl::unexpected("input " + paths.input + ": " + (*in)->error() + ", after line " +

@@ -11,12 +11,14 @@ namespace newsflow::daemon {
 
 class Metrics;
 
-/// Where `replay` reads and writes; "-" is stdin/stdout.
+/// Where `replay` reads and writes ("-" is stdin/stdout), and whether it shows progress.
 struct ReplayPaths {
   /// JSONL or WARC, plain or gzip-compressed (both detected from the bytes)
   std::string input;
   std::string output;  ///< article JSONL
   std::string dlq;     ///< dead-letter JSONL; empty: `<output>.dlq.jsonl`, or stderr for "-"
+  /// No progress on stderr (`ProgressLine`): only the summary.
+  bool quiet = false;
 };
 
 /// Counts of one replay run.

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "daemon/cli/progress.h"
 #include "daemon/kafka/daemon.h"
 #include "daemon/kafka/kafka.h"
 #include "daemon/ops/http_server.h"
@@ -181,11 +182,19 @@ class ReplayProducer {
   // ids and "#N" URLs). Each (from, to) of `rewrites` is replaced in feed bodies.
   bool send_file(const std::string& path, int repeat,
                  const std::vector<std::pair<std::string, std::string>>& rewrites = {},
-                 double rate = 0) {
+                 double rate = 0, ProgressLine::Mode progress_mode = ProgressLine::Mode::kOff) {
     auto file = InputFile::open(path);
     if (!file) return false;
     const auto start = std::chrono::steady_clock::now();
     std::size_t sent = 0;
+    ProgressLine progress(stderr, progress_mode, "produce", "inputs/s", (*file)->size(),
+                          /*articles=*/false);
+    ProgressCounts counts;
+    auto tick = [&] {
+      ++counts.inputs;
+      counts.bytes = (*file)->raw_offset();
+      progress.update(counts);
+    };
     auto send_input = [&](ParsedInput& p) {
       const bool feed = p.input.kind == BodyKind::kFeedText || p.input.kind == BodyKind::kFeedBytes;
       for (const auto& [from, to] : rewrites) {
@@ -237,9 +246,12 @@ class ReplayProducer {
         ++warc_records_;
         if (record->outcome == WarcRecord::Outcome::kSkipped) {
           ++warc_skipped_[record->skip_reason];
+          ++counts.skipped;
         } else if (record->outcome == WarcRecord::Outcome::kDeadLetter) {
           const Failure& f = *record->parsed.failure;
           ++warc_dead_letters_[f.reason];
+          ++counts.dead_letters;
+          progress.clear();
           log::warn(
               "warc_record_dropped",
               {{"reason", f.reason}, {"detail", f.detail}, {"url", record->parsed.input.url}});
@@ -247,12 +259,18 @@ class ReplayProducer {
           ++warc_pages_;
           send_input(record->parsed);
         }
+        tick();
       }
       return reader.error().empty();
     }
     return read_lines(**file, [&](std::string_view line) {
       ParsedInput p = parse_replay_line(line);
-      if (!p.failure) send_input(p);
+      if (p.failure) {
+        ++counts.dead_letters;  // not sent: the line is not an input
+      } else {
+        send_input(p);
+      }
+      tick();
     });
   }
 
@@ -337,7 +355,8 @@ int run_produce(const config::Config& config, const ProduceOptions& options) {
   }
   ReplayProducer producer(config.kafka.brokers, config);
   if (!producer.ok()) return 2;
-  if (!producer.send_file(options.input, std::max(1, options.repeat), {}, options.rate)) {
+  if (!producer.send_file(options.input, std::max(1, options.repeat), {}, options.rate,
+                          ProgressLine::mode_for(stderr, options.quiet))) {
     std::fprintf(stderr, "produce: cannot read %s\n", options.input.c_str());
     return 1;
   }

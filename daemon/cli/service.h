@@ -28,9 +28,10 @@ int run_demo(const config::Config& config, const DemoOptions& options);
 
 /// Options of `newsflow produce`.
 struct ProduceOptions {
-  std::string input;    ///< replay JSONL(.gz)
+  std::string input;    ///< replay JSONL or WARC, plain or gzip
   int repeat = 1;       ///< copies of each line (ids "-N", URLs "#N")
   bool poison = false;  ///< also the three poison messages of the demo
+  bool quiet = false;   ///< no progress on stderr
   /// Messages per second (0: as fast as the brokers take them). Paced messages carry a
   /// `produced_at` header (Unix milliseconds) for latency measurements.
   double rate = 0;
