@@ -695,7 +695,7 @@ WarcRecord WarcReader::classify(WarcRecord record, const Header& header, std::st
     return dead_letter(std::move(record), "too_large",
                        "Content-Length " + std::to_string(header.content_length) +
                            ": the payload is larger than extract.max_html_bytes (" +
-                           std::to_string(limit) + "); skipped without being held");
+                           std::to_string(limit) + (whole ? ")" : "); skipped without being held"));
   }
   auto decoded = decode_payload(payload, head, limit);
   if (!decoded) {

@@ -363,16 +363,21 @@ TEST(Warc, AnOversizedRecordIsSkippedThroughWithoutBeingHeld) {
                    response("http://a.test/video", "Content-Type: video/mp4\r\n", big) +
                    // A small record that inflates past the limit: a bomb stops at the limit.
                    html_response("http://a.test/bomb", gzipped(big), "Content-Encoding: gzip\r\n") +
+                   // Over the limit but within a header's room of it: read whole, then refused.
+                   html_response("http://a.test/near", std::string(1500, 'n')) +
                    html_response("http://a.test/ok"),
                options);
-  ASSERT_EQ(records.size(), 4u);
+  ASSERT_EQ(records.size(), 5u);
   EXPECT_EQ(reason(records[0]), "too_large");
   EXPECT_NE(detail(records[0]).find("skipped without being held"), std::string::npos);
   EXPECT_EQ(records[0].parsed.input.url, "http://a.test/big");
   EXPECT_EQ(records[1].outcome, Outcome::kSkipped);
   EXPECT_EQ(records[1].skip_reason, "not_html");
   EXPECT_EQ(reason(records[2]), "too_large");
-  EXPECT_EQ(records[3].outcome, Outcome::kDocument);
+  EXPECT_NE(detail(records[2]).find("decoded payload is larger"), std::string::npos);
+  EXPECT_EQ(reason(records[3]), "too_large");
+  EXPECT_EQ(detail(records[3]).find("without being held"), std::string::npos);
+  EXPECT_EQ(records[4].outcome, Outcome::kDocument);
 }
 
 long max_rss_kib() {
