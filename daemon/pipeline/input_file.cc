@@ -116,6 +116,13 @@ void InputFile::damaged(std::string what, bool truncated) {
 std::pair<bool, std::uint64_t> InputFile::resume() {
   if (!damage_) return {true, 0};
   damage_.reset();
+  // The next member starts after the damaged one's first byte, wherever igzip left the input:
+  // so every resume moves on.
+  const std::uint64_t buffer_start = raw_read_ - in_len_;  // file offset of in_[0]
+  if (buffer_start + in_pos_ <= member_start_) {
+    in_pos_ = static_cast<std::size_t>(
+        std::min<std::uint64_t>(in_len_, member_start_ + 1 - buffer_start));
+  }
   std::uint64_t skipped = 0;
   while (true) {
     for (; in_pos_ + 2 < in_len_; ++in_pos_, ++skipped) {
@@ -181,7 +188,9 @@ std::ptrdiff_t InputFile::inflate(char* out, std::size_t n) {
     s.next_out = reinterpret_cast<std::uint8_t*>(out);
     s.avail_out = want;
     const int rc = isal_inflate(&s);
-    in_pos_ = in_len_ - s.avail_in;
+    // igzip gives back input it held as bits; after an error it may give back more than this
+    // buffer holds (bytes of an earlier fill): the position cannot go before the buffer.
+    in_pos_ = in_len_ - std::min<std::size_t>(s.avail_in, in_len_);
     if (rc < 0) {
       // What this call inflated of the damaged member is dropped with it.
       if (resume_after_damage_) {

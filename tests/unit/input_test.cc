@@ -145,6 +145,35 @@ TEST(InputFile, WithResumeADamagedMemberEndsASegmentNotTheFile) {
   std::filesystem::remove(path);
 }
 
+TEST(InputFile, ResumingAfterDamageNeverGoesBeforeTheBuffer) {
+  // Found by fuzz_warc: igzip gave back more held input than the buffer had after a corrupt
+  // member, and the position went below zero. Members of a WARC, the third one damaged.
+  const auto bytes = base64_decode(
+      "H4sIAAAAAAACAwt3DHLWN9Qz5OUKB7J0QypSyq0LFBOLkjPz0vKhgi6JJUBBIwMjM10DQ10DoxADYysDEysD0yheLuf8"
+      "vJLUvBJdn9S89JIMKwVDM14uXq7i/LQSoCFAXRmJeSkgEV4uAJu+RbNqFAAAAAAfiwgAAAAAAAIDC3cMctY31DPk5QoH"
+      "snRDKgtSrQEAYWAAAHiPFIpSC0tTi0ugYi6JJUAxIwMjM10DH4sIAAAAQ10DowMDEBMrYysD0yiYpsRXovQ=");
+  ASSERT_TRUE(bytes);
+  const auto path = temp_file("regression.gz");
+  std::ofstream(path, std::ios::binary) << *bytes;
+  auto file = InputFile::open(path);
+  ASSERT_TRUE(file.has_value());
+  (*file)->resume_after_damage();
+  char buf[4096];
+  int segments = 0;
+  while (segments < 100) {
+    while ((*file)->read(buf, sizeof buf) > 0) {
+    }
+    if (!(*file)->damage()) break;
+    ++segments;
+    EXPECT_LE((*file)->raw_offset(), bytes->size());
+    if (!(*file)->resume().first) break;
+  }
+  EXPECT_GE(segments, 1);
+  EXPECT_LT(segments, 100);
+  EXPECT_EQ((*file)->error(), "");
+  std::filesystem::remove(path);
+}
+
 TEST(ReplayLine, ReadsFieldsAndBody) {
   auto p = parse_replay_line(
       R"({"id":"x1","url":"https://a.test/1","fetched_at":"2026-11-21T10:00:00Z","html":"<p>hi</p>"})");
