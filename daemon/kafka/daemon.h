@@ -113,8 +113,8 @@ class Daemon {
   void give_back(std::vector<Taken>::const_iterator first, std::vector<Taken>::const_iterator last);
   /// Files a polled message (or end-of-partition event) with the merger; false on a fatal error.
   bool take(rd_kafka_message_t* msg);
-  /// Moves a few messages of each partition queue into the merger.
-  bool take_fetched();
+  /// Moves a few messages of each partition queue into the merger (`moved`: how many).
+  bool take_fetched(std::size_t& moved);
   bool commit_transaction(const std::vector<rd_kafka_message_t*>& messages);
   void prepare_batch(std::vector<rd_kafka_message_t*>& messages, std::vector<Work>& work);
   ParsedInput parse(rd_kafka_message_t* msg) const;
@@ -150,7 +150,9 @@ class Daemon {
   std::unique_ptr<Fetcher> fetcher_;  // null when fetch.enabled is false
   const bool exactly_once_;
   CrashGuard crash_guard_;
-  std::string crash_marker_;  // fault injection for tests: NEWSFLOW_FAULT_CRASH_MARKER
+  std::string crash_marker_;       // fault injection for tests: NEWSFLOW_FAULT_CRASH_MARKER
+  std::string lose_state_marker_;  // and NEWSFLOW_FAULT_LOSE_STATE_MARKER
+  bool lost_state_ = false;
   std::vector<Taken>* collecting_ = nullptr;  // the batch being polled together
   // Fetched messages waiting for their turn in event-time order, a few per partition; the rest
   // wait in each assigned partition's own librdkafka queue.
@@ -188,6 +190,13 @@ class Daemon {
   std::unique_ptr<ChangelogTail> tail_;
   std::map<int, std::int64_t> changelog_positions_;
   std::uint64_t changelog_last_seq_ = 0;
+  // The input offsets this role's group has committed: a state record of an input beyond them
+  // is not state yet (`admit_state_record`). Read before the restore, and by a standby about
+  // twice a second and once more when it takes over.
+  CommittedOffsets committed_;
+  std::chrono::steady_clock::time_point committed_at_{};
+  tl::expected<void, std::string> refresh_committed();
+  Admission admit(const rd_kafka_message_t* state_record, bool final) const;
   bool owner_ = false;
   bool lease_granted_ = false;  // set by the lease consumer's rebalance callback
   bool lease_revoked_ = false;
