@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
@@ -138,8 +139,8 @@ struct Service {
 };
 
 // A producer for replay files: each line becomes a message as a crawler or feed poller would
-// send it (raw bytes, url/id/fetched_at headers); html and text lines go to the pages topic,
-// feed lines to the feeds topic.
+// send it (raw bytes, url/id/fetched_at headers; `text` lines as the JSON envelope); html and
+// text lines go to the pages topic, feed lines to the feeds topic.
 class ReplayProducer {
  public:
   ReplayProducer(const std::string& bootstrap, const config::Config& config) : config_(config) {
@@ -202,7 +203,12 @@ class ReplayProducer {
         if (p.input.fetched_at) {
           headers.emplace_back("fetched_at", extractors::format_rfc3339(*p.input.fetched_at));
         }
-        if (!feed && p.input.kind != BodyKind::kHtmlBytes) {
+        // Already extracted text (a news API's item, an upstream extractor's output) travels
+        // as the JSON envelope, with its title, language and dates: as HTML it would lose them.
+        const bool envelope = p.input.kind == BodyKind::kText;
+        if (envelope) {
+          headers.emplace_back("content_type", "application/json");
+        } else if (!feed && p.input.kind != BodyKind::kHtmlBytes) {
           headers.emplace_back("content_type", "text/html; charset=utf-8");
         }
         if (p.input.published_at) {
@@ -221,8 +227,15 @@ class ReplayProducer {
         ++sent;
         // The record's timestamp is the event time, as a crawler's CreateTime is its fetch time.
         const auto event_time = p.input.published_at ? p.input.published_at : p.input.fetched_at;
-        send(feed ? config_.topics.feeds : config_.topics.pages, url, p.input.body, headers,
-             event_time ? *event_time * 1000 : 0);
+        std::string value;
+        if (envelope) {
+          auto j = nlohmann::json::parse(line, nullptr, false);
+          j["url"] = url;
+          if (!p.input.id.empty()) j["id"] = k == 0 ? p.input.id : p.input.id + "-" + suffix;
+          value = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        }
+        send(feed ? config_.topics.feeds : config_.topics.pages, url,
+             envelope ? value : p.input.body, headers, event_time ? *event_time * 1000 : 0);
       }
     });
   }
