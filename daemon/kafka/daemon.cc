@@ -154,9 +154,10 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
   // Fault injection for the crash-loop test: a worker that meets this text in an input aborts
   // the process, as a crashing parser would.
   if (const char* marker = std::getenv("NEWSFLOW_FAULT_CRASH_MARKER")) crash_marker_ = marker;
-  // Fault injection for the partial-batch test: the state record of an input holding this text
-  // is never written, and the process is killed once the rest of its batch is acknowledged and
-  // before its offsets are committed, as when a batch's records reached some brokers only.
+  // Fault injection for the partial-batch test: the state record of the first input holding this
+  // text is never written and no offsets are committed from then on (as when a batch's records
+  // reached some brokers only and commits fail); the process is killed once the batch of the
+  // next input holding it is acknowledged. At-least-once delivery only.
   if (const char* marker = std::getenv("NEWSFLOW_FAULT_LOSE_STATE_MARKER"))
     lose_state_marker_ = marker;
   if (config.role == "extract") {
@@ -525,6 +526,9 @@ tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(
   rd_kafka_topic_partition_list_destroy(list);
   std::size_t restored = 0, skipped = 0, ended = 0, uncommitted = 0;
   std::optional<std::uint64_t> applied_seq;
+  const bool standby_role = config_.role == "dedup" && !config_.topics.dedup_lease.empty();
+  bool deferred = false;
+  std::map<int, std::int64_t> defer_from;  // partition -> first record left to the tail
   auto file = [&](rd_kafka_message_t* m) {
     if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
       merger.end_of_partition({topic, m->partition});
@@ -557,8 +561,16 @@ tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(
     bool progressed = false;
     while (auto m = merger.next(Clock::now())) {
       progressed = true;
-      if (admit(*m, true) != Admission::kApply) {
-        ++uncommitted;  // its input is judged again
+      if (deferred || admit(*m, true) != Admission::kApply) {
+        ++uncommitted;
+        // This process judges them again; a standby leaves them, and every later record (they
+        // belong to later batches), to its changelog tail, which waits for their commits: the
+        // owner is likely alive and about to commit them.
+        if (standby_role) {
+          deferred = true;
+          auto [from, first] = defer_from.try_emplace((*m)->partition, (*m)->offset);
+          if (!first) from->second = std::min(from->second, (*m)->offset);
+        }
       } else if (auto state = dedup::decode_state(payload(*m))) {
         // The same `seq` again: a batch written once more after a crash, the same judgment.
         if (!applied_seq || *applied_seq != state->seq) {
@@ -587,6 +599,9 @@ tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(
   }
   for (rd_kafka_message_t* m : merger.clear()) rd_kafka_message_destroy(m);
   for (auto& [p, q] : queues) rd_kafka_queue_destroy(q);
+  for (const auto& [p, from] : defer_from) {
+    changelog_positions_[p] = std::min(changelog_positions_[p], from);
+  }
   metrics_.window_size(static_cast<double>(pipeline_.window().size()),
                        static_cast<double>(pipeline_.window().memory_bytes()));
   metrics_.stories_active(static_cast<double>(pipeline_.stories().size()));
@@ -1057,8 +1072,10 @@ void Daemon::publish(rd_kafka_message_t* msg, Work& work) {
       const std::string kind(dedup::dup_kind_name(o.verdict.kind));
       produce(config_.topics.articles, o.article.id, article_json(o),
               {{"schema", "newsflow.article/1"}});
-      const bool lose_state = !lose_state_marker_.empty() &&
-                              payload(msg).find(lose_state_marker_) != std::string_view::npos;
+      const bool marked = !lose_state_marker_.empty() &&
+                          payload(msg).find(lose_state_marker_) != std::string_view::npos;
+      const bool lose_state = marked && !lost_state_;
+      kill_after_batch_ = kill_after_batch_ || (marked && lost_state_);
       lost_state_ = lost_state_ || lose_state;
       if (!config_.topics.state.empty() && !lose_state) {
         produce(config_.topics.state, o.article.id, dedup::encode_state(o.state),
@@ -1277,10 +1294,11 @@ bool Daemon::process_guarded_batch(std::vector<Taken>& batch) {
     return false;
   }
   pipeline_.confirm_links();
-  if (lost_state_) {
-    log::error("fault_injected", {{"fault", "state record lost, killed before the commit"}});
+  if (kill_after_batch_) {
+    log::error("fault_injected", {{"fault", "a state record lost, killed before the commit"}});
     std::raise(SIGKILL);
   }
+  if (lost_state_ && !exactly_once_) return true;  // the commit "fails"
   if (exactly_once_) {
     metrics_.committed();
     progress_.committed += messages.size();
@@ -1372,8 +1390,7 @@ bool Daemon::collect_batch(std::vector<Taken>& batch) {
   };
   bool ok = true;
   while (!full() && !stop_.load()) {
-    std::size_t moved = 0;
-    if (!take_fetched(moved)) {
+    if (!take_fetched()) {
       ok = false;
       break;
     }
@@ -1387,9 +1404,6 @@ bool Daemon::collect_batch(std::vector<Taken>& batch) {
       batch_bytes += static_cast<std::int64_t>((*m)->len + (*m)->key_len);
     }
     if (full()) break;
-    // The partition queues had more: refill the order from them before deciding anything (a
-    // backlog waits in librdkafka's queues, not on the consumer queue).
-    if (moved > 0) continue;
     // Held back by a partition still fetching: process what the order has let go (the fetch
     // goes on meanwhile) rather than wait for the batch to fill.
     if (static_cast<int>(batch.size()) >= std::max(1, config_.kafka.batch_max_messages / 4) &&
@@ -1478,7 +1492,7 @@ void Daemon::emit_watermarks() {
   }
 }
 
-bool Daemon::take_fetched(std::size_t& moved) {
+bool Daemon::take_fetched() {
   // A few messages per partition are enough to order by; the rest wait in librdkafka, which
   // stops fetching a partition whose queue is full.
   constexpr std::size_t kLookahead = 2;
@@ -1487,7 +1501,6 @@ bool Daemon::take_fetched(std::size_t& moved) {
       rd_kafka_message_t* msg = rd_kafka_consume_queue(q, 0);
       if (!msg) break;
       const bool event = msg->err != RD_KAFKA_RESP_ERR_NO_ERROR;  // `take` destroys events
-      ++moved;
       if (!take(msg)) return false;
       if (event) break;  // an end of partition or an error
     }

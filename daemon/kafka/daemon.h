@@ -113,8 +113,8 @@ class Daemon {
   void give_back(std::vector<Taken>::const_iterator first, std::vector<Taken>::const_iterator last);
   /// Files a polled message (or end-of-partition event) with the merger; false on a fatal error.
   bool take(rd_kafka_message_t* msg);
-  /// Moves a few messages of each partition queue into the merger (`moved`: how many).
-  bool take_fetched(std::size_t& moved);
+  /// Moves a few messages of each partition queue into the merger.
+  bool take_fetched();
   bool commit_transaction(const std::vector<rd_kafka_message_t*>& messages);
   void prepare_batch(std::vector<rd_kafka_message_t*>& messages, std::vector<Work>& work);
   ParsedInput parse(rd_kafka_message_t* msg) const;
@@ -152,7 +152,7 @@ class Daemon {
   CrashGuard crash_guard_;
   std::string crash_marker_;       // fault injection for tests: NEWSFLOW_FAULT_CRASH_MARKER
   std::string lose_state_marker_;  // and NEWSFLOW_FAULT_LOSE_STATE_MARKER
-  bool lost_state_ = false;
+  bool lost_state_ = false, kill_after_batch_ = false;
   std::vector<Taken>* collecting_ = nullptr;  // the batch being polled together
   // Fetched messages waiting for their turn in event-time order, a few per partition; the rest
   // wait in each assigned partition's own librdkafka queue.
