@@ -247,6 +247,13 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
                                 {"enable.auto.offset.store", "false"},
                                 {"auto.offset.reset", "earliest"},
                                 {"partition.assignment.strategy", "cooperative-sticky"},
+                                // A SIGKILLed member's partitions wait for its session to end:
+                                // 6 s (the brokers' default minimum), not librdkafka's 45 s, so
+                                // a restarted daemon publishes again within about 10 s. A C++
+                                // process has no GC pauses to ride out; heartbeats go from a
+                                // thread of librdkafka's own, every 1.5 s.
+                                {"session.timeout.ms", "6000"},
+                                {"heartbeat.interval.ms", "1500"},
                                 {"statistics.interval.ms", "5000"},
                                 // Per partition: each has its own queue (event-time order).
                                 {"queued.max.messages.kbytes", "4096"},
