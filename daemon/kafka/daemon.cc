@@ -627,6 +627,7 @@ tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(
 void Daemon::adopt_partition(rd_kafka_t* rk, const std::string& topic, int partition,
                              Clock::time_point now) {
   merger_.assign({topic, partition}, now);
+  next_offset_.erase({topic, partition});
   // What extractors write is read while it is written: its end means nothing until the
   // extractor says how far it has come.
   if (config_.role == "dedup") merger_.expect_watermarks({topic, partition});
@@ -879,6 +880,7 @@ void Daemon::on_rebalance(rd_kafka_t* rk, int err_int, void* partitions_ptr, voi
     for (int i = 0; i < partitions->cnt; ++i) {
       const auto& tp = partitions->elems[i];
       self->metrics_.forget_lag(tp.topic, tp.partition);
+      self->next_offset_.erase({tp.topic, tp.partition});
       for (rd_kafka_message_t* m : self->merger_.revoke({tp.topic, tp.partition})) {
         rd_kafka_message_destroy(m);
         ++abandoned;
@@ -1463,8 +1465,22 @@ bool Daemon::take(rd_kafka_message_t* msg) {
       return true;
     }
   }
+  next_offset_[p] = msg->offset + 1;
   merger_.add(p, msg, order_time(msg), msg->len + msg->key_len);
   return true;
+}
+
+bool Daemon::fetch_lags(const std::pair<std::string, int>& p) const {
+  const auto next = next_offset_.find(p);
+  if (next == next_offset_.end()) return true;  // nothing taken, no end seen: not known yet
+  std::int64_t low = -1, high = -1;
+  // librdkafka's view as of the partition's last fetch response (no request to a broker).
+  if (rd_kafka_get_watermark_offsets(consumer_.get(), p.first.c_str(), p.second, &low, &high) !=
+          RD_KAFKA_RESP_ERR_NO_ERROR ||
+      high < 0) {
+    return true;
+  }
+  return next->second < high;
 }
 
 void Daemon::emit_watermarks() {
@@ -1511,6 +1527,9 @@ bool Daemon::take_fetched() {
       if (!take(msg)) return false;
       if (event) break;  // an end of partition or an error
     }
+    // An empty partition the broker holds more of is waited for longer than an idle one: on a
+    // loaded machine a fetch can take longer than max_idle_ms (KIP-695's known lag).
+    if (merger_.buffered_records(p) == 0) merger_.set_behind(p, fetch_lags(p));
   }
   return true;
 }

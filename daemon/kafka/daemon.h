@@ -158,6 +158,10 @@ class Daemon {
   // wait in each assigned partition's own librdkafka queue.
   EventTimeMerger<rd_kafka_message_t*> merger_;
   std::map<std::pair<std::string, int>, rd_kafka_queue_t*> partition_queues_;
+  // Per assigned partition, the offset after the last message taken: below the partition's end
+  // as last fetched, the partition lags and the order waits for it (`fetch_lags`).
+  std::map<std::pair<std::string, int>, std::int64_t> next_offset_;
+  bool fetch_lags(const std::pair<std::string, int>& p) const;
   std::atomic<bool> stop_{false};
   std::atomic<std::int64_t> drain_deadline_ms_{0};  // steady clock, set by stop()
   std::atomic<std::int64_t> last_tick_ms_{0};       // steady clock; 0 before run()
