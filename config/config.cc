@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <fstream>
 #include <optional>
 #include <set>
@@ -32,11 +33,20 @@ std::vector<std::string> split(std::string_view s, std::string_view sep) {
   return parts;
 }
 
+std::string number_text(double value) {
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+  return ec == std::errc() ? std::string(buf, end) : std::to_string(value);
+}
+
 // Walks one mapping, remembering which keys were read so the rest can be reported as unknown.
+// With `keys` set, every key read is also noted there with the value it held before (its
+// default, when the text is empty): that is how `known_keys` lists them.
 class Section {
  public:
-  Section(YAML::Node node, std::string path, std::vector<Problem>& problems)
-      : node_(std::move(node)), path_(std::move(path)), problems_(problems) {
+  Section(YAML::Node node, std::string path, std::vector<Problem>& problems,
+          std::vector<KeyInfo>* keys = nullptr)
+      : node_(std::move(node)), path_(std::move(path)), problems_(problems), keys_(keys) {
     if (node_ && !node_.IsNull() && !node_.IsMap()) {
       problem("", "must be a mapping");
       node_ = YAML::Node();
@@ -55,10 +65,11 @@ class Section {
     read_.insert(key);
     YAML::Node child;
     if (node_ && node_.IsMap() && node_[key]) child = node_[key];
-    return Section(child, join(key), problems_);
+    return Section(child, join(key), problems_, keys_);
   }
 
   void string(const std::string& key, std::string& out) {
+    note(key, out.empty() ? "\"\"" : out);
     if (const auto v = get(key)) {
       if (!v->IsScalar()) return problem(key, "must be a string");
       out = v->Scalar();
@@ -66,6 +77,7 @@ class Section {
   }
 
   void boolean(const std::string& key, bool& out) {
+    note(key, out ? "true" : "false");
     if (const auto v = get(key)) {
       const std::string text = v->IsScalar() ? v->Scalar() : "";
       if (text == "true" || text == "yes" || text == "on") {
@@ -80,6 +92,9 @@ class Section {
 
   // A YAML sequence of strings, or one comma-separated string (as environment overrides give).
   void string_list(const std::string& key, std::vector<std::string>& out) {
+    std::string text;
+    for (const auto& item : out) text += (text.empty() ? "" : ", ") + item;
+    note(key, "[" + text + "]");
     if (const auto v = get(key)) {
       out.clear();
       if (v->IsSequence()) {
@@ -116,6 +131,7 @@ class Section {
 
   template <typename Int>
   void integer(const std::string& key, Int& out, long long min, long long max) {
+    note(key, std::to_string(out));
     if (const auto v = get(key)) {
       long long value = 0;
       if (!v->IsScalar() || !YAML::convert<long long>::decode(*v, value)) {
@@ -130,6 +146,7 @@ class Section {
   }
 
   void number(const std::string& key, double& out, double min, double max) {
+    note(key, number_text(out));
     if (const auto v = get(key)) {
       double value = 0;
       if (!v->IsScalar() || !YAML::convert<double>::decode(*v, value)) {
@@ -144,6 +161,7 @@ class Section {
   }
 
   void properties(const std::string& key, std::map<std::string, std::string>& out) {
+    note(key, "{}");
     const auto v = get(key);
     if (!v) return;
     if (!v->IsMap()) return problem(key, "must be a mapping of librdkafka properties");
@@ -162,6 +180,10 @@ class Section {
   }
 
  private:
+  void note(const std::string& key, std::string default_value) {
+    if (keys_) keys_->push_back({join(key), env_variable(join(key)), std::move(default_value)});
+  }
+
   // The value at `key`, or nothing when absent or null.
   std::optional<YAML::Node> get(const std::string& key) {
     read_.insert(key);
@@ -178,6 +200,7 @@ class Section {
   YAML::Node node_;
   std::string path_;
   std::vector<Problem>& problems_;
+  std::vector<KeyInfo>* keys_;
   std::set<std::string> read_;
 };
 
@@ -229,21 +252,9 @@ void apply_env(YAML::Node& root, const Environment& env, std::vector<Problem>& p
   }
 }
 
-}  // namespace
-
-Environment process_environment() {
-  Environment env;
-  for (char** e = environ; e && *e; ++e) {
-    const std::string_view kv(*e);
-    const auto eq = kv.find('=');
-    if (eq == std::string_view::npos) continue;
-    env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
-  }
-  return env;
-}
-
-tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_text,
-                                                        const Environment& env) {
+// parse_config, noting every key it reads in `keys` when that is set.
+tl::expected<Config, std::vector<Problem>> parse(std::string_view yaml_text, const Environment& env,
+                                                 std::vector<KeyInfo>* keys) {
   std::vector<Problem> problems;
   YAML::Node root;
   try {
@@ -259,7 +270,7 @@ tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_te
 
   Config c;
   {
-    Section top(root, "", problems);
+    Section top(root, "", problems, keys);
     {
       Section k = top.section("kafka");
       k.string("brokers", c.kafka.brokers);
@@ -432,6 +443,42 @@ tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_te
   }
   if (!problems.empty()) return tl::unexpected(std::move(problems));
   return c;
+}
+
+}  // namespace
+
+Environment process_environment() {
+  Environment env;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string_view kv(*e);
+    const auto eq = kv.find('=');
+    if (eq == std::string_view::npos) continue;
+    env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  return env;
+}
+
+std::string env_variable(std::string_view path) {
+  std::string name = "NEWSFLOW_";
+  for (const char ch : path) {
+    if (ch == '.') {
+      name += "__";
+    } else {
+      name += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    }
+  }
+  return name;
+}
+
+std::vector<KeyInfo> known_keys() {
+  std::vector<KeyInfo> keys;
+  parse("", {}, &keys);
+  return keys;
+}
+
+tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_text,
+                                                        const Environment& env) {
+  return parse(yaml_text, env, nullptr);
 }
 
 tl::expected<Config, std::vector<Problem>> load_config_file(const std::string& path,

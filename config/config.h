@@ -152,6 +152,27 @@ struct Problem {
   std::string message;
 };
 
+/// One key the parser reads, as the configuration reference (docs/configuration.md) lists it.
+struct KeyInfo {
+  std::string path;  ///< dotted YAML path: `kafka.batch_max_ms`
+  std::string env;   ///< the environment variable that sets it: `NEWSFLOW_KAFKA__BATCH_MAX_MS`
+  /// The default as YAML text: `200`, `0.4`, `true`, `newsflow`, `""` (the empty string), `{}`
+  /// (a mapping: librdkafka properties), `[]` (an empty list).
+  std::string default_value;
+};
+
+/// Every key `parse_config` reads, in the order it reads them, with its default. Found by running
+/// the parser itself over an empty file, so the list is exactly what it accepts: a key missing
+/// here would be reported as unknown.
+///
+///   for (const auto& k : known_keys()) std::printf("%s %s\n", k.path.c_str(), k.env.c_str());
+std::vector<KeyInfo> known_keys();
+
+/// The environment variable that overrides the key at `path`: `NEWSFLOW_`, then the path
+/// upper-cased with each `.` written `__` (`kafka.batch_max_ms` -> `NEWSFLOW_KAFKA__BATCH_MAX_MS`,
+/// `role` -> `NEWSFLOW_ROLE`).
+std::string env_variable(std::string_view path);
+
 /// Environment variables as name -> value.
 using Environment = std::map<std::string, std::string>;
 

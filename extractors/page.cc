@@ -818,6 +818,20 @@ constexpr std::string_view kRawTextElements[] = {"<xmp", "<noembed", "<noframes"
 
 }  // namespace
 
+// The first end tag `close` ("</title") at or after `from` that is one: its name must end there,
+// as the tokenizer reads it ("</titlevalue" is another tag, and the title goes on).
+std::size_t find_end_tag(std::string_view html, std::string_view close, std::size_t from) {
+  for (std::size_t at = find_ci(html, close, from); at != std::string_view::npos;
+       at = find_ci(html, close, at + 1)) {
+    const std::size_t after = at + close.size();
+    if (after >= html.size() || is_tag_space(html[after]) || html[after] == '>' ||
+        html[after] == '/') {
+      return at;
+    }
+  }
+  return std::string_view::npos;
+}
+
 std::string strip_invisible(std::string_view html, std::size_t* max_nesting, bool* recovered) {
   NestingCounter nesting;
   std::string out;
@@ -874,7 +888,7 @@ std::string strip_invisible(std::string_view html, std::size_t* max_nesting, boo
         if (start_tag && at_ci(html, lt, raw) && lt + raw.size() < html.size() &&
             (is_tag_space(html[lt + raw.size()]) || html[lt + raw.size()] == '>')) {
           const std::string close = "</" + std::string(raw.substr(1));
-          const std::size_t end = find_ci(html, close, lt + 1);
+          const std::size_t end = find_end_tag(html, close, lt + 1);
           nesting.tag(html, lt + 1, false);
           if (end != std::string_view::npos) {
             out.append(html.substr(lt, end - lt));
@@ -899,7 +913,8 @@ std::string strip_invisible(std::string_view html, std::size_t* max_nesting, boo
       for (const std::string_view raw : kRawTextElements) {
         if (start_tag && at_ci(html, lt, raw) && lt + raw.size() < html.size() &&
             (is_tag_space(html[lt + raw.size()]) || html[lt + raw.size()] == '>') &&
-            find_ci(html, "</" + std::string(raw.substr(1)), lt + 1) == std::string_view::npos) {
+            find_end_tag(html, "</" + std::string(raw.substr(1)), lt + 1) ==
+                std::string_view::npos) {
           const std::size_t open_end = html.find('>', lt);
           if (open_end == std::string_view::npos) break;
           out.append(html.substr(lt, open_end + 1 - lt));
@@ -927,7 +942,7 @@ std::string strip_invisible(std::string_view html, std::size_t* max_nesting, boo
     nesting.tag(html, lt + 1, false);
     const std::string_view open_tag = html.substr(lt, tag_end + 1 - lt);
     const std::string close = "</" + std::string(closer.substr(1));
-    const std::size_t end = find_ci(html, close, tag_end + 1);
+    const std::size_t end = find_end_tag(html, close, tag_end + 1);
     std::size_t content_end = end;
     if (end == std::string_view::npos) {
       // Never closed: what follows up to the next tag is its content, the rest is the page (a

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
@@ -141,8 +142,8 @@ struct Service {
 };
 
 // A producer for replay files: each line becomes a message as a crawler or feed poller would
-// send it (raw bytes, url/id/fetched_at headers); html and text lines go to the pages topic,
-// feed lines to the feeds topic.
+// send it (raw bytes, url/id/fetched_at headers; `text` lines as the JSON envelope); html and
+// text lines go to the pages topic, feed lines to the feeds topic.
 class ReplayProducer {
  public:
   ReplayProducer(const std::string& bootstrap, const config::Config& config) : config_(config) {
@@ -195,7 +196,8 @@ class ReplayProducer {
       counts.bytes = (*file)->raw_offset();
       progress.update(counts);
     };
-    auto send_input = [&](ParsedInput& p) {
+    // `line` is the replay line `p` was parsed from (empty for a WARC record).
+    auto send_input = [&](ParsedInput& p, std::string_view line) {
       const bool feed = p.input.kind == BodyKind::kFeedText || p.input.kind == BodyKind::kFeedBytes;
       for (const auto& [from, to] : rewrites) {
         if (!feed) break;
@@ -213,7 +215,12 @@ class ReplayProducer {
         if (p.input.fetched_at) {
           headers.emplace_back("fetched_at", extractors::format_rfc3339(*p.input.fetched_at));
         }
-        if (!feed && p.input.kind != BodyKind::kHtmlBytes) {
+        // Already extracted text (a news API's item, an upstream extractor's output) travels
+        // as the JSON envelope, with its title, language and dates: as HTML it would lose them.
+        const bool envelope = p.input.kind == BodyKind::kText && !line.empty();
+        if (envelope) {
+          headers.emplace_back("content_type", "application/json");
+        } else if (!feed && p.input.kind != BodyKind::kHtmlBytes) {
           headers.emplace_back("content_type", "text/html; charset=utf-8");
         } else if (warc_ && !p.input.content_type.empty()) {
           headers.emplace_back("content_type", p.input.content_type);  // as it was served
@@ -234,8 +241,15 @@ class ReplayProducer {
         ++sent;
         // The record's timestamp is the event time, as a crawler's CreateTime is its fetch time.
         const auto event_time = p.input.published_at ? p.input.published_at : p.input.fetched_at;
-        send(feed ? config_.topics.feeds : config_.topics.pages, url, p.input.body, headers,
-             event_time ? *event_time * 1000 : 0);
+        std::string value;
+        if (envelope) {
+          auto j = nlohmann::json::parse(line, nullptr, false);
+          j["url"] = url;
+          if (!p.input.id.empty()) j["id"] = k == 0 ? p.input.id : p.input.id + "-" + suffix;
+          value = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        }
+        send(feed ? config_.topics.feeds : config_.topics.pages, url,
+             envelope ? value : p.input.body, headers, event_time ? *event_time * 1000 : 0);
       }
     };
     if (is_warc((*file)->peek(8))) {
@@ -257,7 +271,7 @@ class ReplayProducer {
               {{"reason", f.reason}, {"detail", f.detail}, {"url", record->parsed.input.url}});
         } else {
           ++warc_pages_;
-          send_input(record->parsed);
+          send_input(record->parsed, {});
         }
         tick();
       }
@@ -268,7 +282,7 @@ class ReplayProducer {
       if (p.failure) {
         ++counts.dead_letters;  // not sent: the line is not an input
       } else {
-        send_input(p);
+        send_input(p, line);
       }
       tick();
     });

@@ -2,13 +2,46 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <algorithm>
+#include <charconv>
 #include <thread>
 
 namespace newsflow::daemon {
 
+std::string input_header(std::string_view topic, int partition, std::int64_t offset) {
+  std::string out(topic);
+  out += '/';
+  out += std::to_string(partition);
+  out += '/';
+  out += std::to_string(offset);
+  return out;
+}
+
+Admission admit_state_record(std::string_view input, const std::vector<std::string>& inputs,
+                             const CommittedOffsets& committed, bool final) {
+  if (input.empty()) return Admission::kApply;
+  const auto last = input.rfind('/');
+  const auto mid = last == std::string_view::npos ? last : input.rfind('/', last - 1);
+  if (mid == std::string_view::npos || mid == 0) return Admission::kApply;  // not ours to read
+  const std::string topic(input.substr(0, mid));
+  if (std::find(inputs.begin(), inputs.end(), topic) == inputs.end()) return Admission::kApply;
+  int partition = 0;
+  std::int64_t offset = 0;
+  const char* p = input.data();
+  if (std::from_chars(p + mid + 1, p + last, partition).ptr != p + last ||
+      std::from_chars(p + last + 1, p + input.size(), offset).ptr != p + input.size()) {
+    return Admission::kApply;
+  }
+  // No commit for the partition: the group has not finished a batch of it yet, so every input
+  // of it is read again.
+  const auto c = committed.find({topic, partition});
+  if (c != committed.end() && c->second >= 0 && offset < c->second) return Admission::kApply;
+  return final ? Admission::kDrop : Admission::kWait;
+}
+
 tl::expected<std::unique_ptr<ChangelogTail>, std::string> ChangelogTail::open(
     KafkaHandle consumer, const std::string& topic, const std::map<int, std::int64_t>& positions,
-    std::uint64_t last_seq, std::chrono::milliseconds hold) {
+    std::uint64_t last_seq, std::chrono::milliseconds hold, Admit admit) {
   const rd_kafka_metadata_t* md = nullptr;
   rd_kafka_resp_err_t e = RD_KAFKA_RESP_ERR_NO_ERROR;
   for (int attempt = 0; attempt < 10; ++attempt) {
@@ -27,7 +60,7 @@ tl::expected<std::unique_ptr<ChangelogTail>, std::string> ChangelogTail::open(
   rd_kafka_metadata_destroy(md);
   if (partitions <= 0) return tl::unexpected("topic " + topic + " does not exist");
   std::unique_ptr<ChangelogTail> tail(
-      new ChangelogTail(std::move(consumer), topic, last_seq, hold));
+      new ChangelogTail(std::move(consumer), topic, last_seq, hold, std::move(admit)));
   rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(partitions);
   for (int p = 0; p < partitions; ++p) {
     const auto at = positions.find(p);
@@ -66,7 +99,8 @@ void ChangelogTail::file(rd_kafka_message_t* m) {
   // record carries the owner's verdict and story), and it is read once (the restore's positions
   // say what it read).
   if (*seq <= last_seq_) ++late_;
-  buffer_.emplace(*seq, Held{guard.release(), Clock::now()});
+  // The same `seq` twice: a batch written again after a crash, the same judgment.
+  if (buffer_.emplace(*seq, Held{m, Clock::now()}).second) guard.release();
 }
 
 std::size_t ChangelogTail::apply_ready(const Apply& apply, bool everything) {
@@ -76,8 +110,12 @@ std::size_t ChangelogTail::apply_ready(const Apply& apply, bool everything) {
     auto front = buffer_.begin();
     if (!everything && front->first > last_seq_ + 1 && now - front->second.arrived < hold_) break;
     rd_kafka_message_t* m = front->second.msg;
-    if (auto state =
-            dedup::decode_state(std::string_view(static_cast<const char*>(m->payload), m->len))) {
+    const Admission admission = admit_ ? admit_(m, everything) : Admission::kApply;
+    if (admission == Admission::kWait) break;  // its input's commit has not come yet
+    if (admission == Admission::kDrop) {
+      ++dropped_;
+    } else if (auto state = dedup::decode_state(
+                   std::string_view(static_cast<const char*>(m->payload), m->len))) {
       apply(*state);
       ++applied;
     }

@@ -5,6 +5,9 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "daemon/kafka/kafka.h"
 #include "dedup/state.h"
@@ -13,6 +16,27 @@
 typedef struct rd_kafka_message_s rd_kafka_message_t;
 
 namespace newsflow::daemon {
+
+/// The offsets a consumer group committed (the next offset to read), per input partition.
+using CommittedOffsets = std::map<std::pair<std::string, int>, std::int64_t>;
+
+/// A state record's header naming the input it was judged from: "topic/partition/offset" (a
+/// topic name holds no '/').
+inline constexpr const char* kInputHeader = "input";
+std::string input_header(std::string_view topic, int partition, std::int64_t offset);
+
+/// What to do with a state record: apply it, wait (its input is not committed yet: the owner
+/// may still be publishing its batch), or drop it (its input will be judged again).
+enum class Admission { kApply, kWait, kDrop };
+
+/// A state record is part of the state only once its input's offset is committed: the records of
+/// a batch go to several partitions, so a later article's record may be durable while an earlier
+/// one's is not, and the batch is judged again after a crash. `input` is the record's `input`
+/// header (empty: a record from before the header, applied), `inputs` the topics whose commits
+/// `committed` holds (a record of another topic is applied); `final`: the commits cannot move any
+/// more (a restore, a takeover), so an uncommitted record is dropped rather than waited for.
+Admission admit_state_record(std::string_view input, const std::vector<std::string>& inputs,
+                             const CommittedOffsets& committed, bool final);
 
 /// A hot standby's view of the state changelog: reads every partition of `topic` on from where
 /// the restore ended and applies the records in the order the owner judged the articles
@@ -24,13 +48,15 @@ class ChangelogTail {
  public:
   using Clock = std::chrono::steady_clock;
   using Apply = std::function<void(const dedup::ArticleState&)>;
+  /// Whether a record may be applied (`final`: in a catch-up); by default every record is.
+  using Admit = std::function<Admission(const rd_kafka_message_t*, bool final)>;
 
   /// `consumer`: a consumer of its own (it is assigned, never subscribed); `positions`: the
   /// next offset of each partition (partitions missing start at their beginning); `last_seq`:
   /// the last record the restore applied.
   static tl::expected<std::unique_ptr<ChangelogTail>, std::string> open(
       KafkaHandle consumer, const std::string& topic, const std::map<int, std::int64_t>& positions,
-      std::uint64_t last_seq, std::chrono::milliseconds hold);
+      std::uint64_t last_seq, std::chrono::milliseconds hold, Admit admit = {});
   ~ChangelogTail();
   ChangelogTail(const ChangelogTail&) = delete;
   ChangelogTail& operator=(const ChangelogTail&) = delete;
@@ -52,14 +78,17 @@ class ChangelogTail {
   std::int64_t behind() const { return behind_; }
   /// Records applied after one with a higher `seq`.
   std::uint64_t late() const { return late_; }
+  /// Records dropped because their input was never committed (judged again by the new owner).
+  std::uint64_t dropped() const { return dropped_; }
 
  private:
   ChangelogTail(KafkaHandle consumer, std::string topic, std::uint64_t last_seq,
-                std::chrono::milliseconds hold)
+                std::chrono::milliseconds hold, Admit admit)
       : consumer_(std::move(consumer)),
         topic_(std::move(topic)),
         last_seq_(last_seq),
-        hold_(hold) {}
+        hold_(hold),
+        admit_(std::move(admit)) {}
   // Files one polled message (and takes it over).
   void file(rd_kafka_message_t* m);
   std::size_t apply_ready(const Apply& apply, bool everything);
@@ -72,10 +101,12 @@ class ChangelogTail {
   std::string topic_;
   std::uint64_t last_seq_;
   std::chrono::milliseconds hold_;
+  Admit admit_;
   std::map<std::uint64_t, Held> buffer_;  // by seq
   std::map<int, std::int64_t> position_;  // partition -> next offset to read
   std::int64_t behind_ = 0;
   std::uint64_t late_ = 0;
+  std::uint64_t dropped_ = 0;
   Clock::time_point last_lag_check_{};
 };
 

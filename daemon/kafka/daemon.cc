@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -125,6 +126,18 @@ std::optional<std::int64_t> watermark_header(const rd_kafka_message_t* msg) {
   return t;
 }
 
+// The value of header `name` of `msg` ("" when it has none).
+std::string_view header_of(const rd_kafka_message_t* msg, const char* name) {
+  rd_kafka_headers_t* hdrs = nullptr;
+  const void* value = nullptr;
+  size_t size = 0;
+  if (rd_kafka_message_headers(msg, &hdrs) != RD_KAFKA_RESP_ERR_NO_ERROR || !hdrs ||
+      rd_kafka_header_get_last(hdrs, name, &value, &size) != RD_KAFKA_RESP_ERR_NO_ERROR || !value) {
+    return {};
+  }
+  return {static_cast<const char*>(value), size};
+}
+
 }  // namespace
 
 Daemon::Daemon(const config::Config& config, Metrics& metrics)
@@ -141,6 +154,12 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
   // Fault injection for the crash-loop test: a worker that meets this text in an input aborts
   // the process, as a crashing parser would.
   if (const char* marker = std::getenv("NEWSFLOW_FAULT_CRASH_MARKER")) crash_marker_ = marker;
+  // Fault injection for the partial-batch test: the state record of the first input holding this
+  // text is never written and no offsets are committed from then on (as when a batch's records
+  // reached some brokers only and commits fail); the process is killed once the batch of the
+  // next input holding it is acknowledged. At-least-once delivery only.
+  if (const char* marker = std::getenv("NEWSFLOW_FAULT_LOSE_STATE_MARKER"))
+    lose_state_marker_ = marker;
   if (config.role == "extract") {
     metrics_.initialize(input_topics(), {config.topics.extracted, config.topics.dlq});
   } else {
@@ -228,6 +247,13 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
                                 {"enable.auto.offset.store", "false"},
                                 {"auto.offset.reset", "earliest"},
                                 {"partition.assignment.strategy", "cooperative-sticky"},
+                                // A SIGKILLed member's partitions wait for its session to end:
+                                // 6 s (the brokers' default minimum), not librdkafka's 45 s, so
+                                // a restarted daemon publishes again within about 10 s. A C++
+                                // process has no GC pauses to ride out; heartbeats go from a
+                                // thread of librdkafka's own, every 1.5 s.
+                                {"session.timeout.ms", "6000"},
+                                {"heartbeat.interval.ms", "1500"},
                                 {"statistics.interval.ms", "5000"},
                                 // Per partition: each has its own queue (event-time order).
                                 {"queued.max.messages.kbytes", "4096"},
@@ -363,6 +389,36 @@ tl::expected<std::vector<PartitionRange>, std::string> partitions_with_data(
 
 }  // namespace
 
+tl::expected<void, std::string> Daemon::refresh_committed() {
+  committed_at_ = Clock::now();
+  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(64);
+  for (const std::string& topic : input_topics()) {
+    const auto n = topic_partitions(consumer_.get(), topic);
+    if (!n) continue;  // no such topic yet: nothing of it was judged
+    for (int p = 0; p < *n; ++p) rd_kafka_topic_partition_list_add(list, topic.c_str(), p);
+  }
+  const rd_kafka_resp_err_t e = rd_kafka_committed(consumer_.get(), list, 10000);
+  if (e == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    committed_.clear();
+    for (int i = 0; i < list->cnt; ++i) {
+      const auto& tp = list->elems[i];
+      if (tp.err == RD_KAFKA_RESP_ERR_NO_ERROR && tp.offset >= 0) {
+        committed_[{tp.topic, tp.partition}] = tp.offset;
+      }
+    }
+  }
+  rd_kafka_topic_partition_list_destroy(list);
+  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return tl::unexpected(std::string("committed offsets: ") + rd_kafka_err2str(e));
+  }
+  return {};
+}
+
+Admission Daemon::admit(const rd_kafka_message_t* state_record, bool final) const {
+  return admit_state_record(header_of(state_record, kInputHeader), input_topics(), committed_,
+                            final);
+}
+
 tl::expected<std::size_t, std::string> Daemon::restore_state(const std::string& bootstrap) {
   const auto t0 = Clock::now();
   auto conf = make_kafka_conf({{"bootstrap.servers", bootstrap},
@@ -382,6 +438,8 @@ tl::expected<std::size_t, std::string> Daemon::restore_state(const std::string& 
   if (!c) return tl::unexpected(std::string(err));
   conf->release();
   if (!config_.topics.state.empty()) {
+    // What the group committed says which records are state (`admit_state_record`).
+    if (auto committed = refresh_committed(); !committed) return tl::unexpected(committed.error());
     // The changelog when it holds anything; the articles topic otherwise (a first start after
     // an upgrade from a version without it).
     auto from_changelog = restore_changelog(c.get());
@@ -473,7 +531,11 @@ tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(
   }
   rd_kafka_assign(c, list);
   rd_kafka_topic_partition_list_destroy(list);
-  std::size_t restored = 0, skipped = 0, ended = 0;
+  std::size_t restored = 0, skipped = 0, ended = 0, uncommitted = 0;
+  std::optional<std::uint64_t> applied_seq;
+  const bool standby_role = config_.role == "dedup" && !config_.topics.dedup_lease.empty();
+  bool deferred = false;
+  std::map<int, std::int64_t> defer_from;  // partition -> first record left to the tail
   auto file = [&](rd_kafka_message_t* m) {
     if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
       merger.end_of_partition({topic, m->partition});
@@ -506,10 +568,26 @@ tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(
     bool progressed = false;
     while (auto m = merger.next(Clock::now())) {
       progressed = true;
-      if (auto state = dedup::decode_state(payload(*m))) {
-        pipeline_.restore(*state);
-        changelog_last_seq_ = std::max(changelog_last_seq_, state->seq);
-        ++restored;
+      if (deferred || admit(*m, true) != Admission::kApply) {
+        ++uncommitted;
+        // This process judges them again; a standby leaves them, and every later record (they
+        // belong to later batches), to its changelog tail, which waits for their commits: the
+        // owner is likely alive and about to commit them.
+        if (standby_role) {
+          deferred = true;
+          auto [from, first] = defer_from.try_emplace((*m)->partition, (*m)->offset);
+          if (!first) from->second = std::min(from->second, (*m)->offset);
+        }
+      } else if (auto state = dedup::decode_state(payload(*m))) {
+        // The same `seq` again: a batch written once more after a crash, the same judgment.
+        if (!applied_seq || *applied_seq != state->seq) {
+          pipeline_.restore(*state);
+          changelog_last_seq_ = std::max(changelog_last_seq_, state->seq);
+          applied_seq = state->seq;
+          ++restored;
+        } else {
+          ++skipped;
+        }
       } else {
         ++skipped;
       }
@@ -528,12 +606,16 @@ tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(
   }
   for (rd_kafka_message_t* m : merger.clear()) rd_kafka_message_destroy(m);
   for (auto& [p, q] : queues) rd_kafka_queue_destroy(q);
+  for (const auto& [p, from] : defer_from) {
+    changelog_positions_[p] = std::min(changelog_positions_[p], from);
+  }
   metrics_.window_size(static_cast<double>(pipeline_.window().size()),
                        static_cast<double>(pipeline_.window().memory_bytes()));
   metrics_.stories_active(static_cast<double>(pipeline_.stories().size()));
   log::info("window_restored", {{"from", topic},
                                 {"articles", std::to_string(restored)},
                                 {"skipped", std::to_string(skipped)},
+                                {"uncommitted", std::to_string(uncommitted)},
                                 {"held", std::to_string(pipeline_.window().size())},
                                 {"seconds", std::to_string(seconds_since(t0))}});
   if (ended < queues.size() && !stop_.load()) {
@@ -545,6 +627,7 @@ tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(
 void Daemon::adopt_partition(rd_kafka_t* rk, const std::string& topic, int partition,
                              Clock::time_point now) {
   merger_.assign({topic, partition}, now);
+  next_offset_.erase({topic, partition});
   // What extractors write is read while it is written: its end means nothing until the
   // extractor says how far it has come.
   if (config_.role == "dedup") merger_.expect_watermarks({topic, partition});
@@ -577,8 +660,14 @@ tl::expected<void, std::string> Daemon::open_changelog_tail(const std::string& b
   KafkaHandle tc(rd_kafka_new(RD_KAFKA_CONSUMER, tconf->get(), err, sizeof err));
   if (!tc) return tl::unexpected(std::string(err));
   tconf->release();
+  // A standby applies the owner's records once their inputs are committed (`admit`); an
+  // extractor learns links from every record.
+  ChangelogTail::Admit gate;
+  if (config_.role == "dedup") {
+    gate = [this](const rd_kafka_message_t* m, bool final) { return admit(m, final); };
+  }
   auto tail = ChangelogTail::open(std::move(tc), config_.topics.state, changelog_positions_,
-                                  changelog_last_seq_, hold);
+                                  changelog_last_seq_, hold, std::move(gate));
   if (!tail) return tl::unexpected(tail.error());
   tail_ = std::move(*tail);
   return {};
@@ -678,6 +767,10 @@ bool Daemon::serve_lease() {
   lease_revoked_ = false;  // a lease granted and taken back before this standby used it
   auto apply = [this](const dedup::ArticleState& s) { pipeline_.restore(s); };
   if (lease_granted_) return take_over();
+  if (Clock::now() - committed_at_ > std::chrono::milliseconds(500)) {
+    if (auto c = refresh_committed(); !c)
+      log::warn("committed_offsets_failed", {{"error", c.error()}});
+  }
   const std::size_t applied = tail_->poll(apply);
   metrics_.standby_lag(static_cast<double>(tail_->pending() + tail_->behind()));
   if (applied > 0) {
@@ -707,13 +800,19 @@ bool Daemon::take_over() {
     }
   }
   auto apply = [this](const dedup::ArticleState& s) { pipeline_.restore(s); };
-  // The old owner is gone (the group gave its lease away): nothing older can arrive.
+  // The old owner is gone (the group gave its lease away): nothing older can arrive, and its
+  // commits are final; the records of inputs it did not commit are judged again here.
+  if (auto c = refresh_committed(); !c) {
+    log::error("takeover_failed", {{"error", c.error()}});
+    return false;
+  }
   auto applied = tail_->catch_up(apply, std::chrono::seconds(120));
   if (!applied) {
     log::error("takeover_failed", {{"error", applied.error()}});
     return false;
   }
   const std::uint64_t last_seq = tail_->last_seq();
+  const std::uint64_t tail_dropped = tail_->dropped();
   const double catch_up_seconds = seconds_since(t0);
   tail_.reset();
   standby_ = false;
@@ -745,6 +844,7 @@ bool Daemon::take_over() {
   metrics_.window_size(static_cast<double>(pipeline_.window().size()),
                        static_cast<double>(pipeline_.window().memory_bytes()));
   log::info("dedup_lease_acquired", {{"caught_up_records", std::to_string(*applied)},
+                                     {"uncommitted_dropped", std::to_string(tail_dropped)},
                                      {"catch_up_seconds", std::to_string(catch_up_seconds)},
                                      {"last_seq", std::to_string(last_seq)},
                                      {"held", std::to_string(pipeline_.window().size())},
@@ -780,6 +880,7 @@ void Daemon::on_rebalance(rd_kafka_t* rk, int err_int, void* partitions_ptr, voi
     for (int i = 0; i < partitions->cnt; ++i) {
       const auto& tp = partitions->elems[i];
       self->metrics_.forget_lag(tp.topic, tp.partition);
+      self->next_offset_.erase({tp.topic, tp.partition});
       for (rd_kafka_message_t* m : self->merger_.revoke({tp.topic, tp.partition})) {
         rd_kafka_message_destroy(m);
         ++abandoned;
@@ -980,9 +1081,16 @@ void Daemon::publish(rd_kafka_message_t* msg, Work& work) {
       const std::string kind(dedup::dup_kind_name(o.verdict.kind));
       produce(config_.topics.articles, o.article.id, article_json(o),
               {{"schema", "newsflow.article/1"}});
-      if (!config_.topics.state.empty()) {
+      const bool marked = !lose_state_marker_.empty() &&
+                          payload(msg).find(lose_state_marker_) != std::string_view::npos;
+      const bool lose_state = marked && !lost_state_;
+      kill_after_batch_ = kill_after_batch_ || (marked && lost_state_);
+      lost_state_ = lost_state_ || lose_state;
+      if (!config_.topics.state.empty() && !lose_state) {
         produce(config_.topics.state, o.article.id, dedup::encode_state(o.state),
-                {{"schema", "newsflow.state/1"}});
+                {{"schema", "newsflow.state/1"},
+                 {kInputHeader,
+                  input_header(rd_kafka_topic_name(msg->rkt), msg->partition, msg->offset)}});
         metrics_.state_written();
       }
       produce(config_.topics.stories, o.story.story_id, story_json(o.story),
@@ -1195,6 +1303,11 @@ bool Daemon::process_guarded_batch(std::vector<Taken>& batch) {
     return false;
   }
   pipeline_.confirm_links();
+  if (kill_after_batch_) {
+    log::error("fault_injected", {{"fault", "a state record lost, killed before the commit"}});
+    std::raise(SIGKILL);
+  }
+  if (lost_state_ && !exactly_once_) return true;  // the commit "fails"
   if (exactly_once_) {
     metrics_.committed();
     progress_.committed += messages.size();
@@ -1352,8 +1465,22 @@ bool Daemon::take(rd_kafka_message_t* msg) {
       return true;
     }
   }
+  next_offset_[p] = msg->offset + 1;
   merger_.add(p, msg, order_time(msg), msg->len + msg->key_len);
   return true;
+}
+
+bool Daemon::fetch_lags(const std::pair<std::string, int>& p) const {
+  const auto next = next_offset_.find(p);
+  if (next == next_offset_.end()) return true;  // nothing taken, no end seen: not known yet
+  std::int64_t low = -1, high = -1;
+  // librdkafka's view as of the partition's last fetch response (no request to a broker).
+  if (rd_kafka_get_watermark_offsets(consumer_.get(), p.first.c_str(), p.second, &low, &high) !=
+          RD_KAFKA_RESP_ERR_NO_ERROR ||
+      high < 0) {
+    return true;
+  }
+  return next->second < high;
 }
 
 void Daemon::emit_watermarks() {
@@ -1400,6 +1527,9 @@ bool Daemon::take_fetched() {
       if (!take(msg)) return false;
       if (event) break;  // an end of partition or an error
     }
+    // An empty partition the broker holds more of is waited for longer than an idle one: on a
+    // loaded machine a fetch can take longer than max_idle_ms (KIP-695's known lag).
+    if (merger_.buffered_records(p) == 0) merger_.set_behind(p, fetch_lags(p));
   }
   return true;
 }

@@ -150,12 +150,18 @@ class Daemon {
   std::unique_ptr<Fetcher> fetcher_;  // null when fetch.enabled is false
   const bool exactly_once_;
   CrashGuard crash_guard_;
-  std::string crash_marker_;  // fault injection for tests: NEWSFLOW_FAULT_CRASH_MARKER
+  std::string crash_marker_;       // fault injection for tests: NEWSFLOW_FAULT_CRASH_MARKER
+  std::string lose_state_marker_;  // and NEWSFLOW_FAULT_LOSE_STATE_MARKER
+  bool lost_state_ = false, kill_after_batch_ = false;
   std::vector<Taken>* collecting_ = nullptr;  // the batch being polled together
   // Fetched messages waiting for their turn in event-time order, a few per partition; the rest
   // wait in each assigned partition's own librdkafka queue.
   EventTimeMerger<rd_kafka_message_t*> merger_;
   std::map<std::pair<std::string, int>, rd_kafka_queue_t*> partition_queues_;
+  // Per assigned partition, the offset after the last message taken: below the partition's end
+  // as last fetched, the partition lags and the order waits for it (`fetch_lags`).
+  std::map<std::pair<std::string, int>, std::int64_t> next_offset_;
+  bool fetch_lags(const std::pair<std::string, int>& p) const;
   std::atomic<bool> stop_{false};
   std::atomic<std::int64_t> drain_deadline_ms_{0};  // steady clock, set by stop()
   std::atomic<std::int64_t> last_tick_ms_{0};       // steady clock; 0 before run()
@@ -188,6 +194,13 @@ class Daemon {
   std::unique_ptr<ChangelogTail> tail_;
   std::map<int, std::int64_t> changelog_positions_;
   std::uint64_t changelog_last_seq_ = 0;
+  // The input offsets this role's group has committed: a state record of an input beyond them
+  // is not state yet (`admit_state_record`). Read before the restore, and by a standby about
+  // twice a second and once more when it takes over.
+  CommittedOffsets committed_;
+  std::chrono::steady_clock::time_point committed_at_{};
+  tl::expected<void, std::string> refresh_committed();
+  Admission admit(const rd_kafka_message_t* state_record, bool final) const;
   bool owner_ = false;
   bool lease_granted_ = false;  // set by the lease consumer's rebalance callback
   bool lease_revoked_ = false;

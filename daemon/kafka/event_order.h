@@ -17,7 +17,8 @@ namespace newsflow::daemon {
 /// KIP-353: each partition's records wait in a small buffer, the record with the lowest event
 /// time across the buffers goes first, and nothing goes while an assigned partition may still
 /// deliver an older record: one with an empty buffer that has neither reported its end nor
-/// stayed empty for `max_idle`. A backlog (an outage, a new consumer group, a backfill) is then
+/// stayed empty for `max_idle`; one its reader knows to hold more than it delivered (its fetch
+/// lags: KIP-695's known lag) stays waited for up to `behind`. A backlog (an outage, a new consumer group, a backfill) is then
 /// consumed in the order `replay` of the same stream reads it, while a live stream, whose
 /// partitions sit at their end, passes each record on at once. The caller keeps each buffer
 /// short (the daemon takes two records per partition; the rest wait in librdkafka's partition
@@ -38,6 +39,11 @@ class EventTimeMerger {
     /// silent holds the others back: a writer that died is replaced (its input goes to another
     /// writer) within about this long, and the replacement's records still go in order.
     std::chrono::milliseconds writer_silence{60000};
+    /// How long an empty partition known to lag (`set_behind`: the broker holds records it has
+    /// not yet delivered) holds the others back: on a loaded machine one fetch can take longer
+    /// than `max_idle`, and going on without the partition would reorder a backlog. Bounded so
+    /// a partition whose leader is gone stalls the others only this long.
+    std::chrono::milliseconds behind{30000};
   };
 
   explicit EventTimeMerger(Options options) : options_(options) {}
@@ -102,6 +108,14 @@ class EventTimeMerger {
     if (it != partitions_.end()) it->second.at_end = true;
   }
 
+  /// Whether the reader knows `p` to hold records it has not delivered yet (its position is
+  /// below the partition's end as last fetched, or nothing was fetched yet). Only looked at
+  /// while its buffer is empty and its end not reached.
+  void set_behind(const Partition& p, bool behind) {
+    auto it = partitions_.find(p);
+    if (it != partitions_.end()) it->second.behind = behind;
+  }
+
   /// The partition's writer says it will write nothing older than `watermark` (kEnd: nothing
   /// it holds now; what comes later is newer). From then on the partition's end of data means
   /// nothing: while empty it holds back exactly the records newer than its watermark, and for
@@ -153,7 +167,7 @@ class EventTimeMerger {
           continue;
         }
         if (s.at_end) continue;
-        if (now - s.empty_since < options_.max_idle) return std::nullopt;  // wait for it
+        if (now - s.empty_since < idle_patience(s)) return std::nullopt;  // wait for it
         // Idle too long: go on without it, but keep its stream time as the low watermark.
         if (s.stream_time != kNever) low = std::min(low, s.stream_time);
         continue;
@@ -192,7 +206,7 @@ class EventTimeMerger {
   /// for long): the loop should poll again soon.
   bool waiting(Clock::time_point now) const {
     for (const auto& [p, s] : partitions_) {
-      const auto patience = !s.watermarked ? options_.max_idle
+      const auto patience = !s.watermarked ? idle_patience(s)
                             : s.heard      ? options_.writer_silence
                                            : options_.first_watermark;
       if (!s.buffer.empty() || now - s.empty_since >= patience) continue;
@@ -215,6 +229,10 @@ class EventTimeMerger {
 
  private:
   static constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::min();
+  struct State;
+  std::chrono::milliseconds idle_patience(const State& s) const {
+    return s.behind ? std::max(options_.behind, options_.max_idle) : options_.max_idle;
+  }
   struct Item {
     Record record;
     std::int64_t event_time;
@@ -224,6 +242,7 @@ class EventTimeMerger {
     std::deque<Item> buffer;
     std::size_t bytes = 0;
     bool at_end = false;
+    bool behind = false;  // its fetch lags: more records are on the broker
     Clock::time_point empty_since{};
     std::int64_t stream_time = kNever;  // highest event time handed out
     bool watermarked = false;           // its writer sends watermarks (`advance`)

@@ -181,7 +181,10 @@ void Metrics::initialize(const std::vector<std::string>& input_topics,
   }
   for (const auto& topic : output_topics) produced_.Add({{"topic", topic}});
   // Partitions are known at assignment (`partition_assigned`); until then one series per topic.
-  for (const auto& topic : input_topics) consumed_.Add({{"topic", topic}, {"partition", "0"}});
+  for (const auto& topic : input_topics) {
+    consumed_.Add({{"topic", topic}, {"partition", "0"}});
+    lag_.Add({{"topic", topic}, {"partition", "0"}});
+  }
 }
 
 const prometheus::Histogram::BucketBoundaries& Metrics::stage_buckets() {

@@ -34,6 +34,8 @@ class Metrics {
   /// A partition this consumer now reads: its series exist from now on.
   void partition_assigned(const std::string& topic, int partition) {
     consumed_.Add({{"topic", topic}, {"partition", std::to_string(partition)}});
+    // Zero until librdkafka's first statistics (statistics.interval.ms) say how far behind.
+    lag_.Add({{"topic", topic}, {"partition", std::to_string(partition)}});
   }
   void consumed(const std::string& topic, int partition) {
     consumed_.Add({{"topic", topic}, {"partition", std::to_string(partition)}}).Increment();

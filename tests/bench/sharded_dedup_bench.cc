@@ -1,11 +1,12 @@
 // The dedup window split over S owners, simulated on a real stream (the dev dedup stream when
 // ../shared is there, else the sample pages), against one window.
 //
-// The design (README "Capacity"): each article is held by one owner, its home, chosen by its id
-// (a partition of a compacted topic keyed by article id); a query goes to every owner, each
-// judges the article against what it holds (exact fingerprint index and LSH buckets of its own
-// articles), and a merger keyed by the article takes the best answer (an exact match over a
-// near one, the higher score, on a tie the earlier article) and sends the article to its home.
+// The design (docs/architecture.md, "Beyond one dedup process"): each article is held by one
+// owner, its home, chosen by its id (a partition of a compacted topic keyed by article id); a
+// query goes to every owner, each judges the article against what it holds (exact fingerprint
+// index and LSH buckets of its own articles), and a merger keyed by the article takes the best
+// answer (an exact match over a near one, the higher score, on a tie the earlier article) and
+// sends the article to its home.
 // Owners answer a batch of B articles at a time, so the articles of one batch do not see each
 // other in the owners' state; the merger then also judges each against the batch's earlier
 // articles (it holds them all), which the simulation does unless --no-batch-check.

@@ -8,7 +8,7 @@ set -euo pipefail
 bin=${NEWSFLOW_BIN}; src=$1; work=$2/crash_loop
 rm -rf "$work"; mkdir -p "$work/state"
 ulimit -c 0
-fail() { echo "FAIL: $*" >&2; tail -5 "$work"/run*.log >&2 || true; exit 1; }
+fail() { echo "FAIL: $*" >&2; tail -n 5 "$work"/run*.log >&2 || true; exit 1; }
 source "$src/tests/integration/lib.sh"
 command -v kcat >/dev/null || fail "kcat is not installed (deploy/install-deps.sh installs it)"
 

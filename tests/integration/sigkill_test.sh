@@ -6,7 +6,7 @@
 set -euo pipefail
 bin=${NEWSFLOW_BIN}; src=$1; work=$2/sigkill
 rm -rf "$work"; mkdir -p "$work"
-fail() { echo "FAIL: $*" >&2; tail -5 "$work"/run*.log >&2 || true; exit 1; }
+fail() { echo "FAIL: $*" >&2; tail -n 5 "$work"/run*.log >&2 || true; exit 1; }
 source "$src/tests/integration/lib.sh"
 
 start_dev_broker --brokers 1 --partitions 48

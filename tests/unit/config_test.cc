@@ -2,6 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
 #include "daemon/kafka/kafka.h"
 
 namespace newsflow::config {
@@ -126,6 +132,114 @@ TEST(Config, ALeasedDedupRoleNeedsTheStateChangelogAndTheLeaseReadsFromTheEnviro
   auto env = parse_config("", {{"NEWSFLOW_KAFKA__LEASE__SESSION_TIMEOUT_MS", "3000"}});
   ASSERT_TRUE(env);
   EXPECT_EQ(env->kafka.lease.at("session.timeout.ms"), "3000");
+}
+
+// One row of a reference table in docs/configuration.md: the first code span of the key, default
+// and environment variable cells.
+struct ReferenceRow {
+  std::string key;
+  std::string default_value;
+  std::string env;
+  int line = 0;
+};
+
+std::string first_code_span(std::string_view cell) {
+  const auto open = cell.find('`');
+  if (open == std::string_view::npos) return "";
+  const auto close = cell.find('`', open + 1);
+  if (close == std::string_view::npos) return "";
+  return std::string(cell.substr(open + 1, close - open - 1));
+}
+
+constexpr std::string_view kReferenceHeader =
+    "| key | default | environment variable | what it does |";
+
+// The rows of every table under the header kReferenceHeader, by key.
+std::map<std::string, ReferenceRow> reference_rows(const std::string& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in) << "cannot read " << path;
+  std::map<std::string, ReferenceRow> rows;
+  std::string line;
+  bool in_table = false;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line == kReferenceHeader) {
+      in_table = true;
+      continue;
+    }
+    if (!line.starts_with("|")) in_table = false;
+    if (!in_table || line.starts_with("|---")) continue;
+    std::vector<std::string> cells;
+    std::size_t pos = 1;
+    for (int i = 0; i < 3; ++i) {
+      const auto bar = line.find('|', pos);
+      if (bar == std::string::npos) break;
+      cells.push_back(line.substr(pos, bar - pos));
+      pos = bar + 1;
+    }
+    EXPECT_EQ(cells.size(), 3u) << path << ":" << number << ": not a reference row: " << line;
+    if (cells.size() != 3) continue;
+    ReferenceRow row{first_code_span(cells[0]), first_code_span(cells[1]),
+                     first_code_span(cells[2]), number};
+    EXPECT_FALSE(rows.count(row.key)) << path << ":" << number << ": " << row.key << " twice";
+    rows[row.key] = row;
+  }
+  return rows;
+}
+
+// Defaults compare as numbers when both are numbers (`1.0` in the docs is the parser's `1`).
+bool same_default(const std::string& documented, const std::string& parsed) {
+  if (documented == parsed) return true;
+  char* end_a = nullptr;
+  char* end_b = nullptr;
+  const double a = std::strtod(documented.c_str(), &end_a);
+  const double b = std::strtod(parsed.c_str(), &end_b);
+  return !documented.empty() && !parsed.empty() && *end_a == '\0' && *end_b == '\0' && a == b;
+}
+
+const std::string kReference = std::string(NEWSFLOW_SOURCE_DIR) + "/docs/configuration.md";
+
+TEST(ConfigReference, ListsEveryKeyWithItsEnvironmentVariableAndDefault) {
+  const auto rows = reference_rows(kReference);
+  const auto keys = known_keys();
+  ASSERT_GT(keys.size(), 80u);  // the parser reads every key even from an empty file
+  for (const auto& k : keys) {
+    const auto row = rows.find(k.path);
+    if (row == rows.end()) {
+      ADD_FAILURE() << k.path << " (" << k.env << ", default " << k.default_value << ") is not in "
+                    << kReference;
+      continue;
+    }
+    EXPECT_EQ(row->second.env, k.env) << kReference << ":" << row->second.line << ": " << k.path;
+    EXPECT_TRUE(same_default(row->second.default_value, k.default_value))
+        << kReference << ":" << row->second.line << ": " << k.path << " documents default `"
+        << row->second.default_value << "`, the parser's is `" << k.default_value << "`";
+  }
+}
+
+TEST(ConfigReference, ListsNoKeyTheParserDoesNotRead) {
+  std::set<std::string> known;
+  for (const auto& k : known_keys()) {
+    EXPECT_TRUE(known.insert(k.path).second) << k.path << " read twice";
+  }
+  for (const auto& [key, row] : reference_rows(kReference)) {
+    EXPECT_TRUE(known.count(key)) << kReference << ":" << row.line << ": `" << key
+                                  << "` is not a key the parser reads";
+  }
+}
+
+// The environment variable of each key sets that key: its default given through the
+// environment parses without a problem (a name the parser did not map would be an unknown key).
+TEST(ConfigReference, EachEnvironmentVariableSetsItsKey) {
+  for (const auto& k : known_keys()) {
+    const auto c = parse_config("", {{k.env, k.default_value}});
+    EXPECT_TRUE(c) << k.env << "=" << k.default_value << ": "
+                   << (c ? "" : problems_text(c.error()));
+  }
+  EXPECT_EQ(env_variable("kafka.batch_max_ms"), "NEWSFLOW_KAFKA__BATCH_MAX_MS");
+  EXPECT_EQ(env_variable("role"), "NEWSFLOW_ROLE");
+  const auto c = parse_config("", {{env_variable("fetch.host_delay_ms"), "40"}});
+  ASSERT_TRUE(c) << problems_text(c.error());
+  EXPECT_EQ(c->fetch.host_delay_ms, 40);
 }
 
 }  // namespace

@@ -69,6 +69,30 @@ TEST(EventTimeMerger, AnIdlePartitionStopsHoldingTheOthersBackButKeepsTheLowWate
   EXPECT_EQ(low, 50);  // A went idle at 50: nothing expires beyond it
 }
 
+TEST(EventTimeMerger, APartitionKnownToLagIsWaitedForLongerThanAnIdleOne) {
+  // A backlog on a loaded machine: B's next fetch takes longer than max_idle. Going on without
+  // it would hand out A's newer record before B's older one.
+  const auto t0 = Merger::Clock::now();
+  Merger m({50ms, 30000ms, 20000ms, 2000ms});
+  m.assign(kA, t0);
+  m.assign(kB, t0);
+  m.add(kA, 1, 500, 10);
+  m.set_behind(kB, true);
+  EXPECT_FALSE(m.next(t0 + 100ms).has_value());
+  EXPECT_TRUE(m.waiting(t0 + 100ms));
+  m.add(kB, 2, 100, 10);
+  EXPECT_EQ(m.next(t0 + 150ms), 2);
+  // B caught up with its end as last fetched: idle again after max_idle.
+  m.set_behind(kB, false);
+  EXPECT_FALSE(m.next(t0 + 160ms).has_value());
+  EXPECT_EQ(m.next(t0 + 250ms), 1);
+  // A partition that lags for longer than `behind` (its leader is gone) stops holding back.
+  m.add(kA, 3, 600, 10);
+  m.set_behind(kB, true);
+  EXPECT_FALSE(m.next(t0 + 1000ms).has_value());
+  EXPECT_EQ(m.next(t0 + 2300ms), 3);
+}
+
 TEST(EventTimeMerger, GivenBackRecordsComeFirstAndRevokedPartitionsReturnTheirs) {
   const auto now = Merger::Clock::now();
   Merger m = two_partitions(now);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "config/config.h"
+#include "daemon/kafka/changelog_tail.h"
 #include "daemon/pipeline/input.h"
 #include "daemon/pipeline/pipeline.h"
 
@@ -139,3 +140,29 @@ TEST(StateRecord, RestoredPipelineJudgesLikeAnUninterruptedOne) {
 
 }  // namespace
 }  // namespace newsflow
+
+namespace newsflow::daemon {
+namespace {
+
+TEST(StateAdmission, ARecordIsStateOnlyOnceItsInputIsCommitted) {
+  const std::vector<std::string> inputs{"newsflow.pages", "newsflow.feeds"};
+  const CommittedOffsets committed{{{"newsflow.pages", 0}, 40}, {{"newsflow.pages", 1}, 0}};
+  EXPECT_EQ(input_header("newsflow.pages", 3, 17), "newsflow.pages/3/17");
+  // Below the commit: applied; at or past it: waited for, or dropped when commits are final.
+  EXPECT_EQ(admit_state_record("newsflow.pages/0/39", inputs, committed, false), Admission::kApply);
+  EXPECT_EQ(admit_state_record("newsflow.pages/0/40", inputs, committed, false), Admission::kWait);
+  EXPECT_EQ(admit_state_record("newsflow.pages/0/41", inputs, committed, true), Admission::kDrop);
+  EXPECT_EQ(admit_state_record("newsflow.pages/1/0", inputs, committed, true), Admission::kDrop);
+  // A partition the group never committed: all of it is read again.
+  EXPECT_EQ(admit_state_record("newsflow.feeds/0/0", inputs, committed, true), Admission::kDrop);
+  // Records from before the header, of another role's input, or unreadable: applied.
+  EXPECT_EQ(admit_state_record("", inputs, committed, true), Admission::kApply);
+  EXPECT_EQ(admit_state_record("newsflow.extracted/0/5", inputs, committed, true),
+            Admission::kApply);
+  EXPECT_EQ(admit_state_record("newsflow.pages/x/5", inputs, committed, true), Admission::kApply);
+  EXPECT_EQ(admit_state_record("/0/5", inputs, committed, true), Admission::kApply);
+  EXPECT_EQ(admit_state_record("5", inputs, committed, true), Admission::kApply);
+}
+
+}  // namespace
+}  // namespace newsflow::daemon
