@@ -953,6 +953,7 @@ void Daemon::on_delivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opaqu
     self->metrics_.delivery_failed();
   } else {
     self->metrics_.produced(rd_kafka_topic_name(msg->rkt));
+    if (msg->offset < 0) self->metrics_.delivery_unconfirmed();
   }
 }
 

@@ -54,6 +54,12 @@ Metrics::Metrics()
       delivery_failures_(counter(*registry_, "newsflow_delivery_failures_total",
                                  "Output messages the brokers did not acknowledge")
                              .Add({})),
+      delivery_unconfirmed_(
+          counter(*registry_, "newsflow_delivery_unconfirmed_total",
+                  "Output messages acknowledged without an offset (implied by a later request's "
+                  "success under idempotence; only a broker that skips sequence checks, such as "
+                  "librdkafka's mock cluster, makes this a loss)")
+              .Add({})),
       commits_(counter(*registry_, "newsflow_offset_commits_total",
                        "Input offset commits after outputs were acknowledged")
                    .Add({})),

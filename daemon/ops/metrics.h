@@ -57,6 +57,9 @@ class Metrics {
   void fetch(const std::string& outcome) { fetches_.Add({{"outcome", outcome}}).Increment(); }
   void robots_fetch(const std::string& result) { robots_.Add({{"result", result}}).Increment(); }
   void delivery_failed() { delivery_failures_.Increment(); }
+  /// A message acknowledged without an offset: librdkafka inferred its delivery from a later
+  /// request's success (idempotence), which a real broker's sequence checks make sound.
+  void delivery_unconfirmed() { delivery_unconfirmed_.Increment(); }
   void feed_warning() { feed_warnings_.Increment(); }
   void committed() { commits_.Increment(); }
   void stage_seconds(const std::string& stage, double seconds);
@@ -117,6 +120,7 @@ class Metrics {
   prometheus::Counter& stories_created_;
   prometheus::Counter& stories_updated_;
   prometheus::Counter& delivery_failures_;
+  prometheus::Counter& delivery_unconfirmed_;
   prometheus::Counter& commits_;
   prometheus::Counter& feed_warnings_;
   prometheus::Gauge& window_articles_;
