@@ -18,12 +18,12 @@ namespace newsflow::daemon {
 /// time across the buffers goes first, and nothing goes while an assigned partition may still
 /// deliver an older record: one with an empty buffer that has neither reported its end nor
 /// stayed empty for `max_idle`; one its reader knows to hold more than it delivered (its fetch
-/// lags: KIP-695's known lag) stays waited for up to `behind`. A backlog (an outage, a new consumer group, a backfill) is then
-/// consumed in the order `replay` of the same stream reads it, while a live stream, whose
-/// partitions sit at their end, passes each record on at once. The caller keeps each buffer
-/// short (the daemon takes two records per partition; the rest wait in librdkafka's partition
-/// queues). `Record` is an owning handle the caller destroys; no I/O, no threads: the consumer
-/// loop drives it.
+/// lags: KIP-695's known lag) stays waited for up to `behind`. A backlog (an outage, a new consumer
+/// group, a backfill) is then consumed in the order `replay` of the same stream reads it, while a
+/// live stream, whose partitions sit at their end, passes each record on at once. The caller keeps
+/// each buffer short (the daemon takes two records per partition; the rest wait in librdkafka's
+/// partition queues). `Record` is an owning handle the caller destroys; no I/O, no threads: the
+/// consumer loop drives it.
 template <typename Record>
 class EventTimeMerger {
  public:
