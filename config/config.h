@@ -31,7 +31,8 @@ struct KafkaConfig {
   /// memory (a batch of many large pages closes early).
   std::int64_t batch_max_bytes = 64LL << 20;
   /// After SIGTERM: how long the last batch may take to be acknowledged before the process
-  /// exits without committing it (it is then processed again after the restart).
+  /// exits without committing it (it is then processed again after the restart). Waiting for
+  /// room in the producer's queue during an outage counts too.
   int drain_timeout_ms = 20000;
   /// Event-time order across partitions: how long an assigned partition that has neither
   /// delivered a record nor reported its end may hold the others back (KIP-353's

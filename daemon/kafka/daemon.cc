@@ -149,8 +149,11 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
                    : std::max<std::size_t>(1, std::thread::hardware_concurrency())),
       exactly_once_(config.kafka.delivery == "exactly_once"),
       crash_guard_(config.state.dir),
+      // A partition known to lag holds the others back for up to 10 s: longer than a slow
+      // fetch round, short enough that a partition whose leader is gone stalls little.
       merger_({std::chrono::milliseconds(config.kafka.max_idle_ms), std::chrono::seconds(30),
-               std::chrono::milliseconds(config.kafka.extractor_silence_ms)}) {
+               std::chrono::milliseconds(config.kafka.extractor_silence_ms),
+               std::chrono::seconds(10)}) {
   // Fault injection for the crash-loop test: a worker that meets this text in an input aborts
   // the process, as a crashing parser would.
   if (const char* marker = std::getenv("NEWSFLOW_FAULT_CRASH_MARKER")) crash_marker_ = marker;
@@ -881,6 +884,8 @@ void Daemon::on_rebalance(rd_kafka_t* rk, int err_int, void* partitions_ptr, voi
       const auto& tp = partitions->elems[i];
       self->metrics_.forget_lag(tp.topic, tp.partition);
       self->next_offset_.erase({tp.topic, tp.partition});
+      // Its new owner starts from the last committed offset (at least once).
+      self->pending_commit_.erase({tp.topic, tp.partition});
       for (rd_kafka_message_t* m : self->merger_.revoke({tp.topic, tp.partition})) {
         rd_kafka_message_destroy(m);
         ++abandoned;
@@ -980,6 +985,16 @@ bool Daemon::produce(const std::string& topic, const std::string& key, const std
     if (e == RD_KAFKA_RESP_ERR_NO_ERROR) return true;
     rd_kafka_headers_destroy(hdrs);
     if (e == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+      // During an outage the queue frees up as messages time out (message.timeout.ms); after
+      // SIGTERM the wait ends at the drain deadline: the batch is not acknowledged, its inputs
+      // are not committed, and the process exits in time.
+      if (stop_.load() && steady_ms() >= drain_deadline_ms_.load()) {
+        ++delivery_errors_;
+        last_delivery_error_ = "producer queue still full at the drain deadline";
+        metrics_.delivery_failed();
+        log::error("produce_failed", {{"topic", topic}, {"error", last_delivery_error_}});
+        return false;
+      }
       rd_kafka_poll(producer_.get(), 50);  // serve delivery reports to make room
       continue;
     }
@@ -1314,16 +1329,46 @@ bool Daemon::process_guarded_batch(std::vector<Taken>& batch) {
     progress_.committed += messages.size();
     return true;
   }
-  rd_kafka_topic_partition_list_t* list = next_offsets(messages);
+  std::map<std::pair<std::string, int>, std::int64_t> offsets;
+  for (const auto* m : messages) {
+    auto& o = offsets[{rd_kafka_topic_name(m->rkt), m->partition}];
+    o = std::max(o, m->offset + 1);
+  }
+  commit_offsets(offsets, messages.size());
+  return true;
+}
+
+bool Daemon::commit_offsets(const std::map<std::pair<std::string, int>, std::int64_t>& offsets,
+                            std::size_t messages) {
+  // Offsets whose commit failed earlier go along: a partition that delivers nothing after a
+  // failed commit would otherwise keep its old committed offset, and a restart or a new owner
+  // would process its inputs again.
+  for (const auto& [tp, offset] : offsets) {
+    auto& o = pending_commit_[tp];
+    o = std::max(o, offset);
+  }
+  pending_commit_messages_ += messages;
+  if (pending_commit_.empty()) return true;
+  last_commit_attempt_ = Clock::now();
+  rd_kafka_topic_partition_list_t* list =
+      rd_kafka_topic_partition_list_new(static_cast<int>(pending_commit_.size()));
+  for (const auto& [tp, offset] : pending_commit_) {
+    rd_kafka_topic_partition_list_add(list, tp.first.c_str(), tp.second)->offset = offset;
+  }
   const rd_kafka_resp_err_t c = rd_kafka_commit(consumer_.get(), list, /*async=*/0);
   rd_kafka_topic_partition_list_destroy(list);
   if (c != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    // Outputs are out; a failed commit only means these inputs may be processed again.
-    log::warn("commit_failed", {{"error", rd_kafka_err2str(c)}});
-  } else {
-    metrics_.committed();
-    progress_.committed += messages.size();
+    // Outputs are out; the offsets are committed with the next batch's, or on their own a
+    // second later while idle, and before the process exits.
+    metrics_.commit_failed();
+    log::warn("commit_failed", {{"error", rd_kafka_err2str(c)},
+                                {"partitions", std::to_string(pending_commit_.size())}});
+    return false;
   }
+  metrics_.committed();
+  progress_.committed += pending_commit_messages_;
+  pending_commit_.clear();
+  pending_commit_messages_ = 0;
   return true;
 }
 
@@ -1472,16 +1517,18 @@ bool Daemon::take(rd_kafka_message_t* msg) {
 }
 
 bool Daemon::fetch_lags(const std::pair<std::string, int>& p) const {
-  const auto next = next_offset_.find(p);
-  if (next == next_offset_.end()) return true;  // nothing taken, no end seen: not known yet
   std::int64_t low = -1, high = -1;
   // librdkafka's view as of the partition's last fetch response (no request to a broker).
   if (rd_kafka_get_watermark_offsets(consumer_.get(), p.first.c_str(), p.second, &low, &high) !=
           RD_KAFKA_RESP_ERR_NO_ERROR ||
       high < 0) {
-    return true;
+    return true;  // not fetched yet: it may hold anything
   }
-  return next->second < high;
+  if (high == 0 || high == low) return false;  // it holds nothing
+  // Nothing taken yet: a fetch round may have left it out (a response is bounded in bytes), so
+  // its records may still come, unless its end is reported first.
+  const auto next = next_offset_.find(p);
+  return next == next_offset_.end() || next->second < high;
 }
 
 void Daemon::emit_watermarks() {
@@ -1558,6 +1605,10 @@ int Daemon::run() {
                           static_cast<double>(merger_.buffered_bytes()));
     if (batch.empty()) {
       if (config_.role == "extract") emit_watermarks();  // a sign of life while idle
+      if (!pending_commit_.empty() &&
+          Clock::now() - last_commit_attempt_ >= std::chrono::seconds(1)) {
+        commit_offsets({}, 0);
+      }
       continue;
     }
     // Inputs that were in flight when an earlier process died go alone, so the one that kills
@@ -1608,6 +1659,7 @@ int Daemon::run() {
   log::info("daemon_stopping", {{"consumed", std::to_string(progress_.consumed.load())},
                                 {"articles", std::to_string(progress_.articles.load())},
                                 {"dead_letters", std::to_string(progress_.dead_letters.load())}});
+  if (!pending_commit_.empty()) commit_offsets({}, 0);  // a last try for a failed commit
   rd_kafka_consumer_close(consumer_.get());
   if (rd_kafka_flush(producer_.get(), flush_timeout_ms()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
     // Only outputs of an uncommitted batch can be left: the restart processes it again.

@@ -162,6 +162,13 @@ class Daemon {
   // as last fetched, the partition lags and the order waits for it (`fetch_lags`).
   std::map<std::pair<std::string, int>, std::int64_t> next_offset_;
   bool fetch_lags(const std::pair<std::string, int>& p) const;
+  // at_least_once: offsets of acknowledged batches whose commit failed, retried with the next
+  // commit, while idle and before exit (`commit_offsets`), and the inputs they stand for.
+  std::map<std::pair<std::string, int>, std::int64_t> pending_commit_;
+  std::size_t pending_commit_messages_ = 0;
+  std::chrono::steady_clock::time_point last_commit_attempt_{};
+  bool commit_offsets(const std::map<std::pair<std::string, int>, std::int64_t>& offsets,
+                      std::size_t messages);
   std::atomic<bool> stop_{false};
   std::atomic<std::int64_t> drain_deadline_ms_{0};  // steady clock, set by stop()
   std::atomic<std::int64_t> last_tick_ms_{0};       // steady clock; 0 before run()

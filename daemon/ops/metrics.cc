@@ -60,6 +60,10 @@ Metrics::Metrics()
                   "success under idempotence; only a broker that skips sequence checks, such as "
                   "librdkafka's mock cluster, makes this a loss)")
               .Add({})),
+      commit_failures_(counter(*registry_, "newsflow_commit_failures_total",
+                               "Offset commits that failed (retried with the next commit, while "
+                               "idle and before exit)")
+                           .Add({})),
       commits_(counter(*registry_, "newsflow_offset_commits_total",
                        "Input offset commits after outputs were acknowledged")
                    .Add({})),

@@ -62,6 +62,7 @@ class Metrics {
   void delivery_unconfirmed() { delivery_unconfirmed_.Increment(); }
   void feed_warning() { feed_warnings_.Increment(); }
   void committed() { commits_.Increment(); }
+  void commit_failed() { commit_failures_.Increment(); }
   void stage_seconds(const std::string& stage, double seconds);
   void consumer_lag(const std::string& topic, int partition, double messages) {
     lag_.Add({{"topic", topic}, {"partition", std::to_string(partition)}}).Set(messages);
@@ -121,6 +122,7 @@ class Metrics {
   prometheus::Counter& stories_updated_;
   prometheus::Counter& delivery_failures_;
   prometheus::Counter& delivery_unconfirmed_;
+  prometheus::Counter& commit_failures_;
   prometheus::Counter& commits_;
   prometheus::Counter& feed_warnings_;
   prometheus::Gauge& window_articles_;

@@ -119,6 +119,16 @@ std::vector<ParsedInput> sample_pages(std::size_t n) {
   return out;
 }
 
+// A counter's value summed over its labels, from the registry the daemon's /metrics serves.
+double scrape_counter(const Metrics& metrics, const std::string& name) {
+  double total = 0;
+  for (const auto& family : metrics.registry()->Collect()) {
+    if (family.name != name && family.name + "_total" != name) continue;
+    for (const auto& m : family.metric) total += m.counter.value;
+  }
+  return total;
+}
+
 class DaemonOnMockCluster : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -269,6 +279,72 @@ TEST_F(DaemonOnMockCluster, RetriableProduceErrorsLoseNothing) {
   Metrics metrics;
   run_daemon(inputs, metrics);
   expect_all_accounted(inputs);
+}
+
+TEST_F(DaemonOnMockCluster, AFailedCommitIsRetriedWhenNoBatchFollows) {
+  // Every input fits one batch, and its commit fails twice: nothing follows that would commit
+  // those partitions again. The offsets must still be committed (while idle), so a restarted
+  // member of the group reads nothing again.
+  config_.kafka.batch_max_messages = 100;
+  config_.kafka.batch_max_ms = 3000;
+  // (An error librdkafka does not retry by itself.)
+  rd_kafka_mock_push_request_errors(cluster_->mock(), /*ApiKey OffsetCommit=*/8, 2,
+                                    RD_KAFKA_RESP_ERR_OFFSET_METADATA_TOO_LARGE,
+                                    RD_KAFKA_RESP_ERR_OFFSET_METADATA_TOO_LARGE);
+  const std::size_t inputs = produce_inputs();
+  Metrics metrics;
+  Daemon daemon(config_, metrics);
+  ASSERT_TRUE(daemon.start(cluster_->bootstrap()));
+  int code = -1;
+  std::thread t([&] { code = daemon.run(); });
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (daemon.progress().committed.load() < inputs &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_EQ(daemon.progress().committed.load(), inputs) << "not committed while idle";
+  daemon.stop();
+  t.join();
+  EXPECT_EQ(code, 0);
+  EXPECT_GE(scrape_counter(metrics, "newsflow_commit_failures_total"), 1.0);
+
+  Metrics again;
+  Daemon second(config_, again);
+  ASSERT_TRUE(second.start(cluster_->bootstrap()));
+  std::thread t2([&] { second.run(); });
+  std::this_thread::sleep_for(3s);
+  second.stop();
+  t2.join();
+  EXPECT_EQ(second.progress().consumed.load(), 0u);
+}
+
+TEST_F(DaemonOnMockCluster, AStopDuringAnOutageEndsAtTheDrainDeadline) {
+  // The only broker goes down while a batch is published: the producer's queue (two messages
+  // here) stays full. A SIGTERM must still end the process at kafka.drain_timeout_ms, not when
+  // the queued messages time out (message.timeout.ms), and nothing may be committed.
+  config_.kafka.producer["queue.buffering.max.messages"] = "2";
+  config_.kafka.producer["message.timeout.ms"] = "30000";
+  config_.kafka.producer["linger.ms"] = "20";  // slow enough that the outage meets a batch
+  config_.kafka.drain_timeout_ms = 1000;
+  const std::size_t inputs = produce_inputs();
+  Metrics metrics;
+  Daemon daemon(config_, metrics);
+  ASSERT_TRUE(daemon.start(cluster_->bootstrap()));
+  std::thread t([&] { daemon.run(); });
+  const auto begin = std::chrono::steady_clock::now() + 30s;
+  while (daemon.progress().consumed.load() == 0 && std::chrono::steady_clock::now() < begin) {
+    std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_EQ(rd_kafka_mock_broker_set_down(cluster_->mock(), 1), RD_KAFKA_RESP_ERR_NO_ERROR);
+  std::this_thread::sleep_for(1500ms);
+  const auto stopped = std::chrono::steady_clock::now();
+  daemon.stop();
+  t.join();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped).count();
+  EXPECT_LT(seconds, 6.0) << "the stop waited for the producer's queue";
+  EXPECT_LT(daemon.progress().committed.load(), inputs);
+  rd_kafka_mock_broker_set_up(cluster_->mock(), 1);
 }
 
 }  // namespace

@@ -32,7 +32,8 @@ grep -q '^newsflow_window_max_articles 40' "$work/fresh.txt" || fail "the bound 
 produced=$("$bin" produce --input "$src/samples/pages.jsonl.gz" --repeat 12 --poison)
 metric_sum() { curl -sf "$base/metrics" | awk -v m="$1" '$1 ~ "^"m"({|$)" {s += $2} END {print s + 0}'; }
 for _ in $(seq 600); do
-  [ "$(metric_sum newsflow_articles_total)" -ge $((produced - 3)) ] 2>/dev/null && break
+  [ $(($(metric_sum newsflow_articles_total) + $(metric_sum newsflow_dlq_total))) -ge "$produced" ] \
+    2>/dev/null && break
   kill -0 $run 2>/dev/null || fail "the daemon exited"
   sleep 0.1
 done
