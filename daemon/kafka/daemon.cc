@@ -886,6 +886,7 @@ void Daemon::on_rebalance(rd_kafka_t* rk, int err_int, void* partitions_ptr, voi
       self->next_offset_.erase({tp.topic, tp.partition});
       // Its new owner starts from the last committed offset (at least once).
       self->pending_commit_.erase({tp.topic, tp.partition});
+      if (self->pending_commit_.empty()) self->pending_commit_messages_ = 0;
       for (rd_kafka_message_t* m : self->merger_.revoke({tp.topic, tp.partition})) {
         rd_kafka_message_destroy(m);
         ++abandoned;
@@ -1603,6 +1604,10 @@ int Daemon::run() {
     rd_kafka_poll(producer_.get(), 0);
     metrics_.order_buffer(static_cast<double>(merger_.buffered_records()),
                           static_cast<double>(merger_.buffered_bytes()));
+    if (const std::uint64_t n = merger_.passed_over(); n > passed_over_reported_) {
+      metrics_.order_passed_over(static_cast<double>(n - passed_over_reported_));
+      passed_over_reported_ = n;
+    }
     if (batch.empty()) {
       if (config_.role == "extract") emit_watermarks();  // a sign of life while idle
       if (!pending_commit_.empty() &&

@@ -166,6 +166,7 @@ class Daemon {
   // commit, while idle and before exit (`commit_offsets`), and the inputs they stand for.
   std::map<std::pair<std::string, int>, std::int64_t> pending_commit_;
   std::size_t pending_commit_messages_ = 0;
+  std::uint64_t passed_over_reported_ = 0;  // merger_.passed_over() as last counted
   std::chrono::steady_clock::time_point last_commit_attempt_{};
   bool commit_offsets(const std::map<std::pair<std::string, int>, std::int64_t>& offsets,
                       std::size_t messages);

@@ -160,6 +160,7 @@ class EventTimeMerger {
     const Partition* best_partition = nullptr;
     std::int64_t low = std::numeric_limits<std::int64_t>::max();
     bool watermarked_empty = false;
+    bool passed_over = false;  // a partition that may still deliver an older record
     for (auto& [p, s] : partitions_) {
       if (s.buffer.empty()) {
         if (s.watermarked) {
@@ -170,6 +171,7 @@ class EventTimeMerger {
         if (now - s.empty_since < idle_patience(s)) return std::nullopt;  // wait for it
         // Idle too long: go on without it, but keep its stream time as the low watermark.
         if (s.stream_time != kNever) low = std::min(low, s.stream_time);
+        passed_over = true;
         continue;
       }
       // Strictly lower wins: ties go to the first partition in (topic, partition) order.
@@ -189,6 +191,7 @@ class EventTimeMerger {
         const bool may_precede = w < t || (w == t && p < *best_partition);
         const auto patience = s.heard ? options_.writer_silence : options_.first_watermark;
         if (may_precede && now - s.empty_since < patience) return std::nullopt;
+        passed_over = passed_over || may_precede;
         if (w != kNever && w != kEnd) low = std::min(low, w);
       }
     }
@@ -199,6 +202,7 @@ class EventTimeMerger {
     best->stream_time = std::max(best->stream_time, item.event_time);
     if (best->buffer.empty()) best->empty_since = now;
     if (low_watermark) *low_watermark = std::min(low, item.event_time);
+    if (passed_over) ++passed_over_;
     return std::move(item.record);
   }
 
@@ -227,6 +231,11 @@ class EventTimeMerger {
   }
   std::size_t partitions() const { return partitions_.size(); }
 
+  /// Records handed out while a partition that might still have delivered an older one was
+  /// passed over (idle for `max_idle`, lagging for `behind`, or its writer silent): each may be
+  /// out of event-time order. A backlog that counts many wants a larger `max_idle`.
+  std::uint64_t passed_over() const { return passed_over_; }
+
  private:
   static constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::min();
   struct State;
@@ -253,6 +262,7 @@ class EventTimeMerger {
   Options options_;
   std::map<Partition, State> partitions_;
   std::size_t buffered_bytes_ = 0;
+  std::uint64_t passed_over_ = 0;
 };
 
 }  // namespace newsflow::daemon

@@ -64,6 +64,12 @@ Metrics::Metrics()
                                "Offset commits that failed (retried with the next commit, while "
                                "idle and before exit)")
                            .Add({})),
+      order_passed_over_(
+          counter(*registry_, "newsflow_order_passed_over_total",
+                  "Inputs taken while a partition that might still deliver an older one was passed "
+                  "over (idle for kafka.max_idle_ms, or lagging for 10 s): possibly out of "
+                  "event-time order")
+              .Add({})),
       commits_(counter(*registry_, "newsflow_offset_commits_total",
                        "Input offset commits after outputs were acknowledged")
                    .Add({})),

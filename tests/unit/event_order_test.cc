@@ -65,8 +65,10 @@ TEST(EventTimeMerger, AnIdlePartitionStopsHoldingTheOthersBackButKeepsTheLowWate
   m.add(kB, 3, 200, 10);
   EXPECT_FALSE(m.next(t0 + 10ms).has_value());  // A may still deliver something older
   std::int64_t low = 0;
+  EXPECT_EQ(m.passed_over(), 0u);
   EXPECT_EQ(m.next(t0 + 100ms, &low), 1);
-  EXPECT_EQ(low, 50);  // A went idle at 50: nothing expires beyond it
+  EXPECT_EQ(low, 50);              // A went idle at 50: nothing expires beyond it
+  EXPECT_EQ(m.passed_over(), 1u);  // counted: it may be out of order
 }
 
 TEST(EventTimeMerger, APartitionKnownToLagIsWaitedForLongerThanAnIdleOne) {
