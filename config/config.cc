@@ -282,6 +282,7 @@ tl::expected<Config, std::vector<Problem>> parse(std::string_view yaml_text, con
       k.integer("batch_max_messages", c.kafka.batch_max_messages, 1, 100000);
       k.integer("batch_max_ms", c.kafka.batch_max_ms, 1, 60000);
       k.integer("flush_timeout_ms", c.kafka.flush_timeout_ms, 100, 600000);
+      k.integer("commit_interval_ms", c.kafka.commit_interval_ms, 0, 600000);
       k.integer("batch_max_bytes", c.kafka.batch_max_bytes, 1 << 16, 1LL << 34);
       k.integer("drain_timeout_ms", c.kafka.drain_timeout_ms, 0, 600000);
       k.integer("max_idle_ms", c.kafka.max_idle_ms, 0, 600000);

@@ -24,9 +24,15 @@ struct KafkaConfig {
   /// librdkafka as-is over newsflow's defaults (session.timeout.ms 6000: a killed owner's
   /// standby takes over within about that long).
   std::map<std::string, std::string> lease;
-  int batch_max_messages = 500;  ///< inputs processed before outputs are flushed and committed
-  int batch_max_ms = 200;        ///< ... or after this long
-  int flush_timeout_ms = 30000;  ///< how long to wait for output acknowledgements
+  int batch_max_messages = 500;  ///< inputs judged together
+  int batch_max_ms = 200;        ///< ... or collected for at most this long
+  /// How long a batch's outputs may wait for their acknowledgements before it counts as failed
+  /// (it is judged again).
+  int flush_timeout_ms = 30000;
+  /// at_least_once: how often the offsets of acknowledged batches are committed (also when the
+  /// daemon idles, on revoke and on stop); 0 commits each batch as soon as it is acknowledged.
+  /// Inputs of a crashed process past its last commit are judged again after the restart.
+  int commit_interval_ms = 1000;
   /// Input bytes a batch may hold: with the producer's own queue limit this bounds in-flight
   /// memory (a batch of many large pages closes early).
   std::int64_t batch_max_bytes = 64LL << 20;

@@ -76,19 +76,25 @@ bool is_valid_utf8(std::string_view s) {
 }
 
 std::string sanitize_utf8(std::string_view s) {
+  if (is_valid_utf8(s)) return std::string(s);  // nearly every page: one copy
   std::string out;
-  out.reserve(s.size());
-  std::size_t i = 0;
+  out.reserve(s.size() + 16);
+  std::size_t i = 0, run = 0;  // s[run, i) is well-formed and not yet copied
   while (i < s.size()) {
+    if (static_cast<unsigned char>(s[i]) < 0x80) {
+      ++i;
+      continue;
+    }
     const std::size_t n = utf8_sequence_length(s, i);
     if (n == 0) {
+      out.append(s.substr(run, i - run));
       out += "\xEF\xBF\xBD";
-      ++i;
+      run = ++i;
     } else {
-      out.append(s.substr(i, n));
       i += n;
     }
   }
+  out.append(s.substr(run));
   return out;
 }
 

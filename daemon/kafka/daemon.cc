@@ -157,6 +157,7 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
   // Fault injection for the crash-loop test: a worker that meets this text in an input aborts
   // the process, as a crashing parser would.
   if (const char* marker = std::getenv("NEWSFLOW_FAULT_CRASH_MARKER")) crash_marker_ = marker;
+  pool_ = std::make_unique<WorkerPool>(workers_);
   // Fault injection for the partial-batch test: the state record of the first input holding this
   // text is never written and no offsets are committed from then on (as when a batch's records
   // reached some brokers only and commits fail); the process is killed once the batch of the
@@ -877,8 +878,12 @@ void Daemon::on_rebalance(rd_kafka_t* rk, int err_int, void* partitions_ptr, voi
     log::info("partitions_assigned", {{"count", std::to_string(partitions->cnt)}});
   } else {
     // Rebalance callbacks run inside the consumer poll, while a batch is being collected and
-    // never while one is processed: the collected messages of revoked partitions are dropped
-    // (uncommitted, so their new owner reads them again); nothing else is in flight.
+    // never while one is judged: the collected messages of revoked partitions are dropped
+    // (uncommitted, so their new owner reads them again). Batches judged before are
+    // acknowledged and their offsets committed now, so the new owner does not judge them again;
+    // one that fails is judged again here (its inputs of partitions still assigned) once the
+    // rebalance is done.
+    self->settle(/*drain=*/true, /*rewind=*/false);
     std::size_t abandoned = 0;
     for (int i = 0; i < partitions->cnt; ++i) {
       const auto& tp = partitions->elems[i];
@@ -895,6 +900,29 @@ void Daemon::on_rebalance(rd_kafka_t* rk, int err_int, void* partitions_ptr, voi
           q != self->partition_queues_.end()) {
         rd_kafka_queue_destroy(q->second);
         self->partition_queues_.erase(q);
+      }
+      if (self->waiting_) {
+        // Extracted, not judged: its inputs of the partition go with it.
+        Stage& w = *self->waiting_;
+        std::size_t kept = 0;
+        for (std::size_t j = 0; j < w.batch.size(); ++j) {
+          rd_kafka_message_t* m = w.batch[j].msg;
+          if (m->partition == tp.partition &&
+              rd_kafka_topic_name(m->rkt) == std::string_view(tp.topic)) {
+            rd_kafka_message_destroy(m);
+            ++abandoned;
+            continue;
+          }
+          if (kept != j) {
+            w.batch[kept] = w.batch[j];
+            w.messages[kept] = w.messages[j];
+            w.work[kept] = std::move(w.work[j]);
+          }
+          ++kept;
+        }
+        w.batch.resize(kept);
+        w.messages.resize(kept);
+        w.work.resize(kept);
       }
       if (!self->collecting_) continue;
       auto& batch = *self->collecting_;
@@ -953,6 +981,10 @@ int Daemon::on_statistics(rd_kafka_t*, char* json, size_t len, void* opaque) {
 
 void Daemon::on_delivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opaque) {
   auto* self = static_cast<Daemon*>(opaque);
+  if (auto* batch = static_cast<InFlight*>(msg->_private)) {
+    if (batch->outstanding > 0) --batch->outstanding;
+    if (msg->err) batch->failed = true;
+  }
   if (msg->err) {
     ++self->delivery_errors_;
     self->last_delivery_error_ = rd_kafka_err2str(msg->err);
@@ -982,14 +1014,18 @@ bool Daemon::produce(const std::string& topic, const std::string& key, const std
         RD_KAFKA_V_VALUE(tombstone ? nullptr : const_cast<char*>(value.data()), value.size()),
         RD_KAFKA_V_PARTITION(partition < 0 ? RD_KAFKA_PARTITION_UA : partition),
         RD_KAFKA_V_TIMESTAMP(timestamp_ms), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-        RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_END);
-    if (e == RD_KAFKA_RESP_ERR_NO_ERROR) return true;
+        RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_OPAQUE(producing_), RD_KAFKA_V_END);
+    if (e == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      if (producing_) ++producing_->outstanding;
+      return true;
+    }
     rd_kafka_headers_destroy(hdrs);
     if (e == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
       // During an outage the queue frees up as messages time out (message.timeout.ms); after
       // SIGTERM the wait ends at the drain deadline: the batch is not acknowledged, its inputs
       // are not committed, and the process exits in time.
       if (stop_.load() && steady_ms() >= drain_deadline_ms_.load()) {
+        if (producing_) producing_->failed = true;
         ++delivery_errors_;
         last_delivery_error_ = "producer queue still full at the drain deadline";
         metrics_.delivery_failed();
@@ -999,6 +1035,7 @@ bool Daemon::produce(const std::string& topic, const std::string& key, const std
       rd_kafka_poll(producer_.get(), 50);  // serve delivery reports to make room
       continue;
     }
+    if (producing_) producing_->failed = true;
     ++delivery_errors_;
     last_delivery_error_ = rd_kafka_err2str(e);
     metrics_.delivery_failed();
@@ -1145,53 +1182,51 @@ void Daemon::hand_over(rd_kafka_message_t* msg, Work& work) {
   }
 }
 
-void Daemon::prepare_batch(std::vector<rd_kafka_message_t*>& messages, std::vector<Work>& work) {
-  work.clear();
-  work.resize(messages.size());
-  for (std::size_t i = 0; i < messages.size(); ++i) {
-    metrics_.consumed(rd_kafka_topic_name(messages[i]->rkt), messages[i]->partition);
+void Daemon::extract(Stage& stage, bool wait) {
+  stage.messages.clear();
+  for (const Taken& t : stage.batch) stage.messages.push_back(t.msg);
+  stage.work.clear();
+  stage.work.resize(stage.messages.size());
+  for (rd_kafka_message_t* m : stage.messages) {
+    metrics_.consumed(rd_kafka_topic_name(m->rkt), m->partition);
     ++progress_.consumed;
   }
-  // Extraction is stateless: spread it over the workers; dedup stays in input order.
-  auto run = [&](std::size_t first, std::size_t stride) {
-    for (std::size_t i = first; i < messages.size(); i += stride) {
-      if (crash_guard_.crashes(rd_kafka_topic_name(messages[i]->rkt), messages[i]->partition,
-                               messages[i]->offset) >= 2) {
-        work[i].parsed.failure =
-            Failure{"worker_crash", "the process died twice while processing this input"};
-        continue;
-      }
-      if (!crash_marker_.empty() && payload(messages[i]).find(crash_marker_) != std::string::npos) {
-        std::abort();
-      }
-      try {
-        const auto t0 = Clock::now();
-        if (config_.role == "dedup") {
-          // An extractor's record: extraction is done; the article goes straight to judging.
-          auto record = parse_extracted(payload(messages[i]));
-          metrics_.stage_seconds("parse", seconds_since(t0));
-          if (!record) {
-            work[i].parsed.failure = Failure{"invalid_extracted", record.error()};
-            continue;
-          }
-          work[i].parsed.input = std::move(record->second);
-          work[i].prepared = std::vector<Pipeline::Extracted>{};
-          work[i].prepared->push_back(std::move(record->first));
-          continue;
-        }
-        work[i].parsed = parse(messages[i]);
-        metrics_.stage_seconds("parse", seconds_since(t0));
-        if (!work[i].parsed.failure) work[i].prepared = pipeline_.prepare(work[i].parsed.input);
-      } catch (const std::exception& e) {
-        work[i].prepared = tl::unexpected(Failure{"internal_error", e.what()});
-      }
+  // Extraction is stateless: one input at a time to each of the pool's threads; judging stays
+  // in input order on the loop's thread.
+  pool_->start(stage.messages.size(), [this, &messages = stage.messages,
+                                       &work = stage.work](std::size_t i) {
+    if (crash_guard_.crashes(rd_kafka_topic_name(messages[i]->rkt), messages[i]->partition,
+                             messages[i]->offset) >= 2) {
+      work[i].parsed.failure =
+          Failure{"worker_crash", "the process died twice while processing this input"};
+      return;
     }
-  };
-  const std::size_t workers = std::min<std::size_t>(workers_, messages.size());
-  std::vector<std::thread> threads;
-  for (std::size_t w = 1; w < workers; ++w) threads.emplace_back(run, w, workers);
-  run(0, std::max<std::size_t>(1, workers));
-  for (auto& t : threads) t.join();
+    if (!crash_marker_.empty() && payload(messages[i]).find(crash_marker_) != std::string::npos) {
+      std::abort();
+    }
+    try {
+      const auto t0 = Clock::now();
+      if (config_.role == "dedup") {
+        // An extractor's record: extraction is done; the article goes straight to judging.
+        auto record = parse_extracted(payload(messages[i]));
+        metrics_.stage_seconds("parse", seconds_since(t0));
+        if (!record) {
+          work[i].parsed.failure = Failure{"invalid_extracted", record.error()};
+          return;
+        }
+        work[i].parsed.input = std::move(record->second);
+        work[i].prepared = std::vector<Pipeline::Extracted>{};
+        work[i].prepared->push_back(std::move(record->first));
+        return;
+      }
+      work[i].parsed = parse(messages[i]);
+      metrics_.stage_seconds("parse", seconds_since(t0));
+      if (!work[i].parsed.failure) work[i].prepared = pipeline_.prepare(work[i].parsed.input);
+    } catch (const std::exception& e) {
+      work[i].prepared = tl::unexpected(Failure{"internal_error", e.what()});
+    }
+  });
+  if (wait) pool_->wait();
 }
 
 namespace {
@@ -1241,26 +1276,47 @@ bool Daemon::commit_transaction(const std::vector<rd_kafka_message_t*>& messages
   return false;
 }
 
-bool Daemon::process_batch(std::vector<Taken>& batch) {
-  if (crash_guard_.enabled()) {
-    std::vector<CrashGuard::Input> inputs;
-    for (const auto& t : batch) {
+void Daemon::note_processing(std::initializer_list<const std::vector<Taken>*> batches) {
+  if (!crash_guard_.enabled()) return;
+  std::vector<CrashGuard::Input> inputs;
+  for (const auto* batch : batches) {
+    if (!batch) continue;
+    for (const auto& t : *batch) {
       inputs.push_back({rd_kafka_topic_name(t.msg->rkt), t.msg->partition, t.msg->offset});
     }
+  }
+  if (inputs.empty()) {
+    crash_guard_.end();
+  } else {
     crash_guard_.begin(inputs);
   }
-  const bool delivered = process_guarded_batch(batch);
+}
+
+void Daemon::judge_waiting() {
+  if (!waiting_) return;
+  judge(*waiting_);
+  waiting_.reset();
+  note_processing({});
+}
+
+bool Daemon::process_batch(std::vector<Taken>& batch) {
+  note_processing({&batch});
+  Stage stage;
+  stage.batch = std::move(batch);
+  batch.clear();
+  extract(stage, /*wait=*/true);
+  const bool delivered = judge(stage);
+  // exactly_once: a batch not delivered goes back to the caller (at_least_once: `settle`).
+  batch = std::move(stage.batch);
   crash_guard_.end();
   return delivered;
 }
 
-bool Daemon::process_guarded_batch(std::vector<Taken>& batch) {
+bool Daemon::judge(Stage& stage) {
   delivery_errors_ = 0;
-  std::vector<rd_kafka_message_t*> messages;
-  messages.reserve(batch.size());
-  for (const auto& t : batch) messages.push_back(t.msg);
-  std::vector<Work> work;
-  prepare_batch(messages, work);
+  std::vector<rd_kafka_message_t*>& messages = stage.messages;
+  std::vector<Work>& work = stage.work;
+  std::vector<Taken>& batch = stage.batch;
   if (fetcher_) {
     // Link-only feed items of the whole batch are fetched together.
     std::vector<Pipeline::Extracted*> items;
@@ -1279,7 +1335,11 @@ bool Daemon::process_guarded_batch(std::vector<Taken>& batch) {
     }
   }
   const auto t0 = Clock::now();
-  if (exactly_once_) {
+  std::unique_ptr<InFlight> flight;
+  if (!exactly_once_) {
+    flight = std::make_unique<InFlight>();
+    producing_ = flight.get();
+  } else {
     if (rd_kafka_error_t* e = rd_kafka_begin_transaction(producer_.get())) {
       log::error("transaction_begin_failed", {{"error", rd_kafka_error_string(e)}});
       rd_kafka_error_destroy(e);
@@ -1297,22 +1357,21 @@ bool Daemon::process_guarded_batch(std::vector<Taken>& batch) {
   }
   // After the batch's records, in the same partitions: how far the inputs have come.
   if (config_.role == "extract") emit_watermarks();
+  producing_ = nullptr;
   metrics_.producer_queue(rd_kafka_outq_len(producer_.get()));
-  bool delivered;
-  if (exactly_once_) {
-    // Outputs and input offsets commit together or not at all.
-    delivered = commit_transaction(messages);
-  } else {
-    // Wait for every output of the batch to be acknowledged before committing its inputs;
-    // after SIGTERM only as long as the drain limit leaves.
-    const rd_kafka_resp_err_t flushed = rd_kafka_flush(producer_.get(), flush_timeout_ms());
-    delivered = flushed == RD_KAFKA_RESP_ERR_NO_ERROR && delivery_errors_ == 0;
-    if (!delivered) {
-      log::error("batch_not_delivered", {{"errors", std::to_string(delivery_errors_)},
-                                         {"flush", rd_kafka_err2str(flushed)},
-                                         {"last_error", last_delivery_error_}});
-    }
+  if (!exactly_once_) {
+    // The next batch is judged while this one's outputs are on their way (`settle`).
+    flight->queued = Clock::now();
+    flight->links = pipeline_.take_pending_links();
+    flight->kill = kill_after_batch_;
+    flight->batch = std::move(batch);
+    batch.clear();
+    in_flight_.push_back(std::move(flight));
+    metrics_.stage_seconds("produce", seconds_since(t0));
+    return true;
   }
+  // Outputs and input offsets commit together or not at all.
+  const bool delivered = commit_transaction(messages);
   metrics_.stage_seconds("produce", seconds_since(t0));
   metrics_.producer_queue(rd_kafka_outq_len(producer_.get()));
   if (!delivered) {
@@ -1320,23 +1379,88 @@ bool Daemon::process_guarded_batch(std::vector<Taken>& batch) {
     return false;
   }
   pipeline_.confirm_links();
-  if (kill_after_batch_) {
-    log::error("fault_injected", {{"fault", "a state record lost, killed before the commit"}});
-    std::raise(SIGKILL);
-  }
-  if (lost_state_ && !exactly_once_) return true;  // the commit "fails"
-  if (exactly_once_) {
-    metrics_.committed();
-    progress_.committed += messages.size();
-    return true;
-  }
-  std::map<std::pair<std::string, int>, std::int64_t> offsets;
-  for (const auto* m : messages) {
-    auto& o = offsets[{rd_kafka_topic_name(m->rkt), m->partition}];
-    o = std::max(o, m->offset + 1);
-  }
-  commit_offsets(offsets, messages.size());
+  metrics_.committed();
+  progress_.committed += messages.size();
   return true;
+}
+
+void Daemon::release(InFlight& f) {
+  for (const Taken& t : f.batch) rd_kafka_message_destroy(t.msg);
+  f.batch.clear();
+}
+
+bool Daemon::settle(bool drain, bool rewind) {
+  if (drain && !in_flight_.empty()) {
+    // Everything queued, acknowledged within the flush limit (after SIGTERM, the drain limit).
+    rd_kafka_flush(producer_.get(), flush_timeout_ms());
+  } else {
+    rd_kafka_poll(producer_.get(), 0);
+  }
+  const auto limit = std::chrono::milliseconds(config_.kafka.flush_timeout_ms);
+  // Outputs in flight are bounded: the judging waits while the oldest of kMaxInFlight batches
+  // is on its way.
+  constexpr std::size_t kMaxInFlight = 4;
+  while (in_flight_.size() > kMaxInFlight && in_flight_.front()->outstanding > 0 &&
+         !in_flight_.front()->failed && Clock::now() - in_flight_.front()->queued < limit &&
+         !(stop_.load() && steady_ms() >= drain_deadline_ms_.load())) {
+    rd_kafka_poll(producer_.get(), 10);
+  }
+  bool ok = true;
+  const auto now = Clock::now();
+  while (!in_flight_.empty()) {
+    InFlight& f = *in_flight_.front();
+    if (!f.failed && f.outstanding > 0) {
+      if (!drain && now - f.queued < limit) break;  // on its way
+      f.failed = true;                              // not acknowledged in time
+    }
+    if (f.failed) {
+      if (!rewind) break;
+      log::error("batch_not_delivered",
+                 {{"errors", std::to_string(delivery_errors_)},
+                  {"unacknowledged", std::to_string(f.outstanding)},
+                  {"batches_judged_again", std::to_string(in_flight_.size())},
+                  {"last_error", last_delivery_error_}});
+      // Its inputs and those of every later batch go back to the front of their partitions,
+      // the latest first, and are judged again (the window repeats its verdicts for ids it
+      // knows). Delivery reports still due for them find them among the retired.
+      if (waiting_) {
+        give_back(waiting_->batch.begin(), waiting_->batch.end());
+        waiting_.reset();
+        note_processing({});
+      }
+      for (auto it = in_flight_.rbegin(); it != in_flight_.rend(); ++it) {
+        give_back((*it)->batch.begin(), (*it)->batch.end());
+        (*it)->batch.clear();
+        if ((*it)->outstanding > 0) retired_.push_back(std::move(*it));
+      }
+      in_flight_.clear();
+      ok = false;
+      break;
+    }
+    // Acknowledged in full, and every batch before it too.
+    metrics_.stage_seconds("acknowledge", std::chrono::duration<double>(now - f.queued).count());
+    pipeline_.confirm_links(f.links);
+    if (f.kill) {
+      log::error("fault_injected", {{"fault", "a state record lost, killed before the commit"}});
+      std::raise(SIGKILL);
+    }
+    if (!lost_state_) {  // fault injection: from then on the commit "fails"
+      for (const Taken& t : f.batch) {
+        auto& o = pending_commit_[{rd_kafka_topic_name(t.msg->rkt), t.msg->partition}];
+        o = std::max(o, t.msg->offset + 1);
+      }
+      pending_commit_messages_ += f.batch.size();
+    }
+    release(f);
+    in_flight_.pop_front();
+  }
+  std::erase_if(retired_, [](const auto& f) { return f->outstanding == 0; });
+  if (!pending_commit_.empty() &&
+      (drain ||
+       now - last_commit_attempt_ >= std::chrono::milliseconds(config_.kafka.commit_interval_ms))) {
+    commit_offsets({}, 0);
+  }
+  return ok;
 }
 
 bool Daemon::commit_offsets(const std::map<std::pair<std::string, int>, std::int64_t>& offsets,
@@ -1436,8 +1560,9 @@ void Daemon::give_back(std::vector<Taken>::const_iterator first,
   }
 }
 
-bool Daemon::collect_batch(std::vector<Taken>& batch) {
-  const auto deadline = Clock::now() + std::chrono::milliseconds(config_.kafka.batch_max_ms);
+bool Daemon::collect_batch(std::vector<Taken>& batch, bool wait) {
+  const auto deadline =
+      Clock::now() + std::chrono::milliseconds(wait ? config_.kafka.batch_max_ms : 0);
   std::int64_t batch_bytes = 0;
   collecting_ = &batch;  // the rebalance callback drops messages of revoked partitions
   auto full = [&] {
@@ -1445,6 +1570,7 @@ bool Daemon::collect_batch(std::vector<Taken>& batch) {
            batch_bytes >= config_.kafka.batch_max_bytes;
   };
   bool ok = true;
+  bool polled = false;
   while (!full() && !stop_.load()) {
     if (!take_fetched()) {
       ok = false;
@@ -1453,13 +1579,29 @@ bool Daemon::collect_batch(std::vector<Taken>& batch) {
     // What the event-time order lets go now.
     auto now = Clock::now();
     std::int64_t low = 0;
+    std::size_t released = 0;
     while (!full()) {
       std::optional<rd_kafka_message_t*> m = merger_.next(now, &low);
       if (!m) break;
       batch.push_back({*m, low});
       batch_bytes += static_cast<std::int64_t>((*m)->len + (*m)->key_len);
+      ++released;
     }
     if (full()) break;
+    // The partitions' own queues may hold the next records already: refill before waiting.
+    if (released > 0 && (!wait || now < deadline)) continue;
+    if (!wait) {
+      // Only what is here already (the loop judges the batch before meanwhile): one look at
+      // the consumer queue for rebalances and ends of partitions, then go.
+      if (polled) break;
+      polled = true;
+      rd_kafka_message_t* msg = rd_kafka_consumer_poll(consumer_.get(), 0);
+      if (msg && !take(msg)) {
+        ok = false;
+        break;
+      }
+      continue;
+    }
     // Held back by a partition still fetching: process what the order has let go (the fetch
     // goes on meanwhile) rather than wait for the batch to fill.
     if (static_cast<int>(batch.size()) >= std::max(1, config_.kafka.batch_max_messages / 4) &&
@@ -1587,6 +1729,20 @@ int Daemon::run() {
   std::vector<Taken> batch;
   int exit_code = 0;
   auto backoff = std::chrono::milliseconds(100);
+  // After a batch that was not delivered: waits before it is tried again, longer each time;
+  // false when the producer failed for good.
+  auto backoff_after_failure = [&] {
+    if (stop_.load()) return true;
+    char reason[512];
+    if (rd_kafka_fatal_error(producer_.get(), reason, sizeof reason) !=
+        RD_KAFKA_RESP_ERR_NO_ERROR) {
+      log::error("producer_fatal", {{"error", reason}});
+      return false;
+    }
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
+    return true;
+  };
   refresh_status(true);
   while (!stop_.load()) {
     tick();
@@ -1597,7 +1753,8 @@ int Daemon::run() {
     if (config_.role == "extract" && tail_) {
       tail_->poll([this](const dedup::ArticleState& s) { pipeline_.remember_published_links(s); });
     }
-    if (!collect_batch(batch)) {
+    // With a batch extracted and waiting to be judged, take only what is here already.
+    if (!collect_batch(batch, /*wait=*/!waiting_)) {
       stop_ = true;
       exit_code = 1;
     }
@@ -1609,10 +1766,13 @@ int Daemon::run() {
       passed_over_reported_ = n;
     }
     if (batch.empty()) {
+      if (waiting_) judge_waiting();                     // nothing to extract meanwhile
       if (config_.role == "extract") emit_watermarks();  // a sign of life while idle
-      if (!pending_commit_.empty() &&
-          Clock::now() - last_commit_attempt_ >= std::chrono::seconds(1)) {
-        commit_offsets({}, 0);
+      // Acknowledgements come in and offsets are committed (a failed commit is retried) while
+      // nothing new arrives; a failed batch goes back to be judged again.
+      if (!settle(false) && !backoff_after_failure()) {
+        exit_code = 1;
+        break;
       }
       continue;
     }
@@ -1623,9 +1783,41 @@ int Daemon::run() {
       suspect = suspect || crash_guard_.crashes(rd_kafka_topic_name(t.msg->rkt), t.msg->partition,
                                                 t.msg->offset) > 0;
     }
+    if (!exactly_once_) {
+      // Queued when judged; acknowledged, committed or sent back by `settle`.
+      if (suspect) {
+        judge_waiting();
+        for (const Taken& t : batch) {
+          std::vector<Taken> one{t};
+          process_batch(one);
+        }
+      } else {
+        // Extracted on the pool while the batch before it is judged here.
+        Stage next;
+        next.batch = std::move(batch);
+        note_processing({&next.batch, waiting_ ? &waiting_->batch : nullptr});
+        extract(next, /*wait=*/false);
+        if (waiting_) {
+          judge(*waiting_);
+          waiting_.reset();
+        }
+        pool_->wait();
+        waiting_ = std::move(next);
+        note_processing({&waiting_->batch});
+      }
+      batch.clear();
+      refresh_status(false);
+      if (settle(false)) {
+        backoff = std::chrono::milliseconds(100);
+      } else if (!backoff_after_failure()) {
+        exit_code = 1;
+        break;
+      }
+      continue;
+    }
     bool delivered = true;
     std::size_t done = batch.size();
-    if (suspect && batch.size() > 1) {
+    if (suspect && batch.size() > 1) {  // exactly_once: one transaction each
       for (std::size_t i = 0; i < batch.size(); ++i) {
         std::vector<Taken> one{batch[i]};
         if (!process_batch(one)) {
@@ -1645,17 +1837,17 @@ int Daemon::run() {
     refresh_status(false);
     if (delivered) {
       backoff = std::chrono::milliseconds(100);
-    } else if (!stop_.load()) {
-      char reason[512];
-      if (rd_kafka_fatal_error(producer_.get(), reason, sizeof reason) !=
-          RD_KAFKA_RESP_ERR_NO_ERROR) {
-        log::error("producer_fatal", {{"error", reason}});
-        exit_code = 1;
-        break;
-      }
-      std::this_thread::sleep_for(backoff);
-      backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
+    } else if (!backoff_after_failure()) {
+      exit_code = 1;
+      break;
     }
+  }
+  if (waiting_ && exit_code == 0) {
+    judge_waiting();  // extracted already; its outputs are acknowledged within the drain limit
+  } else if (waiting_) {
+    for (const Taken& t : waiting_->batch) rd_kafka_message_destroy(t.msg);
+    waiting_.reset();
+    note_processing({});
   }
   for (rd_kafka_message_t* m : merger_.clear()) rd_kafka_message_destroy(m);
   for (auto& [p, q] : partition_queues_) rd_kafka_queue_destroy(q);
@@ -1664,7 +1856,15 @@ int Daemon::run() {
   log::info("daemon_stopping", {{"consumed", std::to_string(progress_.consumed.load())},
                                 {"articles", std::to_string(progress_.articles.load())},
                                 {"dead_letters", std::to_string(progress_.dead_letters.load())}});
-  if (!pending_commit_.empty()) commit_offsets({}, 0);  // a last try for a failed commit
+  // What is acknowledged by the drain limit is committed (with a last try for a failed commit);
+  // the rest is judged again after the restart. A dedup process that lost its lease commits
+  // nothing more: its successor goes on from the group's offsets.
+  if (exit_code != 3) settle(/*drain=*/true, /*rewind=*/false);
+  for (auto& f : in_flight_) {
+    release(*f);
+    if (f->outstanding > 0) retired_.push_back(std::move(f));
+  }
+  in_flight_.clear();
   rd_kafka_consumer_close(consumer_.get());
   if (rd_kafka_flush(producer_.get(), flush_timeout_ms()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
     // Only outputs of an uncommitted batch can be left: the restart processes it again.

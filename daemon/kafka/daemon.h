@@ -3,6 +3,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <memory>
@@ -16,6 +18,7 @@
 #include "daemon/kafka/crash_guard.h"
 #include "daemon/kafka/event_order.h"
 #include "daemon/kafka/kafka.h"
+#include "daemon/kafka/worker_pool.h"
 #include "daemon/ops/notify.h"
 #include "daemon/ops/status_page.h"
 #include "daemon/pipeline/fetcher.h"
@@ -99,15 +102,45 @@ class Daemon {
     tl::expected<std::vector<Pipeline::Extracted>, Failure> prepared =
         tl::unexpected(Failure{"internal_error", "not prepared"});
   };
-  bool process_batch(std::vector<Taken>& messages);
+  // at_least_once: a batch whose outputs are queued, with its inputs, until every output is
+  // acknowledged (then its offsets may be committed) or one fails (then it and every batch after
+  // it go back to the event-time order and are judged again).
+  struct InFlight {
+    std::vector<Taken> batch;
+    std::size_t outstanding = 0;  // outputs not acknowledged yet
+    bool failed = false;          // an output failed (or the batch waited past flush_timeout_ms)
+    std::chrono::steady_clock::time_point queued{};
+    std::vector<std::pair<std::string, std::int64_t>> links;  // the links it publishes
+    bool kill = false;  // fault injection: killed once acknowledged, before the commit
+  };
+  // A batch on its way from the event-time order to the judging: its inputs, and what the
+  // pool parsed and extracted of each.
+  struct Stage {
+    std::vector<Taken> batch;
+    std::vector<rd_kafka_message_t*> messages;
+    std::vector<Work> work;
+  };
+  /// Extracts and judges `batch` now (inputs with crashes, exactly_once). False when it was not
+  /// delivered (exactly_once): its inputs are left in `batch`.
+  bool process_batch(std::vector<Taken>& batch);
+  /// Parses and extracts the inputs of `stage.batch` on the worker pool; returns at once unless
+  /// `wait` (then `pool_->wait()` ends it).
+  void extract(Stage& stage, bool wait);
+  /// In input order on the loop's thread: fetches linked pages, judges (or hands over) every
+  /// input and queues the outputs. at_least_once: the batch goes to `in_flight_` (true);
+  /// exactly_once: the transaction is committed, false when it was not.
+  bool judge(Stage& stage);
+  /// Judges `waiting_`, if any, now.
+  void judge_waiting();
+  /// The crash guard's note: the inputs of `batches` are being processed (none: the note goes).
+  void note_processing(std::initializer_list<const std::vector<Taken>*> batches);
   /// A partition this consumer now reads: event-time order, metrics, its own queue.
   void adopt_partition(rd_kafka_t* rk, const std::string& topic, int partition,
                        std::chrono::steady_clock::time_point now);
-  bool process_guarded_batch(std::vector<Taken>& messages);
   /// Collects the next batch in event-time order across the assigned partitions (at most
-  /// `kafka.batch_max_messages`/`_bytes`, within `kafka.batch_max_ms`); false on a fatal
-  /// consumer error.
-  bool collect_batch(std::vector<Taken>& batch);
+  /// `kafka.batch_max_messages`/`_bytes`, within `kafka.batch_max_ms`); without `wait`, only
+  /// what librdkafka holds already. False on a fatal consumer error.
+  bool collect_batch(std::vector<Taken>& batch, bool wait = true);
   /// Returns unprocessed messages to the front of their partitions' buffers (their batch is
   /// processed again), last first; messages of partitions revoked meanwhile are destroyed.
   void give_back(std::vector<Taken>::const_iterator first, std::vector<Taken>::const_iterator last);
@@ -116,7 +149,6 @@ class Daemon {
   /// Moves a few messages of each partition queue into the merger.
   bool take_fetched();
   bool commit_transaction(const std::vector<rd_kafka_message_t*>& messages);
-  void prepare_batch(std::vector<rd_kafka_message_t*>& messages, std::vector<Work>& work);
   ParsedInput parse(rd_kafka_message_t* msg) const;
   void publish(rd_kafka_message_t* msg, Work& work);
   /// Dead-letters a message that failed (true: nothing else to do with it) and its feed items
@@ -145,6 +177,24 @@ class Daemon {
   Metrics& metrics_;
   Pipeline pipeline_;
   std::size_t workers_;
+  // Batches in order of judging whose outputs are not all acknowledged, and the batches a
+  // rewind gave back while some of their outputs were still out (delivery reports point at
+  // them). Declared before the producer, so they outlive its last delivery report.
+  std::deque<std::unique_ptr<InFlight>> in_flight_;
+  std::vector<std::unique_ptr<InFlight>> retired_;
+  // at_least_once: a batch extracted while the one before it was judged; judged next.
+  std::optional<Stage> waiting_;
+  std::unique_ptr<WorkerPool> pool_;  // extraction threads (`kafka.workers`)
+  InFlight* producing_ = nullptr;     // the batch `produce` queues outputs for
+  std::chrono::steady_clock::time_point last_commit_{};
+  /// Serves delivery reports; moves the offsets of batches acknowledged in full, in order, to
+  /// the offsets to commit, and commits them when `kafka.commit_interval_ms` has passed (or
+  /// `drain`: once everything queued is acknowledged or the flush limit passed, at once). A
+  /// failed batch at the front (`rewind` true) goes back with every batch after it. False when
+  /// a batch failed.
+  bool settle(bool drain, bool rewind = true);
+  /// A batch's inputs are done: destroys them (after `settle`).
+  void release(InFlight& f);
   KafkaHandle consumer_;
   KafkaHandle producer_;
   std::unique_ptr<Fetcher> fetcher_;  // null when fetch.enabled is false

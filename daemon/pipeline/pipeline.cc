@@ -325,8 +325,12 @@ dedup::Fingerprint Pipeline::fingerprint(const std::string& id, const std::strin
 }
 
 void Pipeline::confirm_links() {
-  for (const auto& [url, t] : pending_links_) remember_link(url, t);
+  confirm_links(pending_links_);
   pending_links_.clear();
+}
+
+void Pipeline::confirm_links(const std::vector<std::pair<std::string, std::int64_t>>& links) {
+  for (const auto& [url, t] : links) remember_link(url, t);
 }
 
 void Pipeline::resolve_links(const std::vector<Extracted*>& items, Fetcher& fetcher) {

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "config/config.h"
@@ -109,6 +110,12 @@ class Pipeline {
   /// Forgets the links committed since the last `confirm_links` (their outputs were not
   /// acknowledged; the batch is processed again).
   void drop_pending_links() { pending_links_.clear(); }
+  /// The links committed since the last call, to be confirmed later (`confirm_links(links)`)
+  /// when the outputs of their batch are acknowledged, or dropped.
+  std::vector<std::pair<std::string, std::int64_t>> take_pending_links() {
+    return std::exchange(pending_links_, {});
+  }
+  void confirm_links(const std::vector<std::pair<std::string, std::int64_t>>& links);
 
   /// The second half: dedup and stories, in input order; skipped items give no output. Not
   /// thread-safe.

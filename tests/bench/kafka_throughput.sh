@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# Throughput and latency through Kafka, on the paths users run: a dev broker (64 partitions),
-# the dev stream (1,575 pages), and either one `newsflow run` (role all) or two `--role extract`
-# and one `--role dedup` (plus a standby with --standby).
-#   backlog: every page produced first, then the processes start; pages/s from their start to
-#            the last article acknowledged (group joins included).
+# Throughput and latency through Kafka, on the paths users run: a dev broker (64 partitions) and
+# the dev stream (1,575 pages). Prints, in one run:
+#   replay:  `newsflow replay` of the stream on one core, pages/s (the reference).
+#   backlog: every page produced first, then the processes start: one `newsflow run` (all), or
+#            two `--role extract` and one `--role dedup` (roles; --standby adds a second dedup).
+#            Pages/s from the first input consumed to the last article acknowledged, and from the
+#            processes' start (group joins included); the CPU cores the processes used between
+#            the first input consumed and the last acknowledgement.
+#   dedup:   (roles) one `--role dedup` fed from a pre-filled `newsflow.extracted` (the extractors
+#            ran first and stopped): articles/s from its first input to its last acknowledgement.
 #   latency: the processes run first, the pages come at RATE per second (`produce --rate`,
 #            each with a produced_at header); per article, the time from its page's produce to
 #            the article record's timestamp (the daemon produces it and waits for the ack).
@@ -17,43 +22,103 @@ work=$(mktemp -d)
 fail() { echo "FAIL $*" >&2; tail -5 "$work"/*.log >&2; exit 1; }
 stop_signal=TERM
 source "$src/tests/integration/lib.sh"
-export NEWSFLOW_LOG__LEVEL=warn NEWSFLOW_HTTP__LISTEN=127.0.0.1:0
+export NEWSFLOW_LOG__LEVEL=warn
 count() { kcat -b "$broker" -C -t "$1" -e -q -f '%k\n' 2>/dev/null | grep -v '^$' | sort -u | wc -l; }
-procs=()
+now() { date +%s.%N; }
+procs=() ports=()
+start() {  # start NAME ROLE: a process with its metrics on a port of its own
+  local port; port=$(free_port)
+  NEWSFLOW_HTTP__LISTEN=127.0.0.1:$port "$bin" run --role "$2" > "$work/$1.log" 2>&1 &
+  procs+=($!); ports+=("$port")
+}
 start_processes() {
-  procs=()
+  procs=() ports=()
   if [ "$mode" = all ]; then
-    "$bin" run > "$work/all.log" 2>&1 & procs+=($!)
+    start all all
   else
-    "$bin" run --role dedup > "$work/dedup.log" 2>&1 & procs+=($!)
-    if [ "${5:-}" = --standby ]; then "$bin" run --role dedup > "$work/standby.log" 2>&1 & procs+=($!); fi
-    "$bin" run --role extract > "$work/x1.log" 2>&1 & procs+=($!)
-    "$bin" run --role extract > "$work/x2.log" 2>&1 & procs+=($!)
+    start dedup dedup
+    if [ "${5:-}" = --standby ]; then start standby dedup; fi
+    start x1 extract
+    start x2 extract
   fi
 }
 stop_processes() {
   for p in "${procs[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   for p in "${procs[@]}"; do wait "$p" 2>/dev/null || true; done
+  procs=() ports=()
 }
-wait_articles() {
-  for _ in $(seq 1200); do
-    [ "$(count newsflow.articles)" -ge "$1" ] && return 0
-    sleep 0.5
+# The sum over the processes of the samples whose name and labels begin with $1.
+metric_sum() {
+  local total=0 v
+  for port in "${ports[@]}"; do
+    v=$({ curl -s "http://127.0.0.1:$port/metrics" || true; } | awk -v m="$1" 'index($1, m) == 1 {s += $2} END {print s + 0}')
+    total=$(python3 -c "print($total + $v)")
   done
-  fail "only $(count newsflow.articles) of $1 articles"
+  echo "$total"
 }
+cpu_seconds() {  # CPU time of the processes so far
+  local ticks=0
+  for p in "${procs[@]}"; do ticks=$((ticks + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done
+  python3 -c "print($ticks / $(getconf CLK_TCK))"
+}
+consumed='newsflow_messages_consumed_total'
+acked='newsflow_messages_produced_total{topic="newsflow.articles"}'
+# until_done N: waits for the first input consumed, then for N articles acknowledged; sets
+# t_first, t_last, cpu_first and cpu_last.
+until_done() {
+  t_first=""
+  for _ in $(seq 6000); do
+    if [ -z "$t_first" ] && [ "$(metric_sum "$consumed")" != 0 ]; then
+      t_first=$(now); cpu_first=$(cpu_seconds)
+    fi
+    if [ -n "$t_first" ] && python3 -c "import sys; sys.exit(0 if $(metric_sum "$acked") >= $1 else 1)"; then
+      t_last=$(now); cpu_last=$(cpu_seconds)
+      return 0
+    fi
+    sleep 0.05
+  done
+  fail "only $(metric_sum "$acked") of $1 articles acknowledged"
+}
+rate_of() { python3 -c "print(f'{$1 / ($3 - $2):.0f}')"; }
+
+# Replay on one core: the reference.
+t0=$(now)
+"$bin" replay --input "$stream" --output "$work/replay.jsonl" --quiet > /dev/null
+t1=$(now)
+n=$(wc -l < "$work/replay.jsonl")
+replay_rate=$(rate_of "$n" "$t0" "$t1")
 
 # Backlog.
 start_dev_broker --brokers 1 --partitions 64
 export NEWSFLOW_KAFKA__BROKERS=$broker
-n=$("$bin" produce --input "$stream")
-t0=$(date +%s.%N)
+pages=$("$bin" produce --input "$stream")
+t_start=$(now)
 start_processes "$@"
-wait_articles "$n"
-t1=$(date +%s.%N)
+until_done "$n"
 stop_processes
+backlog_rate=$(rate_of "$n" "$t_first" "$t_last")
+backlog_rate_join=$(rate_of "$n" "$t_start" "$t_last")
+cores=$(python3 -c "print(f'{($cpu_last - $cpu_first) / ($t_last - $t_first):.2f}')")
 kill -TERM "${pids[0]}"; wait "${pids[0]}" 2>/dev/null || true; pids=()
 rm -f "$work/bootstrap"
+
+dedup_line=""
+if [ "$mode" = roles ]; then
+  # The dedup role alone, from a pre-filled newsflow.extracted.
+  start_dev_broker --brokers 1 --partitions 64
+  export NEWSFLOW_KAFKA__BROKERS=$broker
+  "$bin" produce --input "$stream" > /dev/null
+  start x1 extract
+  start x2 extract
+  for _ in $(seq 1200); do [ "$(count newsflow.extracted)" -ge "$n" ] && break; sleep 0.5; done
+  stop_processes
+  start dedup dedup
+  until_done "$n"
+  stop_processes
+  dedup_line="; dedup role from a filled newsflow.extracted: $(rate_of "$n" "$t_first" "$t_last") articles/s"
+  kill -TERM "${pids[0]}"; wait "${pids[0]}" 2>/dev/null || true; pids=()
+  rm -f "$work/bootstrap"
+fi
 
 # Latency at a steady rate.
 start_dev_broker --brokers 1 --partitions 64
@@ -61,13 +126,13 @@ export NEWSFLOW_KAFKA__BROKERS=$broker
 start_processes "$@"
 sleep 8  # group joins, restores
 "$bin" produce --input "$stream" --rate "$rate" > /dev/null
-wait_articles "$n"
+for _ in $(seq 1200); do [ "$(count newsflow.articles)" -ge "$n" ] && break; sleep 0.5; done
 stop_processes
 kcat -b "$broker" -C -t newsflow.pages -e -q -f '%h\n' > "$work/pages.txt" 2>/dev/null
 kcat -b "$broker" -C -t newsflow.articles -e -q -f '%k\t%T\n' > "$work/articles.txt" 2>/dev/null
-python3 - "$work/pages.txt" "$work/articles.txt" "$mode" "$n" "$t0" "$t1" "$rate" <<'EOF'
+python3 - "$work/pages.txt" "$work/articles.txt" "$rate" > "$work/latency.txt" <<'EOF'
 import sys
-pages, articles, mode, n, t0, t1, rate = sys.argv[1:]
+pages, articles, rate = sys.argv[1:]
 sent = {}
 for line in open(pages):
     h = dict(kv.split("=", 1) for kv in line.strip().split(",") if "=" in kv)
@@ -80,9 +145,11 @@ for line in open(articles):
         first[k] = int(t)
 lat = sorted(first[k] - sent[k] for k in first)
 q = lambda f: lat[min(len(lat) - 1, int(f * len(lat)))] / 1000
-secs = float(t1) - float(t0)
-print(f"{mode}: backlog {n} pages in {secs:.1f} s = {int(n) / secs:.0f} pages/s; "
-      f"at {rate} pages/s: {len(lat)} articles, latency p50 {q(0.5):.2f} s, p99 {q(0.99):.2f} s, "
+print(f"at {rate} pages/s: {len(lat)} articles, latency p50 {q(0.5):.2f} s, p99 {q(0.99):.2f} s, "
       f"max {lat[-1] / 1000:.2f} s")
 EOF
+echo "$mode: replay on one core $replay_rate pages/s; backlog of $pages pages: $backlog_rate pages/s" \
+  "from the first input consumed to the last article acknowledged" \
+  "($(python3 -c "print(f'{$backlog_rate / $replay_rate:.2f}')")x replay), $backlog_rate_join pages/s" \
+  "with the group join, $cores cores used$dedup_line; $(cat "$work/latency.txt")"
 rm -rf "$work"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Failover of the roles: two extractors, a dedup owner and a hot standby over the multilingual
+# Failover of the roles: two extractors, a dedup owner and two hot standbys over the multilingual
 # stream (tests/data/multilingual). A quarter of the way in the owner is stopped (a redeploy):
-# the standby, which has followed the state changelog all along, takes the lease over, and a
-# new standby starts; later that owner is SIGKILLed and the new standby takes over. Before all
+# a standby, which has followed the state changelog all along, takes the lease over; later that
+# owner is SIGKILLed and the other standby takes over. Before all
 # that an extractor is SIGKILLed with pages left, and the other takes its partitions. Nothing
 # may be lost and every verdict must be replay's (copies judged after a takeover are still
 # marked). Reports the time from the stop and from the kill to the standby's first
@@ -27,7 +27,7 @@ export NEWSFLOW_KAFKA__CONSUMER__SESSION_TIMEOUT_MS=6000
 # A lease held by a dead process is given away after this long (the default, 6000, is what
 # brokers accept out of the box; this test's broker takes less).
 export NEWSFLOW_KAFKA__LEASE__SESSION_TIMEOUT_MS=3000 NEWSFLOW_KAFKA__LEASE__HEARTBEAT_INTERVAL_MS=500
-# Small batches, so the stream takes long enough to be killed in the middle of.
+# Small batches: many commits and handovers along the stream.
 export NEWSFLOW_KAFKA__BATCH_MAX_MESSAGES=8
 # EXACTLY_ONCE=1: transactions; the dedup processes share one transactional.id (a new owner
 # fences the old one), each extractor has its own.
@@ -44,13 +44,18 @@ start() {  # start NAME ROLE PORT
     "$bin" run --role "$2" > "$work/$1.log" 2>&1 &
   pids+=($!)
 }
-port_a=$(free_port); port_b=$(free_port)
+port_a=$(free_port); port_b=$(free_port); port_c=$(free_port)
 start dedup-a dedup "$port_a"; pid_a=${pids[-1]}
 for _ in $(seq 300); do grep -q dedup_lease_acquired "$work/dedup-a.log" && break; sleep 0.1; done
 grep -q dedup_lease_acquired "$work/dedup-a.log" || fail "the first dedup process did not take the lease"
+# Two standbys from the start: the owner's successor and the successor's are ready when their
+# time comes, however fast the owners judge the backlog.
 start dedup-b dedup "$port_b"; pid_b=${pids[-1]}
-for _ in $(seq 300); do grep -q dedup_standby "$work/dedup-b.log" && break; sleep 0.1; done
-grep -q dedup_standby "$work/dedup-b.log" || fail "the second dedup process did not stand by"
+start dedup-c dedup "$port_c"; pid_c=${pids[-1]}
+for name in dedup-b dedup-c; do
+  for _ in $(seq 300); do grep -q dedup_standby "$work/$name.log" && break; sleep 0.1; done
+  grep -q dedup_standby "$work/$name.log" || fail "$name did not stand by"
+done
 port_x1=$(free_port)
 start extract-1 extract "$port_x1"; pid_x1=${pids[-1]}
 start extract-2 extract 0
@@ -66,15 +71,23 @@ until_owner_judged() {
   done
   fail "the owner on port $1 published fewer than $3 articles"
 }
-# takeover_seconds PORT PID T0: seconds from T0 until the process on PORT published an article.
-takeover_seconds() {
+# takeover T0 PORT PID [PORT PID]: the first of the standbys given to publish an article, as
+# "PORT PID SECONDS" (seconds from T0).
+takeover() {
+  local t0=$1; shift
   for _ in $(seq 3000); do
-    [ "$(metric "$1" "$articles")" -gt 0 ] && break
-    kill -0 "$2" 2>/dev/null || fail "the standby on port $1 exited"
+    local args=("$@")
+    while [ ${#args[@]} -gt 0 ]; do
+      if [ "$(metric "${args[0]}" "$articles")" -gt 0 ]; then
+        echo "${args[0]} ${args[1]} $(python3 -c "import time; print(f'{time.time() - $t0:.2f}')")"
+        return 0
+      fi
+      kill -0 "${args[1]}" 2>/dev/null || fail "the standby on port ${args[0]} exited"
+      args=("${args[@]:2}")
+    done
     sleep 0.02
   done
-  [ "$(metric "$1" "$articles")" -gt 0 ] || fail "the standby on port $1 published nothing"
-  python3 -c "import time; print(f'{time.time() - $3:.2f}')"
+  fail "no standby published anything"
 }
 
 # An extractor dies while it has pages left; the other takes its partitions.
@@ -86,22 +99,24 @@ for _ in $(seq 600); do
 done
 kill -KILL "$pid_x1"
 
-# A redeploy: the owner is stopped a quarter of the way in; it drains and hands the lease over.
+# A redeploy: the owner is stopped a quarter of the way in; it drains and hands the lease over
+# to one of the standbys.
 until_owner_judged "$port_a" "$pid_a" $((expected / 4))
 judged_by_a=$(metric "$port_a" "$articles")
 kill -TERM "$pid_a"
-graceful=$(takeover_seconds "$port_b" "$pid_b" "$(date +%s.%N)")
+read -r port_2 pid_2 graceful < <(takeover "$(date +%s.%N)" "$port_b" "$pid_b" "$port_c" "$pid_c")
+[ -n "${graceful:-}" ] || fail "no standby published after the owner stopped"
 wait "$pid_a" || fail "the stopped owner exited non-zero"
-port_c=$(free_port)
-start dedup-c dedup "$port_c"; pid_c=${pids[-1]}
-for _ in $(seq 300); do grep -q dedup_standby "$work/dedup-c.log" && break; sleep 0.1; done
+if [ "$port_2" = "$port_b" ]; then port_3=$port_c pid_3=$pid_c name_2=dedup-b name_3=dedup-c
+else port_3=$port_b pid_3=$pid_b name_2=dedup-c name_3=dedup-b; fi
 
-# A crash: the new owner is SIGKILLed half way; the third process takes over.
-until_owner_judged "$port_b" "$pid_b" $((expected / 4))
-judged_by_b=$(metric "$port_b" "$articles")
-standby_lag=$(metric "$port_c" newsflow_standby_lag_records)
-kill -KILL "$pid_b"
-takeover=$(takeover_seconds "$port_c" "$pid_c" "$(date +%s.%N)")
+# A crash: the new owner is SIGKILLed half way; the last standby takes over.
+until_owner_judged "$port_2" "$pid_2" $((expected / 4))
+judged_by_2=$(metric "$port_2" "$articles")
+standby_lag=$(metric "$port_3" newsflow_standby_lag_records)
+kill -KILL "$pid_2"
+read -r _ _ takeover < <(takeover "$(date +%s.%N)" "$port_3" "$pid_3")
+[ -n "${takeover:-}" ] || fail "the last standby published nothing after the kill"
 
 count() {
   kcat -b "$broker" -X isolation.level=read_committed -C -t "$1" -e -q -f '%k\n' 2>/dev/null |
@@ -109,7 +124,7 @@ count() {
 }
 for _ in $(seq 240); do
   [ "$(count newsflow.articles)" -ge "$expected" ] && break
-  kill -0 "$pid_c" 2>/dev/null || fail "the last owner exited"
+  kill -0 "$pid_3" 2>/dev/null || fail "the last owner exited"
   sleep 1
 done
 for p in "${pids[@]:1}"; do
@@ -124,9 +139,9 @@ caught_up() {
 }
 echo "inputs=$inputs replay_articles=$expected extractor_killed_after=$consumed" \
   "first_owner_judged=$judged_by_a" \
-  "stop_to_first_article_seconds=$graceful (catch-up: $(caught_up "$work/dedup-b.log"))" \
-  "second_owner_judged=$judged_by_b standby_lag_at_kill=$standby_lag" \
-  "kill_to_first_article_seconds=$takeover (catch-up: $(caught_up "$work/dedup-c.log"))" \
+  "stop_to_first_article_seconds=$graceful (catch-up: $(caught_up "$work/$name_2.log"))" \
+  "second_owner=$name_2 judged=$judged_by_2 standby_lag_at_kill=$standby_lag" \
+  "kill_to_first_article_seconds=$takeover (catch-up: $(caught_up "$work/$name_3.log"))" \
   "kafka_records=$(wc -l < "$work/kafka.jsonl")"
 grep -q 'partitions_assigned' "$work/extract-2.log" || fail "the surviving extractor got no partitions"
 python3 "$src/tests/integration/compare_runs.py" "$work/replay.jsonl" "$work/kafka.jsonl" \

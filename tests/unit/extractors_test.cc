@@ -31,6 +31,16 @@ TEST(Utf8, AcceptsWellFormedAndRejectsIllFormed) {
             "b");
 }
 
+TEST(Utf8, SanitizingKeepsWellFormedRunsAndReplacesEachBadByte) {
+  const std::string good = "caf\xC3\xA9 \xE2\x80\x94 \xF0\x9F\x98\x80 " + std::string(40, 'x');
+  EXPECT_EQ(sanitize_utf8(good), good);
+  EXPECT_EQ(sanitize_utf8(""), "");
+  const std::string bad = "\xFF" + good + "\xC0\xAF" + good + "\xE2\x80";
+  const std::string fffd = "\xEF\xBF\xBD";
+  EXPECT_EQ(sanitize_utf8(bad), fffd + good + fffd + fffd + good + fffd + fffd);
+  EXPECT_TRUE(is_valid_utf8(sanitize_utf8(bad)));
+}
+
 TEST(Binary, DetectsNulAndControlNoise) {
   EXPECT_TRUE(looks_binary(std::string("ab\0cd", 5)));
   EXPECT_TRUE(looks_binary("\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f"));
