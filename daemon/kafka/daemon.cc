@@ -1565,9 +1565,12 @@ bool Daemon::collect_batch(std::vector<Taken>& batch, bool wait) {
       Clock::now() + std::chrono::milliseconds(wait ? config_.kafka.batch_max_ms : 0);
   std::int64_t batch_bytes = 0;
   collecting_ = &batch;  // the rebalance callback drops messages of revoked partitions
+  // A batch that starts the pipeline (nothing extracted waits to be judged) is a quarter of the
+  // most: its extraction has no judging to overlap with, so the sooner it goes the better.
+  const int most = wait && !exactly_once_ ? std::max(1, config_.kafka.batch_max_messages / 4)
+                                         : config_.kafka.batch_max_messages;
   auto full = [&] {
-    return static_cast<int>(batch.size()) >= config_.kafka.batch_max_messages ||
-           batch_bytes >= config_.kafka.batch_max_bytes;
+    return static_cast<int>(batch.size()) >= most || batch_bytes >= config_.kafka.batch_max_bytes;
   };
   bool ok = true;
   bool polled = false;
@@ -1801,7 +1804,7 @@ int Daemon::run() {
           judge(*waiting_);
           waiting_.reset();
         }
-        pool_->wait();
+        pool_->wait();  // this thread extracts what the pool has not taken yet
         waiting_ = std::move(next);
         note_processing({&waiting_->batch});
       }

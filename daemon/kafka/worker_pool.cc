@@ -34,6 +34,13 @@ void WorkerPool::start(std::size_t n, std::function<void(std::size_t)> fn) {
 
 void WorkerPool::wait() {
   std::unique_lock lock(mu_);
+  while (next_ < n_) {  // the caller lends a hand with what is left
+    const std::size_t i = next_++;
+    lock.unlock();
+    fn_(i);
+    lock.lock();
+    if (++finished_ == n_) done_.notify_all();
+  }
   done_.wait(lock, [this] { return finished_ == n_; });
 }
 

@@ -23,7 +23,8 @@ class WorkerPool {
   /// Runs `fn(i)` for every i in [0, n) on the pool's threads. The previous job must be done
   /// (`wait`). `fn` must not throw.
   void start(std::size_t n, std::function<void(std::size_t)> fn);
-  /// Returns when the job `start` began is done (at once when there is none).
+  /// Returns when the job `start` began is done (at once when there is none); the calling
+  /// thread runs indices no thread has taken yet meanwhile.
   void wait();
   std::size_t threads() const { return threads_.size(); }
 
