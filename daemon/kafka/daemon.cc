@@ -20,6 +20,10 @@
 namespace newsflow::daemon {
 namespace {
 
+// How often an extractor says again that an idle partition is at its end; the dedup role's
+// patience for a partition it has not heard of yet (`EventTimeMerger::Options`) is as long.
+constexpr std::chrono::seconds kEndRepeat{30};
+
 using Clock = std::chrono::steady_clock;
 
 std::int64_t steady_ms() {
@@ -151,7 +155,7 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
       crash_guard_(config.state.dir),
       // A partition known to lag holds the others back for up to 10 s: longer than a slow
       // fetch round, short enough that a partition whose leader is gone stalls little.
-      merger_({std::chrono::milliseconds(config.kafka.max_idle_ms), std::chrono::seconds(30),
+      merger_({std::chrono::milliseconds(config.kafka.max_idle_ms), kEndRepeat,
                std::chrono::milliseconds(config.kafka.extractor_silence_ms),
                std::chrono::seconds(10)}) {
   // Fault injection for the crash-loop test: a worker that meets this text in an input aborts
@@ -1175,6 +1179,7 @@ void Daemon::hand_over(rd_kafka_message_t* msg, Work& work) {
       produce(config_.topics.extracted, Pipeline::article_id(e, work.parsed.input),
               extracted_json(e, work.parsed.input), {{"schema", "newsflow.extracted/1"}}, false,
               partition, ts);
+      wrote_since_watermark_.insert(partition);
       ++progress_.articles;
     }
   } catch (const std::exception& e) {
@@ -1689,16 +1694,33 @@ void Daemon::emit_watermarks() {
     auto [slot, inserted] = lowest.try_emplace(part, w.value_or(kUnknownWatermark));
     if (!inserted) slot->second = std::min(slot->second, w.value_or(kUnknownWatermark));
   }
+  // The order has let the batch being extracted go, but its records are not handed over yet:
+  // nothing they precede may be promised.
+  if (extracting_) {
+    for (const Taken& t : extracting_->batch) {
+      const auto it = extracted_offset_.find(rd_kafka_topic_name(t.msg->rkt));
+      if (it == extracted_offset_.end()) continue;
+      const std::int32_t part =
+          (it->second + t.msg->partition) % std::max(1, extracted_partitions_);
+      auto slot = lowest.find(part);
+      if (slot != lowest.end()) slot->second = std::min(slot->second, order_time(t.msg));
+    }
+  }
   const auto now = Clock::now();
   for (const auto& [part, w] : lowest) {
     if (w == kUnknownWatermark) continue;  // it may still deliver anything: promise nothing
     auto& last = sent_watermarks_[part];
-    // At most five a second per partition while it moves (an end is said at once), one a
-    // second while it stands still: records advance the dedup role's view by themselves.
+    // At most five a second per partition while it moves (an end is said at once, and again
+    // after records, so a partition's last record is its end: a dedup process that takes over
+    // reads it there). One that stands still is said again once a second, a sign of life the
+    // dedup role waits for at most `kafka.extractor_silence_ms`; an end only every 30 s: it
+    // holds nothing back, and an idle extractor would otherwise fill `topics.extracted` with a
+    // record per partition and second.
+    const bool end = w == EventTimeMerger<rd_kafka_message_t*>::kEnd;
+    const bool wrote = wrote_since_watermark_.count(part) > 0;
     const auto since = now - last.second;
-    if (last.first == w ? since < std::chrono::seconds(1)
-                        : w != EventTimeMerger<rd_kafka_message_t*>::kEnd &&
-                              since < std::chrono::milliseconds(200)) {
+    if (last.first == w && !wrote ? since < (end ? kEndRepeat : std::chrono::seconds(1))
+                                  : !end && since < std::chrono::milliseconds(200)) {
       continue;
     }
     const std::string value =
@@ -1706,6 +1728,7 @@ void Daemon::emit_watermarks() {
     produce(config_.topics.extracted, "", "",
             {{"watermark", value}, {"schema", "newsflow.watermark/1"}}, false, part);
     last = {w, now};
+    wrote_since_watermark_.erase(part);
   }
 }
 
@@ -1800,11 +1823,13 @@ int Daemon::run() {
         next.batch = std::move(batch);
         note_processing({&next.batch, waiting_ ? &waiting_->batch : nullptr});
         extract(next, /*wait=*/false);
+        extracting_ = &next;
         if (waiting_) {
           judge(*waiting_);
           waiting_.reset();
         }
         pool_->wait();  // this thread extracts what the pool has not taken yet
+        extracting_ = nullptr;
         waiting_ = std::move(next);
         note_processing({&waiting_->batch});
       }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -184,6 +185,7 @@ class Daemon {
   std::vector<std::unique_ptr<InFlight>> retired_;
   // at_least_once: a batch extracted while the one before it was judged; judged next.
   std::optional<Stage> waiting_;
+  const Stage* extracting_ = nullptr;  // the batch the pool extracts while `waiting_` is judged
   std::unique_ptr<WorkerPool> pool_;  // extraction threads (`kafka.workers`)
   InFlight* producing_ = nullptr;     // the batch `produce` queues outputs for
   std::chrono::steady_clock::time_point last_commit_{};
@@ -243,6 +245,7 @@ class Daemon {
   static constexpr std::int64_t kUnknownWatermark = std::numeric_limits<std::int64_t>::min();
   std::map<std::int32_t, std::pair<std::int64_t, std::chrono::steady_clock::time_point>>
       sent_watermarks_;
+  std::set<std::int32_t> wrote_since_watermark_;  // extracted partitions with records since
 
   // `--role dedup` with `topics.dedup_lease`: the lease consumer (its group's owner of the one
   // lease partition judges), the changelog tail a standby keeps its state current with (an

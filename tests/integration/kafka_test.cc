@@ -534,6 +534,44 @@ TEST_F(DaemonOnMockCluster, FeedItemsThatOnlyLinkBecomeArticlesFromFetchedPages)
                                                 {"file:///etc/passwd", "fetch_blocked_scheme"}}));
 }
 
+TEST_F(DaemonOnMockCluster, AnIdleExtractorDoesNotSayItsEndEverySecond) {
+  // An extractor with nothing left to do tells the dedup role its partitions are at their end.
+  // Said once a second while it idles, `topics.extracted` would grow by a record per
+  // partition and second for as long as no input comes.
+  const auto page = sample_pages(1)[0];
+  produce(producer_.get(), config_.topics.pages, page.input.url, page.input.body,
+          {{"url", page.input.url}, {"id", page.input.id}});
+  ASSERT_EQ(rd_kafka_flush(producer_.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  config_.role = "extract";
+  Metrics metrics;
+  Daemon daemon(config_, metrics);
+  ASSERT_TRUE(daemon.start(cluster_->bootstrap()));
+  std::thread t([&] { daemon.run(); });
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (daemon.progress().committed.load() < 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(50ms);
+  }
+  std::this_thread::sleep_for(4s);  // idle
+  daemon.stop();
+  t.join();
+  ASSERT_EQ(daemon.progress().committed.load(), 1u);
+  // As many extracted partitions as pages and feeds partitions together.
+  const int extracted = 2 * config_.kafka.embedded_partitions;
+  std::size_t articles = 0, total_ends = 0;
+  for (const auto& r : read_topic(cluster_->bootstrap(), config_.topics.extracted, extracted)) {
+    if (header(r, "watermark") == "end") {
+      ++total_ends;
+    } else if (header(r, "watermark").empty()) {
+      ++articles;
+    }
+  }
+  EXPECT_EQ(articles, 1u);
+  EXPECT_GE(total_ends, 1u);
+  // Once per partition when it came to its end (and once more when the batch after it ended):
+  // not the four or more a second's repetition would add.
+  EXPECT_LE(total_ends, 2u * static_cast<std::size_t>(extracted));
+}
+
 TEST_F(DaemonOnMockCluster, AnExtractorDoesNotFetchALinkAlreadyPublished) {
   // Extractors hold no window: what was fetched comes back to them through the state
   // changelog, so a link published once is not fetched again by another extractor (or this
