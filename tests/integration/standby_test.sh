@@ -164,6 +164,10 @@ grep -q 'partitions_assigned' "$work/extract-2.log" || fail "the surviving extra
 python3 "$src/tests/integration/compare_runs.py" "$work/replay.jsonl" "$work/kafka.jsonl" \
   --min-dup-f1 0.995 --min-bcubed 0.99 --min-same-verdict 0.99 ||
   fail "verdicts after the failovers differ from replay's"
-python3 -c "import sys; sys.exit(0 if $takeover <= 15 and $graceful <= 5 else 1)" ||
+# Both count to the first article of pages produced at the stop or the kill: the handover of
+# the lease (about 2 s on the mock cluster, plus the session timeout after a kill) and the
+# extraction of new pages (the graceful handover took 3.9-4.5 s when the new owner found
+# extracted pages waiting; with the pages' extraction 4.3-5.0 s).
+python3 -c "import sys; sys.exit(0 if $takeover <= 15 and $graceful <= 8 else 1)" ||
   fail "the standbys took $graceful s (stop) and $takeover s (kill) to publish"
 echo "1 passed, 0 failed"
