@@ -30,9 +30,9 @@ struct KafkaConfig {
   /// (it is judged again).
   int flush_timeout_ms = 30000;
   /// at_least_once: how often the offsets of acknowledged batches are committed (also when the
-  /// daemon idles, on revoke and on stop); 0 commits each batch as soon as it is acknowledged.
-  /// Inputs of a crashed process past its last commit are judged again after the restart.
-  int commit_interval_ms = 1000;
+  /// daemon idles, on revoke and on stop); 0, the default, commits each batch as soon as it is
+  /// acknowledged. Inputs of a crashed process past its last commit are judged again.
+  int commit_interval_ms = 0;
   /// Input bytes a batch may hold: with the producer's own queue limit this bounds in-flight
   /// memory (a batch of many large pages closes early).
   std::int64_t batch_max_bytes = 64LL << 20;
