@@ -276,6 +276,7 @@ tl::expected<Config, std::vector<Problem>> parse(std::string_view yaml_text, con
       k.string("brokers", c.kafka.brokers);
       k.string("group_id", c.kafka.group_id);
       if (c.kafka.group_id.empty()) k.problem("group_id", "must not be empty");
+      k.string("group_instance_id", c.kafka.group_instance_id);
       k.properties("consumer", c.kafka.consumer);
       k.properties("producer", c.kafka.producer);
       k.properties("lease", c.kafka.lease);

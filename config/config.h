@@ -18,6 +18,12 @@ namespace newsflow::config {
 struct KafkaConfig {
   std::string brokers;  ///< bootstrap servers; empty starts an embedded mock cluster
   std::string group_id = "newsflow";
+  /// Static group membership (KIP-345) of the input consumer: a process restarted under the
+  /// same id takes its partitions back at once, without a rebalance and without waiting for its
+  /// old session, on brokers that support it (Kafka 2.3+). "auto": `<host>-<role>` (the host
+  /// name is the pod name under Kubernetes); "none" (or empty): dynamic membership. Every
+  /// process of one role in a group needs its own id.
+  std::string group_instance_id = "auto";
   std::map<std::string, std::string> consumer;  ///< passed to librdkafka as-is
   std::map<std::string, std::string> producer;  ///< passed to librdkafka as-is
   /// `--role dedup`: the consumer that holds the dedup lease (`topics.dedup_lease`), passed to

@@ -186,8 +186,8 @@ class Daemon {
   // at_least_once: a batch extracted while the one before it was judged; judged next.
   std::optional<Stage> waiting_;
   const Stage* extracting_ = nullptr;  // the batch the pool extracts while `waiting_` is judged
-  std::unique_ptr<WorkerPool> pool_;  // extraction threads (`kafka.workers`)
-  InFlight* producing_ = nullptr;     // the batch `produce` queues outputs for
+  std::unique_ptr<WorkerPool> pool_;   // extraction threads (`kafka.workers`)
+  InFlight* producing_ = nullptr;      // the batch `produce` queues outputs for
   std::chrono::steady_clock::time_point last_commit_{};
   /// Serves delivery reports; moves the offsets of batches acknowledged in full, in order, to
   /// the offsets to commit, and commits them when `kafka.commit_interval_ms` has passed (or
@@ -198,6 +198,7 @@ class Daemon {
   /// A batch's inputs are done: destroys them (after `settle`).
   void release(InFlight& f);
   KafkaHandle consumer_;
+  std::string instance_id_;  // the input consumer's group.instance.id ("" : dynamic)
   KafkaHandle producer_;
   std::unique_ptr<Fetcher> fetcher_;  // null when fetch.enabled is false
   const bool exactly_once_;

@@ -3,6 +3,9 @@
 #include <librdkafka/rdkafka.h>
 // rdkafka.h must come first.
 #include <librdkafka/rdkafka_mock.h>
+#include <unistd.h>
+
+#include <cstdlib>
 
 #include "daemon/ops/log.h"
 
@@ -13,6 +16,27 @@ void KafkaDeleter::operator()(rd_kafka_t* rk) const {
 }
 void KafkaDeleter::operator()(rd_kafka_conf_t* conf) const {
   if (conf) rd_kafka_conf_destroy(conf);
+}
+
+std::string group_instance_id(const std::string& setting, const std::string& role,
+                              const std::string& host) {
+  if (setting.empty() || setting == "none") return "";
+  if (setting != "auto") return setting;
+  // Kafka's ids take [a-zA-Z0-9._-]; host names rarely hold anything else.
+  std::string id = (host.empty() ? std::string("newsflow") : host) + "-" + role;
+  for (char& ch : id) {
+    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                    (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-';
+    if (!ok) ch = '-';
+  }
+  return id;
+}
+
+std::string host_name() {
+  if (const char* h = std::getenv("HOSTNAME"); h && *h) return h;
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) == 0) return buf;
+  return "";
 }
 
 namespace {

@@ -29,6 +29,17 @@ tl::expected<KafkaConf, std::vector<config::Problem>> make_kafka_conf(
     const std::map<std::string, std::string>& defaults,
     const std::map<std::string, std::string>& user, const std::string& path);
 
+/// The consumer's `group.instance.id` for `kafka.group_instance_id` (`setting`): "auto" gives
+/// `<host>-<role>` (characters Kafka does not accept in an id become '-'), "none" or "" gives
+/// "" (dynamic membership), anything else is used as it is. A `group.instance.id` among the
+/// consumer's pass-through properties wins over all of these (the caller checks).
+std::string group_instance_id(const std::string& setting, const std::string& role,
+                              const std::string& host);
+
+/// This machine's name for `group_instance_id`: $HOSTNAME when set (the pod name under
+/// Kubernetes), else gethostname().
+std::string host_name();
+
 /// Checks the Kafka sections of a configuration the way startup will (check-config).
 std::vector<config::Problem> check_kafka_config(const config::Config& config);
 

@@ -28,7 +28,8 @@ now() { date +%s.%N; }
 procs=() ports=()
 start() {  # start NAME ROLE: a process with its metrics on a port of its own
   local port; port=$(free_port)
-  NEWSFLOW_HTTP__LISTEN=127.0.0.1:$port "$bin" run --role "$2" > "$work/$1.log" 2>&1 &
+  NEWSFLOW_KAFKA__GROUP_INSTANCE_ID=$1 NEWSFLOW_HTTP__LISTEN=127.0.0.1:$port \
+    "$bin" run --role "$2" > "$work/$1.log" 2>&1 &
   procs+=($!); ports+=("$port")
 }
 start_processes() {

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -316,6 +317,39 @@ TEST_F(DaemonOnMockCluster, AFailedCommitIsRetriedWhenNoBatchFollows) {
   second.stop();
   t2.join();
   EXPECT_EQ(second.progress().consumed.load(), 0u);
+}
+
+TEST_F(DaemonOnMockCluster, ALiveInputDoesNotWaitOutTheBatchTime) {
+  // A live stream: every partition sits at its end when a page arrives. Its batch goes as soon
+  // as one more look finds nothing new, not when kafka.batch_max_ms has passed (it waited the
+  // whole 200 ms by default, most of the latency of a quiet stream).
+  config_.kafka.batch_max_ms = 30000;
+  const std::size_t inputs = produce_inputs();
+  Metrics metrics;
+  Daemon daemon(config_, metrics);
+  ASSERT_TRUE(daemon.start(cluster_->bootstrap()));
+  int code = -1;
+  std::thread t([&] { code = daemon.run(); });
+  auto committed_within = [&](std::size_t n, std::chrono::seconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (daemon.progress().committed.load() < n && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(20ms);
+    return daemon.progress().committed.load() >= n;
+  };
+  EXPECT_TRUE(committed_within(inputs, 20s)) << "the backlog waited for batch_max_ms";
+  std::this_thread::sleep_for(1s);  // every partition at its end again
+  const auto page = sample_pages(2)[1];
+  produce(producer_.get(), config_.topics.pages, "live", page.input.body,
+          {{"url", page.input.url + "?live"}, {"fetched_at", "2023-05-01T03:00:00Z"}});
+  ASSERT_EQ(rd_kafka_flush(producer_.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_TRUE(committed_within(inputs + 1, 10s)) << "the live page waited for batch_max_ms";
+  std::cerr << "live page committed after "
+            << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()
+            << " s\n";
+  daemon.stop();
+  t.join();
+  EXPECT_EQ(code, 0);
 }
 
 TEST_F(DaemonOnMockCluster, AStopDuringAnOutageEndsAtTheDrainDeadline) {
@@ -658,11 +692,16 @@ TEST_F(DaemonOnMockCluster, TwoMembersShareThePartitionsThroughACooperativeRebal
   // committed offsets. Every input still ends as an article or a dead letter.
   const std::size_t first_half = produce_inputs();
   Metrics m1, m2;
-  Daemon a(config_, m1);
+  // Two processes of one role on one host: each needs its own static id (the default, from the
+  // host and the role, would be the same for both).
+  config::Config ca = config_, cb = config_;
+  ca.kafka.group_instance_id = "member-a";
+  cb.kafka.group_instance_id = "member-b";
+  Daemon a(ca, m1);
   ASSERT_TRUE(a.start(cluster_->bootstrap()));
   std::thread ta([&] { EXPECT_EQ(a.run(), 0); });
   std::this_thread::sleep_for(500ms);
-  Daemon b(config_, m2);
+  Daemon b(cb, m2);
   ASSERT_TRUE(b.start(cluster_->bootstrap()));
   std::thread tb([&] { EXPECT_EQ(b.run(), 0); });
   // More input while the group settles.

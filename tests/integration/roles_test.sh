@@ -22,7 +22,9 @@ export NEWSFLOW_KAFKA__CONSUMER__SESSION_TIMEOUT_MS=6000
 inputs=$("$bin" produce --input "$stream")
 
 for role in extract extract dedup; do
-  NEWSFLOW_HTTP__LISTEN=127.0.0.1:0 "$bin" run --role $role > "$work/$role-${#pids[@]}.log" 2>&1 &
+  # Each process its own static id: the default (host and role) is the same for both extractors.
+  NEWSFLOW_KAFKA__GROUP_INSTANCE_ID=$role-${#pids[@]} NEWSFLOW_HTTP__LISTEN=127.0.0.1:0 \
+    "$bin" run --role $role > "$work/$role-${#pids[@]}.log" 2>&1 &
   pids+=($!)
 done
 count() { kcat -b "$broker" -C -t "$1" -e -q -f '%k\n' 2>/dev/null | sort -u | wc -l; }

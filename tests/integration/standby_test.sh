@@ -41,7 +41,7 @@ metric() {  # metric PORT NAME_WITH_LABELS: its value, 0 when absent (or not lis
 }
 start() {  # start NAME ROLE PORT
   NEWSFLOW_KAFKA__TRANSACTIONAL_ID=newsflow-${2/extract/$1} NEWSFLOW_HTTP__LISTEN=127.0.0.1:$3 \
-    "$bin" run --role "$2" > "$work/$1.log" 2>&1 &
+    NEWSFLOW_KAFKA__GROUP_INSTANCE_ID=$1 "$bin" run --role "$2" > "$work/$1.log" 2>&1 &
   pids+=($!)
 }
 port_a=$(free_port); port_b=$(free_port); port_c=$(free_port)

@@ -1,0 +1,97 @@
+#include "daemon/kafka/daemon.h"
+
+// `--role extract`: what an extractor hands the dedup role (extracted records) and how far each
+// of its partitions has come (watermarks).
+
+#include <librdkafka/rdkafka.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "daemon/kafka/message.h"
+#include "daemon/ops/log.h"
+#include "daemon/ops/metrics.h"
+#include "daemon/pipeline/input.h"
+#include "daemon/version.h"
+
+namespace newsflow::daemon {
+
+using namespace internal;
+
+void Daemon::hand_over(rd_kafka_message_t* msg, Work& work) {
+  try {
+    if (dead_letters_of(msg, work)) return;
+    // Each input partition to an extracted partition of its own, stamped with the time the
+    // input is ordered by, so the dedup role merges them as `--role all` merges the inputs.
+    const auto it = extracted_offset_.find(rd_kafka_topic_name(msg->rkt));
+    const int base = it == extracted_offset_.end() ? 0 : it->second;
+    const std::int32_t partition = (base + msg->partition) % std::max(1, extracted_partitions_);
+    const std::int64_t ts = order_time(msg) * 1000;
+    for (const auto& e : pipeline_.hand_over(std::move(*work.prepared))) {
+      produce(config_.topics.extracted, Pipeline::article_id(e, work.parsed.input),
+              extracted_json(e, work.parsed.input), {{"schema", "newsflow.extracted/1"}}, false,
+              partition, ts);
+      wrote_since_watermark_.insert(partition);
+      ++progress_.articles;
+    }
+  } catch (const std::exception& e) {
+    dead_letter(msg, {"internal_error", e.what()});
+  }
+}
+
+void Daemon::emit_watermarks() {
+  // Per extracted partition, the oldest record its input partitions (assigned here) may still
+  // deliver; sent when it moves, and once a second as a sign of life.
+  std::map<std::int32_t, std::int64_t> lowest;
+  for (const auto& [p, q] : partition_queues_) {
+    const auto w = merger_.watermark_of(p);
+    const auto it = extracted_offset_.find(p.first);
+    if (it == extracted_offset_.end()) continue;
+    const std::int32_t part = (it->second + p.second) % std::max(1, extracted_partitions_);
+    auto [slot, inserted] = lowest.try_emplace(part, w.value_or(kUnknownWatermark));
+    if (!inserted) slot->second = std::min(slot->second, w.value_or(kUnknownWatermark));
+  }
+  // The order has let the batch being extracted go, but its records are not handed over yet:
+  // nothing they precede may be promised.
+  if (extracting_) {
+    for (const Taken& t : extracting_->batch) {
+      const auto it = extracted_offset_.find(rd_kafka_topic_name(t.msg->rkt));
+      if (it == extracted_offset_.end()) continue;
+      const std::int32_t part =
+          (it->second + t.msg->partition) % std::max(1, extracted_partitions_);
+      auto slot = lowest.find(part);
+      if (slot != lowest.end()) slot->second = std::min(slot->second, order_time(t.msg));
+    }
+  }
+  const auto now = Clock::now();
+  for (const auto& [part, w] : lowest) {
+    if (w == kUnknownWatermark) continue;  // it may still deliver anything: promise nothing
+    auto& last = sent_watermarks_[part];
+    // At most five a second per partition while it moves (an end is said at once, and again
+    // after records, so a partition's last record is its end: a dedup process that takes over
+    // reads it there). One that stands still is said again once a second, a sign of life the
+    // dedup role waits for at most `kafka.extractor_silence_ms`; an end only every 30 s: it
+    // holds nothing back, and an idle extractor would otherwise fill `topics.extracted` with a
+    // record per partition and second.
+    const bool end = w == EventTimeMerger<rd_kafka_message_t*>::kEnd;
+    const bool wrote = wrote_since_watermark_.count(part) > 0;
+    const auto since = now - last.second;
+    if (last.first == w && !wrote ? since < (end ? kEndRepeat : std::chrono::seconds(1))
+                                  : !end && since < std::chrono::milliseconds(200)) {
+      continue;
+    }
+    const std::string value =
+        w == EventTimeMerger<rd_kafka_message_t*>::kEnd ? "end" : std::to_string(w);
+    produce(config_.topics.extracted, "", "",
+            {{"watermark", value}, {"schema", "newsflow.watermark/1"}}, false, part);
+    last = {w, now};
+    wrote_since_watermark_.erase(part);
+  }
+}
+
+}  // namespace newsflow::daemon

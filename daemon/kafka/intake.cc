@@ -1,0 +1,319 @@
+#include "daemon/kafka/daemon.h"
+
+// The intake: partitions assigned and revoked, their records put in event-time order, and the
+// batches collected from that order.
+
+#include <librdkafka/rdkafka.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "daemon/kafka/message.h"
+#include "daemon/ops/log.h"
+#include "daemon/ops/metrics.h"
+#include "daemon/pipeline/input.h"
+#include "daemon/version.h"
+
+namespace newsflow::daemon {
+
+using namespace internal;
+
+void Daemon::adopt_partition(rd_kafka_t* rk, const std::string& topic, int partition,
+                             Clock::time_point now) {
+  merger_.assign({topic, partition}, now);
+  next_offset_.erase({topic, partition});
+  // What extractors write is read while it is written: its end means nothing until the
+  // extractor says how far it has come.
+  if (config_.role == "dedup") merger_.expect_watermarks({topic, partition});
+  metrics_.partition_assigned(topic, partition);
+  // Each partition's messages wait in its own queue (librdkafka then bounds prefetching per
+  // partition, queued.max.messages.kbytes), so the loop can take them in event-time order. The
+  // queue is detached before the assignment starts fetching: a message that went to the
+  // consumer queue instead could overtake (or fall behind) its partition's others.
+  if (rd_kafka_queue_t* q = rd_kafka_queue_get_partition(rk, topic.c_str(), partition)) {
+    rd_kafka_queue_forward(q, nullptr);
+    auto& slot = partition_queues_[{topic, partition}];
+    if (slot) rd_kafka_queue_destroy(slot);
+    slot = q;
+  }
+}
+
+void Daemon::on_rebalance(rd_kafka_t* rk, int err_int, void* partitions_ptr, void* opaque) {
+  auto* self = static_cast<Daemon*>(opaque);
+  auto* partitions = static_cast<rd_kafka_topic_partition_list_t*>(partitions_ptr);
+  const auto err = static_cast<rd_kafka_resp_err_t>(err_int);
+  const bool cooperative = std::string_view(rd_kafka_rebalance_protocol(rk)) == "COOPERATIVE";
+  if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+    const auto now = Clock::now();
+    for (int i = 0; i < partitions->cnt; ++i) {
+      self->adopt_partition(rk, partitions->elems[i].topic, partitions->elems[i].partition, now);
+    }
+    if (cooperative) {
+      if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk, partitions))
+        rd_kafka_error_destroy(e);
+      self->assigned_ += partitions->cnt;
+    } else {
+      rd_kafka_assign(rk, partitions);
+      self->assigned_ = partitions->cnt;
+    }
+    log::info("partitions_assigned", {{"count", std::to_string(partitions->cnt)}});
+  } else {
+    // Rebalance callbacks run inside the consumer poll, while a batch is being collected and
+    // never while one is judged: the collected messages of revoked partitions are dropped
+    // (uncommitted, so their new owner reads them again). Batches judged before are
+    // acknowledged and their offsets committed now, so the new owner does not judge them again;
+    // one that fails is judged again here (its inputs of partitions still assigned) once the
+    // rebalance is done.
+    self->settle(/*drain=*/true, /*rewind=*/false);
+    std::size_t abandoned = 0;
+    for (int i = 0; i < partitions->cnt; ++i) {
+      const auto& tp = partitions->elems[i];
+      self->metrics_.forget_lag(tp.topic, tp.partition);
+      self->next_offset_.erase({tp.topic, tp.partition});
+      // Its new owner starts from the last committed offset (at least once).
+      self->pending_commit_.erase({tp.topic, tp.partition});
+      if (self->pending_commit_.empty()) self->pending_commit_messages_ = 0;
+      for (rd_kafka_message_t* m : self->merger_.revoke({tp.topic, tp.partition})) {
+        rd_kafka_message_destroy(m);
+        ++abandoned;
+      }
+      if (auto q = self->partition_queues_.find({tp.topic, tp.partition});
+          q != self->partition_queues_.end()) {
+        rd_kafka_queue_destroy(q->second);
+        self->partition_queues_.erase(q);
+      }
+      if (self->waiting_) {
+        // Extracted, not judged: its inputs of the partition go with it.
+        Stage& w = *self->waiting_;
+        std::size_t kept = 0;
+        for (std::size_t j = 0; j < w.batch.size(); ++j) {
+          rd_kafka_message_t* m = w.batch[j].msg;
+          if (m->partition == tp.partition &&
+              rd_kafka_topic_name(m->rkt) == std::string_view(tp.topic)) {
+            rd_kafka_message_destroy(m);
+            ++abandoned;
+            continue;
+          }
+          if (kept != j) {
+            w.batch[kept] = w.batch[j];
+            w.messages[kept] = w.messages[j];
+            w.work[kept] = std::move(w.work[j]);
+          }
+          ++kept;
+        }
+        w.batch.resize(kept);
+        w.messages.resize(kept);
+        w.work.resize(kept);
+      }
+      if (!self->collecting_) continue;
+      auto& batch = *self->collecting_;
+      for (auto it = batch.begin(); it != batch.end();) {
+        if (it->msg->partition == tp.partition &&
+            rd_kafka_topic_name(it->msg->rkt) == std::string_view(tp.topic)) {
+          rd_kafka_message_destroy(it->msg);
+          it = batch.erase(it);
+          ++abandoned;
+        } else {
+          ++it;
+        }
+      }
+    }
+    if (cooperative) {
+      if (rd_kafka_error_t* e = rd_kafka_incremental_unassign(rk, partitions))
+        rd_kafka_error_destroy(e);
+      self->assigned_ -= partitions->cnt;
+    } else {
+      rd_kafka_assign(rk, nullptr);
+      self->assigned_ = 0;
+    }
+    log::info("partitions_revoked", {{"count", std::to_string(partitions->cnt)},
+                                     {"reason", rd_kafka_err2name(err)},
+                                     {"abandoned_messages", std::to_string(abandoned)}});
+  }
+}
+
+void Daemon::give_back(std::vector<Taken>::const_iterator first,
+                       std::vector<Taken>::const_iterator last) {
+  while (last != first) {
+    --last;
+    rd_kafka_message_t* m = last->msg;
+    const auto p = partition_of(m);
+    if (merger_.assigned(p)) {
+      merger_.give_back(p, m, order_time(m), m->len + m->key_len);
+    } else {
+      rd_kafka_message_destroy(m);
+    }
+  }
+}
+
+bool Daemon::collect_batch(std::vector<Taken>& batch, bool wait) {
+  const auto deadline =
+      Clock::now() + std::chrono::milliseconds(wait ? config_.kafka.batch_max_ms : 0);
+  std::int64_t batch_bytes = 0;
+  collecting_ = &batch;  // the rebalance callback drops messages of revoked partitions
+  // A batch that starts the pipeline (nothing extracted waits to be judged) is a quarter of the
+  // most: its extraction has no judging to overlap with, so the sooner it goes the better.
+  const int most = wait && !exactly_once_ ? std::max(1, config_.kafka.batch_max_messages / 4)
+                                          : config_.kafka.batch_max_messages;
+  auto full = [&] {
+    return static_cast<int>(batch.size()) >= most || batch_bytes >= config_.kafka.batch_max_bytes;
+  };
+  bool ok = true;
+  bool polled = false;
+  while (!full() && !stop_.load()) {
+    if (!take_fetched()) {
+      ok = false;
+      break;
+    }
+    // What the event-time order lets go now.
+    auto now = Clock::now();
+    std::int64_t low = 0;
+    std::size_t released = 0;
+    while (!full()) {
+      std::optional<rd_kafka_message_t*> m = merger_.next(now, &low);
+      if (!m) break;
+      batch.push_back({*m, low});
+      batch_bytes += static_cast<std::int64_t>((*m)->len + (*m)->key_len);
+      ++released;
+    }
+    if (full()) break;
+    // The partitions' own queues may hold the next records already: refill before waiting.
+    if (released > 0 && (!wait || now < deadline)) continue;
+    if (!wait) {
+      // Only what is here already (the loop judges the batch before meanwhile): one look at
+      // the consumer queue for rebalances and ends of partitions, then go.
+      if (polled) break;
+      polled = true;
+      rd_kafka_message_t* msg = rd_kafka_consumer_poll(consumer_.get(), 0);
+      if (msg && !take(msg)) {
+        ok = false;
+        break;
+      }
+      continue;
+    }
+    // Held back by a partition still fetching: process what the order has let go (the fetch
+    // goes on meanwhile) rather than wait for the batch to fill.
+    const bool waiting = merger_.waiting(now);
+    if (static_cast<int>(batch.size()) >= std::max(1, config_.kafka.batch_max_messages / 4) &&
+        waiting) {
+      break;
+    }
+    // A live stream: every partition is at its end and one more look found nothing new, so
+    // nothing is on its way that a longer wait would add to this batch. Waiting out
+    // batch_max_ms would only add latency (a backlog fills its batches long before).
+    if (!batch.empty() && !waiting && released == 0 && polled) break;
+    // Nothing to collect, and outputs on their way or offsets to commit: back to the loop,
+    // which serves their acknowledgements and commits, rather than wait out batch_max_ms.
+    if (batch.empty() && polled && (!in_flight_.empty() || !pending_commit_.empty())) break;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+    if (left.count() <= 0) break;
+    // The consumer queue serves rebalances and errors (and messages forwarded before their
+    // partition got its own queue); partition queues are looked at again soon.
+    const int timeout = static_cast<int>(std::min<std::int64_t>(left.count(), 5));
+    rd_kafka_message_t* msg = rd_kafka_consumer_poll(consumer_.get(), timeout);
+    polled = true;
+    if (msg && !take(msg)) {
+      ok = false;
+      break;
+    }
+  }
+  collecting_ = nullptr;
+  return ok;
+}
+
+bool Daemon::take(rd_kafka_message_t* msg) {
+  if (msg->err) {
+    if (msg->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      if (msg->rkt) merger_.end_of_partition(partition_of(msg));
+    } else {
+      log::warn("consumer_error", {{"error", rd_kafka_message_errstr(msg)}});
+    }
+    const bool fatal = msg->err == RD_KAFKA_RESP_ERR__FATAL;
+    rd_kafka_message_destroy(msg);
+    if (fatal) {
+      char reason[512];
+      const rd_kafka_resp_err_t cause =
+          rd_kafka_fatal_error(consumer_.get(), reason, sizeof reason);
+      if (cause == RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID) {
+        // Another process joined under this one's static id: two processes of one role on
+        // one host, or a copy of this one still alive.
+        log::error("consumer_fenced",
+                   {{"error", reason},
+                    {"group_instance_id", instance_id_},
+                    {"fix",
+                     "give every process of a role its own kafka.group_instance_id "
+                     "(NEWSFLOW_KAFKA__GROUP_INSTANCE_ID), or \"none\""}});
+      } else {
+        log::error("consumer_fatal", {{"error", reason}});
+      }
+      return false;
+    }
+    return true;
+  }
+  const auto p = partition_of(msg);
+  if (!merger_.assigned(p)) {
+    // A message of a partition the rebalance callback has not announced: take it as assigned.
+    merger_.assign(p, Clock::now());
+    if (config_.role == "dedup") merger_.expect_watermarks(p);
+  }
+  if (config_.role == "dedup") {
+    // An extractor's watermark: nothing older will follow in this partition.
+    if (const auto w = watermark_header(msg)) {
+      merger_.advance(p, *w, Clock::now());
+      rd_kafka_message_destroy(msg);
+      return true;
+    }
+  }
+  next_offset_[p] = msg->offset + 1;
+  merger_.add(p, msg, order_time(msg), msg->len + msg->key_len);
+  return true;
+}
+
+bool Daemon::fetch_lags(const std::pair<std::string, int>& p) const {
+  std::int64_t low = -1, high = -1;
+  // librdkafka's view as of the partition's last fetch response (no request to a broker).
+  if (rd_kafka_get_watermark_offsets(consumer_.get(), p.first.c_str(), p.second, &low, &high) !=
+          RD_KAFKA_RESP_ERR_NO_ERROR ||
+      high < 0) {
+    return true;  // not fetched yet: it may hold anything
+  }
+  if (high == 0 || high == low) return false;  // it holds nothing
+  // Nothing taken yet: a fetch round may have left it out (a response is bounded in bytes), so
+  // its records may still come, unless its end is reported first.
+  const auto next = next_offset_.find(p);
+  return next == next_offset_.end() || next->second < high;
+}
+
+bool Daemon::take_fetched() {
+  // A few messages per partition are enough to order by; the rest wait in librdkafka, which
+  // stops fetching a partition whose queue is full.
+  constexpr std::size_t kLookahead = 2;
+  for (auto& [p, q] : partition_queues_) {
+    while (merger_.buffered_records(p) < kLookahead) {
+      rd_kafka_message_t* msg = rd_kafka_consume_queue(q, 0);
+      if (!msg) break;
+      const bool event = msg->err != RD_KAFKA_RESP_ERR_NO_ERROR;  // `take` destroys events
+      if (!take(msg)) return false;
+      if (event) break;  // an end of partition or an error
+    }
+    // An empty partition the broker holds more of is waited for longer than an idle one: on a
+    // loaded machine a fetch can take longer than max_idle_ms (KIP-695's known lag). One that
+    // delivered everything up to its end as last fetched is at its end now: librdkafka's own
+    // end-of-partition event comes only with the next fetch response, which a broker holds back
+    // for fetch.wait.max.ms (500 ms) when nothing new arrives, and meanwhile this partition
+    // would hold back every record of the others.
+    if (merger_.buffered_records(p) == 0) {
+      const bool lags = fetch_lags(p);
+      merger_.set_behind(p, lags);
+      if (!lags && next_offset_.count(p)) merger_.end_of_partition(p);
+    }
+  }
+  return true;
+}
+
+}  // namespace newsflow::daemon

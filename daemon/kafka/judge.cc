@@ -1,0 +1,392 @@
+#include "daemon/kafka/daemon.h"
+
+// A batch from extraction to commit: extracted on the worker pool, judged in input order on
+// the loop's thread, its outputs queued and acknowledged by delivery reports, its offsets
+// committed (or, exactly_once, all in one transaction).
+
+#include <librdkafka/rdkafka.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "daemon/kafka/message.h"
+#include "daemon/ops/log.h"
+#include "daemon/ops/metrics.h"
+#include "daemon/pipeline/input.h"
+#include "daemon/version.h"
+
+namespace newsflow::daemon {
+
+using namespace internal;
+
+bool Daemon::dead_letters_of(rd_kafka_message_t* msg, Work& work) {
+  if (work.parsed.failure) {
+    dead_letter(msg, *work.parsed.failure);
+    return true;
+  }
+  if (!work.prepared) {
+    dead_letter(msg, work.prepared.error());
+    return true;
+  }
+  for (const auto& item : *work.prepared) {
+    if (item.fetch_failure) item_dead_letter(msg, item);
+  }
+  return false;
+}
+
+void Daemon::publish(rd_kafka_message_t* msg, Work& work) {
+  // One try/catch per message: no input can crash-loop the daemon.
+  try {
+    if (dead_letters_of(msg, work)) return;
+    for (const Output& o : pipeline_.commit(std::move(*work.prepared), work.parsed.input)) {
+      const std::string kind(dedup::dup_kind_name(o.verdict.kind));
+      produce(config_.topics.articles, o.article.id, article_json(o),
+              {{"schema", "newsflow.article/1"}});
+      const bool marked = !lose_state_marker_.empty() &&
+                          payload(msg).find(lose_state_marker_) != std::string_view::npos;
+      const bool lose_state = marked && !lost_state_;
+      kill_after_batch_ = kill_after_batch_ || (marked && lost_state_);
+      lost_state_ = lost_state_ || lose_state;
+      if (!config_.topics.state.empty() && !lose_state) {
+        produce(config_.topics.state, o.article.id, dedup::encode_state(o.state),
+                {{"schema", "newsflow.state/1"},
+                 {kInputHeader,
+                  input_header(rd_kafka_topic_name(msg->rkt), msg->partition, msg->offset)}});
+        metrics_.state_written();
+      }
+      produce(config_.topics.stories, o.story.story_id, story_json(o.story),
+              {{"schema", "newsflow.story/1"}});
+      // A merged story is gone: a tombstone, so compaction drops it.
+      for (const auto& gone : o.story.merged_from)
+        produce(config_.topics.stories, gone, {}, {}, true);
+      metrics_.article(kind, o.article.language);
+      ++progress_.articles;
+      if (o.verdict.kind != dedup::DupKind::kUnique) ++progress_.duplicates;
+    }
+    progress_.stories = pipeline_.stories().size();
+  } catch (const std::exception& e) {
+    dead_letter(msg, {"internal_error", e.what()});
+  }
+}
+
+void Daemon::extract(Stage& stage, bool wait) {
+  stage.messages.clear();
+  for (const Taken& t : stage.batch) stage.messages.push_back(t.msg);
+  stage.work.clear();
+  stage.work.resize(stage.messages.size());
+  for (rd_kafka_message_t* m : stage.messages) {
+    metrics_.consumed(rd_kafka_topic_name(m->rkt), m->partition);
+    ++progress_.consumed;
+  }
+  // Extraction is stateless: one input at a time to each of the pool's threads; judging stays
+  // in input order on the loop's thread.
+  pool_->start(stage.messages.size(), [this, &messages = stage.messages,
+                                       &work = stage.work](std::size_t i) {
+    if (crash_guard_.crashes(rd_kafka_topic_name(messages[i]->rkt), messages[i]->partition,
+                             messages[i]->offset) >= 2) {
+      work[i].parsed.failure =
+          Failure{"worker_crash", "the process died twice while processing this input"};
+      return;
+    }
+    if (!crash_marker_.empty() && payload(messages[i]).find(crash_marker_) != std::string::npos) {
+      std::abort();
+    }
+    try {
+      const auto t0 = Clock::now();
+      if (config_.role == "dedup") {
+        // An extractor's record: extraction is done; the article goes straight to judging.
+        auto record = parse_extracted(payload(messages[i]));
+        metrics_.stage_seconds("parse", seconds_since(t0));
+        if (!record) {
+          work[i].parsed.failure = Failure{"invalid_extracted", record.error()};
+          return;
+        }
+        work[i].parsed.input = std::move(record->second);
+        work[i].prepared = std::vector<Pipeline::Extracted>{};
+        work[i].prepared->push_back(std::move(record->first));
+        return;
+      }
+      work[i].parsed = parse(messages[i]);
+      metrics_.stage_seconds("parse", seconds_since(t0));
+      if (!work[i].parsed.failure) work[i].prepared = pipeline_.prepare(work[i].parsed.input);
+    } catch (const std::exception& e) {
+      work[i].prepared = tl::unexpected(Failure{"internal_error", e.what()});
+    }
+  });
+  if (wait) pool_->wait();
+}
+
+namespace {
+
+// The offsets to commit after `messages`: one past the last message of each partition.
+rd_kafka_topic_partition_list_t* next_offsets(const std::vector<rd_kafka_message_t*>& messages) {
+  std::map<std::pair<std::string, int>, std::int64_t> next;
+  for (const auto* m : messages) {
+    auto& o = next[{rd_kafka_topic_name(m->rkt), m->partition}];
+    o = std::max(o, m->offset + 1);
+  }
+  rd_kafka_topic_partition_list_t* list =
+      rd_kafka_topic_partition_list_new(static_cast<int>(next.size()));
+  for (const auto& [tp, offset] : next) {
+    rd_kafka_topic_partition_list_add(list, tp.first.c_str(), tp.second)->offset = offset;
+  }
+  return list;
+}
+
+}  // namespace
+
+bool Daemon::commit_transaction(const std::vector<rd_kafka_message_t*>& messages) {
+  const int timeout = std::max(1, flush_timeout_ms());
+  rd_kafka_topic_partition_list_t* offsets = next_offsets(messages);
+  rd_kafka_consumer_group_metadata_t* group = rd_kafka_consumer_group_metadata(consumer_.get());
+  rd_kafka_error_t* e =
+      rd_kafka_send_offsets_to_transaction(producer_.get(), offsets, group, timeout);
+  rd_kafka_consumer_group_metadata_destroy(group);
+  rd_kafka_topic_partition_list_destroy(offsets);
+  if (!e) e = rd_kafka_commit_transaction(producer_.get(), timeout);
+  for (int attempt = 0; e && rd_kafka_error_is_retriable(e) && attempt < 3; ++attempt) {
+    rd_kafka_error_destroy(e);
+    e = rd_kafka_commit_transaction(producer_.get(), timeout);
+  }
+  if (!e && delivery_errors_ == 0) return true;
+  const std::string message = e ? rd_kafka_error_string(e) : last_delivery_error_;
+  const bool fatal = e && rd_kafka_error_is_fatal(e);
+  if (e) rd_kafka_error_destroy(e);
+  log::error("transaction_failed", {{"error", message}, {"fatal", fatal ? "true" : "false"}});
+  if (!fatal) {
+    // Abortable (or a delivery failed): abort, so no reader sees this batch's outputs.
+    if (rd_kafka_error_t* a = rd_kafka_abort_transaction(producer_.get(), timeout)) {
+      log::error("transaction_abort_failed", {{"error", rd_kafka_error_string(a)}});
+      rd_kafka_error_destroy(a);
+    }
+  }
+  return false;
+}
+
+void Daemon::note_processing(std::initializer_list<const std::vector<Taken>*> batches) {
+  if (!crash_guard_.enabled()) return;
+  std::vector<CrashGuard::Input> inputs;
+  for (const auto* batch : batches) {
+    if (!batch) continue;
+    for (const auto& t : *batch) {
+      inputs.push_back({rd_kafka_topic_name(t.msg->rkt), t.msg->partition, t.msg->offset});
+    }
+  }
+  if (inputs.empty()) {
+    crash_guard_.end();
+  } else {
+    crash_guard_.begin(inputs);
+  }
+}
+
+void Daemon::judge_waiting() {
+  if (!waiting_) return;
+  judge(*waiting_);
+  waiting_.reset();
+  note_processing({});
+}
+
+bool Daemon::process_batch(std::vector<Taken>& batch) {
+  note_processing({&batch});
+  Stage stage;
+  stage.batch = std::move(batch);
+  batch.clear();
+  extract(stage, /*wait=*/true);
+  const bool delivered = judge(stage);
+  // exactly_once: a batch not delivered goes back to the caller (at_least_once: `settle`).
+  batch = std::move(stage.batch);
+  crash_guard_.end();
+  return delivered;
+}
+
+bool Daemon::judge(Stage& stage) {
+  delivery_errors_ = 0;
+  std::vector<rd_kafka_message_t*>& messages = stage.messages;
+  std::vector<Work>& work = stage.work;
+  std::vector<Taken>& batch = stage.batch;
+  if (fetcher_) {
+    // Link-only feed items of the whole batch are fetched together.
+    std::vector<Pipeline::Extracted*> items;
+    for (auto& w : work) {
+      if (!w.prepared) continue;
+      for (auto& e : *w.prepared) {
+        if (!e.fetch_url.empty()) items.push_back(&e);
+      }
+    }
+    if (!items.empty()) {
+      try {
+        pipeline_.resolve_links(items, *fetcher_);
+      } catch (const std::exception& e) {
+        log::error("fetch_failed", {{"error", e.what()}});
+      }
+    }
+  }
+  const auto t0 = Clock::now();
+  std::unique_ptr<InFlight> flight;
+  if (!exactly_once_) {
+    flight = std::make_unique<InFlight>();
+    producing_ = flight.get();
+  } else {
+    if (rd_kafka_error_t* e = rd_kafka_begin_transaction(producer_.get())) {
+      log::error("transaction_begin_failed", {{"error", rd_kafka_error_string(e)}});
+      rd_kafka_error_destroy(e);
+      return false;
+    }
+  }
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    // Expiry never runs ahead of what a partition may still deliver.
+    pipeline_.hold_expiry_at(batch[i].low_watermark);
+    if (config_.role == "extract") {
+      hand_over(messages[i], work[i]);
+    } else {
+      publish(messages[i], work[i]);
+    }
+  }
+  // After the batch's records, in the same partitions: how far the inputs have come.
+  if (config_.role == "extract") emit_watermarks();
+  producing_ = nullptr;
+  metrics_.producer_queue(rd_kafka_outq_len(producer_.get()));
+  if (!exactly_once_) {
+    // The next batch is judged while this one's outputs are on their way (`settle`).
+    flight->queued = Clock::now();
+    flight->links = pipeline_.take_pending_links();
+    flight->kill = kill_after_batch_;
+    flight->batch = std::move(batch);
+    batch.clear();
+    in_flight_.push_back(std::move(flight));
+    metrics_.stage_seconds("produce", seconds_since(t0));
+    return true;
+  }
+  // Outputs and input offsets commit together or not at all.
+  const bool delivered = commit_transaction(messages);
+  metrics_.stage_seconds("produce", seconds_since(t0));
+  metrics_.producer_queue(rd_kafka_outq_len(producer_.get()));
+  if (!delivered) {
+    pipeline_.drop_pending_links();
+    return false;
+  }
+  pipeline_.confirm_links();
+  metrics_.committed();
+  progress_.committed += messages.size();
+  return true;
+}
+
+void Daemon::release(InFlight& f) {
+  for (const Taken& t : f.batch) rd_kafka_message_destroy(t.msg);
+  f.batch.clear();
+}
+
+bool Daemon::settle(bool drain, bool rewind) {
+  if (drain && !in_flight_.empty()) {
+    // Everything queued, acknowledged within the flush limit (after SIGTERM, the drain limit).
+    rd_kafka_flush(producer_.get(), flush_timeout_ms());
+  } else {
+    rd_kafka_poll(producer_.get(), 0);
+  }
+  const auto limit = std::chrono::milliseconds(config_.kafka.flush_timeout_ms);
+  // Outputs in flight are bounded: the judging waits while the oldest of kMaxInFlight batches
+  // is on its way.
+  constexpr std::size_t kMaxInFlight = 4;
+  while (in_flight_.size() > kMaxInFlight && in_flight_.front()->outstanding > 0 &&
+         !in_flight_.front()->failed && Clock::now() - in_flight_.front()->queued < limit &&
+         !(stop_.load() && steady_ms() >= drain_deadline_ms_.load())) {
+    rd_kafka_poll(producer_.get(), 10);
+  }
+  bool ok = true;
+  const auto now = Clock::now();
+  while (!in_flight_.empty()) {
+    InFlight& f = *in_flight_.front();
+    if (!f.failed && f.outstanding > 0) {
+      if (!drain && now - f.queued < limit) break;  // on its way
+      f.failed = true;                              // not acknowledged in time
+    }
+    if (f.failed) {
+      if (!rewind) break;
+      log::error("batch_not_delivered",
+                 {{"errors", std::to_string(delivery_errors_)},
+                  {"unacknowledged", std::to_string(f.outstanding)},
+                  {"batches_judged_again", std::to_string(in_flight_.size())},
+                  {"last_error", last_delivery_error_}});
+      // Its inputs and those of every later batch go back to the front of their partitions,
+      // the latest first, and are judged again (the window repeats its verdicts for ids it
+      // knows). Delivery reports still due for them find them among the retired.
+      if (waiting_) {
+        give_back(waiting_->batch.begin(), waiting_->batch.end());
+        waiting_.reset();
+        note_processing({});
+      }
+      for (auto it = in_flight_.rbegin(); it != in_flight_.rend(); ++it) {
+        give_back((*it)->batch.begin(), (*it)->batch.end());
+        (*it)->batch.clear();
+        if ((*it)->outstanding > 0) retired_.push_back(std::move(*it));
+      }
+      in_flight_.clear();
+      ok = false;
+      break;
+    }
+    // Acknowledged in full, and every batch before it too.
+    metrics_.stage_seconds("acknowledge", std::chrono::duration<double>(now - f.queued).count());
+    pipeline_.confirm_links(f.links);
+    if (f.kill) {
+      log::error("fault_injected", {{"fault", "a state record lost, killed before the commit"}});
+      std::raise(SIGKILL);
+    }
+    if (!lost_state_) {  // fault injection: from then on the commit "fails"
+      for (const Taken& t : f.batch) {
+        auto& o = pending_commit_[{rd_kafka_topic_name(t.msg->rkt), t.msg->partition}];
+        o = std::max(o, t.msg->offset + 1);
+      }
+      pending_commit_messages_ += f.batch.size();
+    }
+    release(f);
+    in_flight_.pop_front();
+  }
+  std::erase_if(retired_, [](const auto& f) { return f->outstanding == 0; });
+  if (!pending_commit_.empty() &&
+      (drain ||
+       now - last_commit_attempt_ >= std::chrono::milliseconds(config_.kafka.commit_interval_ms))) {
+    commit_offsets({}, 0);
+  }
+  return ok;
+}
+
+bool Daemon::commit_offsets(const std::map<std::pair<std::string, int>, std::int64_t>& offsets,
+                            std::size_t messages) {
+  // Offsets whose commit failed earlier go along: a partition that delivers nothing after a
+  // failed commit would otherwise keep its old committed offset, and a restart or a new owner
+  // would process its inputs again.
+  for (const auto& [tp, offset] : offsets) {
+    auto& o = pending_commit_[tp];
+    o = std::max(o, offset);
+  }
+  pending_commit_messages_ += messages;
+  if (pending_commit_.empty()) return true;
+  last_commit_attempt_ = Clock::now();
+  rd_kafka_topic_partition_list_t* list =
+      rd_kafka_topic_partition_list_new(static_cast<int>(pending_commit_.size()));
+  for (const auto& [tp, offset] : pending_commit_) {
+    rd_kafka_topic_partition_list_add(list, tp.first.c_str(), tp.second)->offset = offset;
+  }
+  const rd_kafka_resp_err_t c = rd_kafka_commit(consumer_.get(), list, /*async=*/0);
+  rd_kafka_topic_partition_list_destroy(list);
+  if (c != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    // Outputs are out; the offsets are committed with the next batch's, or on their own a
+    // second later while idle, and before the process exits.
+    metrics_.commit_failed();
+    log::warn("commit_failed", {{"error", rd_kafka_err2str(c)},
+                                {"partitions", std::to_string(pending_commit_.size())}});
+    return false;
+  }
+  metrics_.committed();
+  progress_.committed += pending_commit_messages_;
+  pending_commit_.clear();
+  pending_commit_messages_ = 0;
+  return true;
+}
+
+}  // namespace newsflow::daemon

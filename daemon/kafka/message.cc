@@ -1,0 +1,124 @@
+#include "daemon/kafka/message.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <charconv>
+#include <thread>
+
+#include "daemon/kafka/event_order.h"
+#include "extractors/timestamp.h"
+
+namespace newsflow::daemon::internal {
+
+std::int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+
+std::int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+Headers message_headers(const rd_kafka_message_t* msg) {
+  Headers out;
+  rd_kafka_headers_t* hdrs = nullptr;
+  if (rd_kafka_message_headers(msg, &hdrs) != RD_KAFKA_RESP_ERR_NO_ERROR || !hdrs) return out;
+  const char* name;
+  const void* value;
+  size_t size;
+  for (size_t i = 0;
+       rd_kafka_header_get_all(hdrs, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR; ++i) {
+    out.emplace_back(name, value ? std::string(static_cast<const char*>(value), size) : "");
+  }
+  return out;
+}
+
+std::string_view payload(const rd_kafka_message_t* msg) {
+  return msg->payload ? std::string_view(static_cast<const char*>(msg->payload), msg->len)
+                      : std::string_view();
+}
+
+std::string_view key_of(const rd_kafka_message_t* msg) {
+  return msg->key ? std::string_view(static_cast<const char*>(msg->key), msg->key_len)
+                  : std::string_view();
+}
+
+std::int64_t order_time(const rd_kafka_message_t* msg) {
+  rd_kafka_headers_t* hdrs = nullptr;
+  std::optional<std::int64_t> published, fetched;
+  if (rd_kafka_message_headers(msg, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR && hdrs) {
+    const void* value;
+    size_t size;
+    for (const char* name : {"published_at", "fetched_at"}) {
+      if (rd_kafka_header_get_last(hdrs, name, &value, &size) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+          !value) {
+        continue;
+      }
+      auto t = extractors::parse_iso8601(std::string_view(static_cast<const char*>(value), size));
+      if (t) (name[0] == 'p' ? published : fetched) = *t;
+    }
+  }
+  if (published) return *published;
+  if (fetched) return *fetched;
+  rd_kafka_timestamp_type_t type;
+  const std::int64_t ms = rd_kafka_message_timestamp(msg, &type);
+  return ms > 0 ? ms / 1000 : 0;
+}
+
+std::pair<std::string, int> partition_of(const rd_kafka_message_t* msg) {
+  return {rd_kafka_topic_name(msg->rkt), msg->partition};
+}
+
+tl::expected<int, std::string> topic_partitions(rd_kafka_t* c, const std::string& topic) {
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    const rd_kafka_metadata_t* md = nullptr;
+    rd_kafka_topic_t* t = rd_kafka_topic_new(c, topic.c_str(), nullptr);
+    const rd_kafka_resp_err_t e = rd_kafka_metadata(c, 0, t, &md, 5000);
+    rd_kafka_topic_destroy(t);
+    if (e == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      const int n = md->topic_cnt == 1 && md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR
+                        ? md->topics[0].partition_cnt
+                        : 0;
+      rd_kafka_metadata_destroy(md);
+      if (n > 0) return n;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  return tl::unexpected("topic " + topic + " does not exist or has no partitions");
+}
+
+std::optional<std::int64_t> watermark_header(const rd_kafka_message_t* msg) {
+  rd_kafka_headers_t* hdrs = nullptr;
+  const void* value = nullptr;
+  size_t size = 0;
+  if (rd_kafka_message_headers(msg, &hdrs) != RD_KAFKA_RESP_ERR_NO_ERROR || !hdrs ||
+      rd_kafka_header_get_last(hdrs, "watermark", &value, &size) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+      !value) {
+    return std::nullopt;
+  }
+  const std::string_view v(static_cast<const char*>(value), size);
+  if (v == "end") return EventTimeMerger<rd_kafka_message_t*>::kEnd;
+  std::int64_t t = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), t);
+  if (ec != std::errc() || end != v.data() + v.size()) return std::nullopt;
+  return t;
+}
+
+std::string_view header_of(const rd_kafka_message_t* msg, const char* name) {
+  rd_kafka_headers_t* hdrs = nullptr;
+  const void* value = nullptr;
+  size_t size = 0;
+  if (rd_kafka_message_headers(msg, &hdrs) != RD_KAFKA_RESP_ERR_NO_ERROR || !hdrs ||
+      rd_kafka_header_get_last(hdrs, name, &value, &size) != RD_KAFKA_RESP_ERR_NO_ERROR || !value) {
+    return {};
+  }
+  return {static_cast<const char*>(value), size};
+}
+
+}  // namespace newsflow::daemon::internal

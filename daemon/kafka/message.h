@@ -1,0 +1,57 @@
+#pragma once
+
+// What the daemon's files share about Kafka messages and time: reading a message's payload,
+// key, headers and event time, and the clocks. Internal to daemon/kafka/.
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "daemon/pipeline/input.h"
+#include "tl/expected.hpp"
+
+typedef struct rd_kafka_message_s rd_kafka_message_t;
+typedef struct rd_kafka_s rd_kafka_t;
+
+namespace newsflow::daemon::internal {
+
+using Clock = std::chrono::steady_clock;
+
+/// How often an extractor says again that an idle partition is at its end; the dedup role's
+/// patience for a partition it has not heard of yet (`EventTimeMerger::Options`) is as long.
+inline constexpr std::chrono::seconds kEndRepeat{30};
+
+/// The steady clock in milliseconds, the wall clock in Unix seconds, seconds since `t0`.
+std::int64_t steady_ms();
+std::int64_t unix_now();
+double seconds_since(Clock::time_point t0);
+
+/// Every header of `msg`, in order (a header without a value reads as "").
+Headers message_headers(const rd_kafka_message_t* msg);
+
+/// The value and the key of `msg` ("" when absent).
+std::string_view payload(const rd_kafka_message_t* msg);
+std::string_view key_of(const rd_kafka_message_t* msg);
+
+/// The value of header `name` of `msg` ("" when it has none).
+std::string_view header_of(const rd_kafka_message_t* msg, const char* name);
+
+/// The event time the pipeline will file a page under, as far as the message shows it: the
+/// `published_at` header, else `fetched_at`, else the message timestamp (a crawler's
+/// CreateTime).
+std::int64_t order_time(const rd_kafka_message_t* msg);
+
+/// The message's (topic, partition).
+std::pair<std::string, int> partition_of(const rd_kafka_message_t* msg);
+
+/// The number of partitions of `topic` (metadata, retried while the cluster comes up).
+tl::expected<int, std::string> topic_partitions(rd_kafka_t* c, const std::string& topic);
+
+/// The watermark an extractor sent (header `watermark`: Unix seconds or "end", read as
+/// `EventTimeMerger::kEnd`), if `msg` is one.
+std::optional<std::int64_t> watermark_header(const rd_kafka_message_t* msg);
+
+}  // namespace newsflow::daemon::internal

@@ -1,0 +1,302 @@
+#include "daemon/kafka/daemon.h"
+
+// Restore at start: the window, the document frequencies, the boilerplate filter and the
+// stories rebuilt from the state changelog (or, without one, from the articles topic), only
+// from records of inputs whose offsets were committed.
+
+#include <librdkafka/rdkafka.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "daemon/kafka/message.h"
+#include "daemon/ops/log.h"
+#include "daemon/ops/metrics.h"
+#include "daemon/pipeline/input.h"
+#include "daemon/version.h"
+
+namespace newsflow::daemon {
+
+using namespace internal;
+
+namespace {
+
+struct PartitionRange {
+  int partition;
+  std::int64_t low, high;
+};
+
+// The partitions of `topic` that hold records, with their offsets; empty when the topic does not
+// exist.
+tl::expected<std::vector<PartitionRange>, std::string> partitions_with_data(
+    rd_kafka_t* c, const std::string& topic) {
+  const rd_kafka_metadata_t* md = nullptr;
+  rd_kafka_resp_err_t e = RD_KAFKA_RESP_ERR_NO_ERROR;
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    rd_kafka_topic_t* t = rd_kafka_topic_new(c, topic.c_str(), nullptr);
+    e = rd_kafka_metadata(c, 0, t, &md, 5000);
+    rd_kafka_topic_destroy(t);
+    if (e == RD_KAFKA_RESP_ERR_NO_ERROR) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return tl::unexpected("metadata of " + topic + ": " + rd_kafka_err2str(e));
+  }
+  std::unique_ptr<const rd_kafka_metadata_t, void (*)(const rd_kafka_metadata_t*)> guard(
+      md, rd_kafka_metadata_destroy);
+  std::vector<PartitionRange> out;
+  if (md->topic_cnt < 1 || md->topics[0].err != RD_KAFKA_RESP_ERR_NO_ERROR) return out;
+  for (int p = 0; p < md->topics[0].partition_cnt; ++p) {
+    std::int64_t low = 0, high = 0;
+    if (rd_kafka_query_watermark_offsets(c, topic.c_str(), p, &low, &high, 5000) ==
+            RD_KAFKA_RESP_ERR_NO_ERROR &&
+        high > low) {
+      out.push_back({p, low, high});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+tl::expected<void, std::string> Daemon::refresh_committed() {
+  committed_at_ = Clock::now();
+  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(64);
+  for (const std::string& topic : input_topics()) {
+    const auto n = topic_partitions(consumer_.get(), topic);
+    if (!n) continue;  // no such topic yet: nothing of it was judged
+    for (int p = 0; p < *n; ++p) rd_kafka_topic_partition_list_add(list, topic.c_str(), p);
+  }
+  const rd_kafka_resp_err_t e = rd_kafka_committed(consumer_.get(), list, 10000);
+  if (e == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    committed_.clear();
+    for (int i = 0; i < list->cnt; ++i) {
+      const auto& tp = list->elems[i];
+      if (tp.err == RD_KAFKA_RESP_ERR_NO_ERROR && tp.offset >= 0) {
+        committed_[{tp.topic, tp.partition}] = tp.offset;
+      }
+    }
+  }
+  rd_kafka_topic_partition_list_destroy(list);
+  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return tl::unexpected(std::string("committed offsets: ") + rd_kafka_err2str(e));
+  }
+  return {};
+}
+
+Admission Daemon::admit(const rd_kafka_message_t* state_record, bool final) const {
+  return admit_state_record(header_of(state_record, kInputHeader), input_topics(), committed_,
+                            final);
+}
+
+tl::expected<std::size_t, std::string> Daemon::restore_state(const std::string& bootstrap) {
+  const auto t0 = Clock::now();
+  auto conf = make_kafka_conf({{"bootstrap.servers", bootstrap},
+                               {"group.id", config_.kafka.group_id + ".restore"},
+                               {"enable.auto.commit", "false"},
+                               {"enable.partition.eof", "true"},
+                               // Outputs of aborted transactions are not state.
+                               {"isolation.level", "read_committed"},
+                               {"client.id", "newsflow-restore"}},
+                              config_.kafka.consumer, "kafka.consumer");
+  if (!conf) return tl::unexpected(conf.error().front().path + ": " + conf.error().front().message);
+  // The daemon's own consumer settings may say otherwise; restore needs these.
+  char err[512];
+  rd_kafka_conf_set(conf->get(), "enable.partition.eof", "true", err, sizeof err);
+  rd_kafka_conf_set(conf->get(), "enable.auto.commit", "false", err, sizeof err);
+  KafkaHandle c(rd_kafka_new(RD_KAFKA_CONSUMER, conf->get(), err, sizeof err));
+  if (!c) return tl::unexpected(std::string(err));
+  conf->release();
+  if (!config_.topics.state.empty()) {
+    // What the group committed says which records are state (`admit_state_record`).
+    if (auto committed = refresh_committed(); !committed) return tl::unexpected(committed.error());
+    // The changelog when it holds anything; the articles topic otherwise (a first start after
+    // an upgrade from a version without it).
+    auto from_changelog = restore_changelog(c.get());
+    if (!from_changelog) return tl::unexpected(from_changelog.error());
+    if (*from_changelog) {
+      const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+      metrics_.restored(static_cast<double>(**from_changelog), seconds);
+      rd_kafka_consumer_close(c.get());
+      return **from_changelog;
+    }
+  }
+  auto ranges = partitions_with_data(c.get(), config_.topics.articles);
+  if (!ranges) return tl::unexpected(ranges.error());
+  if (ranges->empty()) {
+    log::info("window_restored", {{"articles", "0"}, {"reason", "no articles yet"}});
+    return std::size_t{0};
+  }
+  rd_kafka_topic_partition_list_t* list =
+      rd_kafka_topic_partition_list_new(static_cast<int>(ranges->size()));
+  for (const auto& r : *ranges) {
+    rd_kafka_topic_partition_list_add(list, config_.topics.articles.c_str(), r.partition)->offset =
+        r.low;
+  }
+  auto pending = static_cast<int>(ranges->size());
+  rd_kafka_assign(c.get(), list);
+  rd_kafka_topic_partition_list_destroy(list);
+  std::size_t restored = 0, skipped = 0;
+  const auto deadline = Clock::now() + std::chrono::minutes(10);
+  auto last_extend = Clock::time_point{};
+  while (pending > 0 && !stop_.load() && Clock::now() < deadline) {
+    if (Clock::now() - last_extend > std::chrono::seconds(10)) {
+      // A long restore is progress, not a hung start: ask systemd for more start-up time.
+      last_extend = Clock::now();
+      notifier_.extend_timeout(30'000'000);
+      notifier_.status("restoring the dedup window: " + std::to_string(restored) + " articles");
+    }
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(c.get(), 500);
+    if (!m) continue;
+    if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      --pending;
+    } else if (m->err) {
+      log::warn("window_restore_error", {{"error", rd_kafka_message_errstr(m)}});
+    } else if (pipeline_.restore(payload(m))) {
+      ++restored;
+    } else {
+      ++skipped;
+    }
+    rd_kafka_message_destroy(m);
+  }
+  rd_kafka_consumer_close(c.get());
+  metrics_.window_size(static_cast<double>(pipeline_.window().size()),
+                       static_cast<double>(pipeline_.window().memory_bytes()));
+  metrics_.stories_active(static_cast<double>(pipeline_.stories().size()));
+  metrics_.restored(static_cast<double>(restored),
+                    std::chrono::duration<double>(Clock::now() - t0).count());
+  log::info(
+      "window_restored",
+      {{"articles", std::to_string(restored)},
+       {"skipped", std::to_string(skipped)},
+       {"held", std::to_string(pipeline_.window().size())},
+       {"seconds", std::to_string(std::chrono::duration<double>(Clock::now() - t0).count())}});
+  if (pending > 0 && !stop_.load())
+    return tl::unexpected(std::string("restore did not reach the end of every partition"));
+  return restored;
+}
+
+tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(rd_kafka_t* c) {
+  const auto t0 = Clock::now();
+  const std::string& topic = config_.topics.state;
+  auto ranges = partitions_with_data(c, topic);
+  if (!ranges) return tl::unexpected(ranges.error());
+  if (ranges->empty()) return std::optional<std::size_t>();
+  // Records are keyed by article, so they spread over the partitions; each partition holds them
+  // in the order they were written. Merged by `seq` across the partitions (the merger that
+  // orders input by event time), they are applied in the order the articles were judged.
+  rd_kafka_topic_partition_list_t* list =
+      rd_kafka_topic_partition_list_new(static_cast<int>(ranges->size()));
+  for (const auto& r : *ranges) {
+    rd_kafka_topic_partition_list_add(list, topic.c_str(), r.partition)->offset = r.low;
+  }
+  EventTimeMerger<rd_kafka_message_t*> merger({std::chrono::hours(1), std::chrono::hours(1)});
+  std::map<int, rd_kafka_queue_t*> queues;
+  const auto now = Clock::now();
+  for (const auto& r : *ranges) {
+    merger.assign({topic, r.partition}, now);
+    rd_kafka_queue_t* q = rd_kafka_queue_get_partition(c, topic.c_str(), r.partition);
+    rd_kafka_queue_forward(q, nullptr);  // before the assignment starts fetching
+    queues[r.partition] = q;
+  }
+  rd_kafka_assign(c, list);
+  rd_kafka_topic_partition_list_destroy(list);
+  std::size_t restored = 0, skipped = 0, ended = 0, uncommitted = 0;
+  std::optional<std::uint64_t> applied_seq;
+  const bool standby_role = config_.role == "dedup" && !config_.topics.dedup_lease.empty();
+  bool deferred = false;
+  std::map<int, std::int64_t> defer_from;  // partition -> first record left to the tail
+  auto file = [&](rd_kafka_message_t* m) {
+    if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      merger.end_of_partition({topic, m->partition});
+      // Where a standby's tail goes on: what the restore did not read.
+      changelog_positions_[m->partition] = std::max(changelog_positions_[m->partition], m->offset);
+      ++ended;
+      rd_kafka_message_destroy(m);
+      return;
+    }
+    if (!m->err) changelog_positions_[m->partition] = m->offset + 1;
+    const auto seq = m->err || !m->payload ? std::nullopt : dedup::state_seq(payload(m));
+    if (m->err) log::warn("window_restore_error", {{"error", rd_kafka_message_errstr(m)}});
+    if (!seq) {
+      if (!m->err) ++skipped;  // a tombstone or a record of another version
+      rd_kafka_message_destroy(m);
+      return;
+    }
+    merger.add({topic, m->partition}, m, static_cast<std::int64_t>(*seq), 0);
+  };
+  const auto deadline = Clock::now() + std::chrono::minutes(10);
+  auto last_extend = Clock::now();
+  while (!stop_.load() && Clock::now() < deadline) {
+    for (auto& [p, q] : queues) {
+      while (merger.buffered_records({topic, p}) < 256) {
+        rd_kafka_message_t* m = rd_kafka_consume_queue(q, 0);
+        if (!m) break;
+        file(m);
+      }
+    }
+    bool progressed = false;
+    while (auto m = merger.next(Clock::now())) {
+      progressed = true;
+      if (deferred || admit(*m, true) != Admission::kApply) {
+        ++uncommitted;
+        // This process judges them again; a standby leaves them, and every later record (they
+        // belong to later batches), to its changelog tail, which waits for their commits: the
+        // owner is likely alive and about to commit them.
+        if (standby_role) {
+          deferred = true;
+          auto [from, first] = defer_from.try_emplace((*m)->partition, (*m)->offset);
+          if (!first) from->second = std::min(from->second, (*m)->offset);
+        }
+      } else if (auto state = dedup::decode_state(payload(*m))) {
+        // The same `seq` again: a batch written once more after a crash, the same judgment.
+        if (!applied_seq || *applied_seq != state->seq) {
+          pipeline_.restore(*state);
+          changelog_last_seq_ = std::max(changelog_last_seq_, state->seq);
+          applied_seq = state->seq;
+          ++restored;
+        } else {
+          ++skipped;
+        }
+      } else {
+        ++skipped;
+      }
+      rd_kafka_message_destroy(*m);
+    }
+    if (ended >= queues.size() && merger.buffered_records() == 0) break;
+    if (!progressed) {
+      // Serves the consumer (and anything fetched before a partition got its own queue).
+      if (rd_kafka_message_t* m = rd_kafka_consumer_poll(c, 5)) file(m);
+    }
+    if (Clock::now() - last_extend > std::chrono::seconds(10)) {
+      last_extend = Clock::now();
+      notifier_.extend_timeout(30'000'000);
+      notifier_.status("restoring from " + topic + ": " + std::to_string(restored) + " articles");
+    }
+  }
+  for (rd_kafka_message_t* m : merger.clear()) rd_kafka_message_destroy(m);
+  for (auto& [p, q] : queues) rd_kafka_queue_destroy(q);
+  for (const auto& [p, from] : defer_from) {
+    changelog_positions_[p] = std::min(changelog_positions_[p], from);
+  }
+  metrics_.window_size(static_cast<double>(pipeline_.window().size()),
+                       static_cast<double>(pipeline_.window().memory_bytes()));
+  metrics_.stories_active(static_cast<double>(pipeline_.stories().size()));
+  log::info("window_restored", {{"from", topic},
+                                {"articles", std::to_string(restored)},
+                                {"skipped", std::to_string(skipped)},
+                                {"uncommitted", std::to_string(uncommitted)},
+                                {"held", std::to_string(pipeline_.window().size())},
+                                {"seconds", std::to_string(seconds_since(t0))}});
+  if (ended < queues.size() && !stop_.load()) {
+    return tl::unexpected("restore did not reach the end of every partition of " + topic);
+  }
+  return std::optional<std::size_t>(restored);
+}
+
+}  // namespace newsflow::daemon

@@ -1,0 +1,235 @@
+#include "daemon/kafka/daemon.h"
+
+// `--role dedup` with a lease: a standby follows the changelog and takes over (catches up, then
+// assigns every extracted partition) when the lease comes to it.
+
+#include <librdkafka/rdkafka.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "daemon/kafka/message.h"
+#include "daemon/ops/log.h"
+#include "daemon/ops/metrics.h"
+#include "daemon/pipeline/input.h"
+#include "daemon/version.h"
+
+namespace newsflow::daemon {
+
+using namespace internal;
+
+tl::expected<void, std::string> Daemon::open_changelog_tail(const std::string& bootstrap,
+                                                            std::chrono::milliseconds hold) {
+  char err[512];
+  // A consumer of its own, assigned every changelog partition where the restore ended.
+  auto tconf = make_kafka_conf({{"bootstrap.servers", bootstrap},
+                                {"group.id", config_.kafka.group_id + ".tail"},
+                                {"enable.auto.commit", "false"},
+                                {"isolation.level", "read_committed"},
+                                {"client.id", "newsflow-tail"}},
+                               config_.kafka.consumer, "kafka.consumer");
+  if (!tconf) return tl::unexpected(tconf.error().front().message);
+  rd_kafka_conf_set(tconf->get(), "enable.partition.eof", "true", err, sizeof err);
+  rd_kafka_conf_set(tconf->get(), "enable.auto.commit", "false", err, sizeof err);
+  KafkaHandle tc(rd_kafka_new(RD_KAFKA_CONSUMER, tconf->get(), err, sizeof err));
+  if (!tc) return tl::unexpected(std::string(err));
+  tconf->release();
+  // A standby applies the owner's records once their inputs are committed (`admit`); an
+  // extractor learns links from every record.
+  ChangelogTail::Admit gate;
+  if (config_.role == "dedup") {
+    gate = [this](const rd_kafka_message_t* m, bool final) { return admit(m, final); };
+  }
+  auto tail = ChangelogTail::open(std::move(tc), config_.topics.state, changelog_positions_,
+                                  changelog_last_seq_, hold, std::move(gate));
+  if (!tail) return tl::unexpected(tail.error());
+  tail_ = std::move(*tail);
+  return {};
+}
+
+tl::expected<void, std::string> Daemon::start_standby(const std::string& bootstrap) {
+  char err[512];
+  if (auto tail = open_changelog_tail(bootstrap, std::chrono::milliseconds(1000)); !tail) {
+    return tl::unexpected(tail.error());
+  }
+
+  if (auto n = topic_partitions(consumer_.get(), config_.topics.dedup_lease); !n) {
+    return tl::unexpected(n.error() + " (create it with one partition)");
+  } else if (*n != 1) {
+    log::warn("dedup_lease_partitions",
+              {{"topic", config_.topics.dedup_lease},
+               {"partitions", std::to_string(*n)},
+               {"consequence", "partition 0 is the lease; the others are never used"}});
+  }
+  // The lease: one partition in a group of its own; the member it is assigned to owns the
+  // window. Cooperative-sticky keeps it where it is when standbys come and go; a killed owner
+  // loses it after session.timeout.ms, a stopped one at once (it leaves the group).
+  const std::string group = config_.kafka.group_id + "-dedup-lease";
+  auto lconf = make_kafka_conf({{"bootstrap.servers", bootstrap},
+                                {"group.id", group},
+                                {"enable.auto.commit", "false"},
+                                {"partition.assignment.strategy", "cooperative-sticky"},
+                                {"session.timeout.ms", "6000"},
+                                {"heartbeat.interval.ms", "1000"},
+                                {"client.id", "newsflow-lease"}},
+                               config_.kafka.lease, "kafka.lease");
+  if (!lconf)
+    return tl::unexpected(lconf.error().front().path + ": " + lconf.error().front().message);
+  rd_kafka_conf_set_rebalance_cb(
+      lconf->get(),
+      reinterpret_cast<void (*)(rd_kafka_t*, rd_kafka_resp_err_t, rd_kafka_topic_partition_list_t*,
+                                void*)>(&Daemon::on_lease_rebalance));
+  rd_kafka_conf_set_opaque(lconf->get(), this);
+  lease_.reset(rd_kafka_new(RD_KAFKA_CONSUMER, lconf->get(), err, sizeof err));
+  if (!lease_) return tl::unexpected(std::string(err));
+  lconf->release();
+  rd_kafka_poll_set_consumer(lease_.get());
+  rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(topics, config_.topics.dedup_lease.c_str(),
+                                    RD_KAFKA_PARTITION_UA);
+  const rd_kafka_resp_err_t e = rd_kafka_subscribe(lease_.get(), topics);
+  rd_kafka_topic_partition_list_destroy(topics);
+  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) return tl::unexpected(rd_kafka_err2str(e));
+  standby_ = true;
+  metrics_.dedup_owner(false);
+  log::info("dedup_standby", {{"lease_topic", config_.topics.dedup_lease},
+                              {"lease_group", group},
+                              {"changelog", config_.topics.state},
+                              {"last_seq", std::to_string(changelog_last_seq_)}});
+  return {};
+}
+
+void Daemon::on_lease_rebalance(rd_kafka_t* rk, int err_int, void* partitions_ptr, void* opaque) {
+  auto* self = static_cast<Daemon*>(opaque);
+  auto* partitions = static_cast<rd_kafka_topic_partition_list_t*>(partitions_ptr);
+  const auto err = static_cast<rd_kafka_resp_err_t>(err_int);
+  const bool cooperative = std::string_view(rd_kafka_rebalance_protocol(rk)) == "COOPERATIVE";
+  const bool assign = err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS;
+  // The lease is partition 0 (a topic created with more would otherwise make several owners).
+  bool lease = false;
+  for (int i = 0; i < partitions->cnt; ++i) lease = lease || partitions->elems[i].partition == 0;
+  if (lease) {
+    self->lease_granted_ = assign;
+    self->lease_revoked_ = !assign;
+  }
+  rd_kafka_error_t* e = nullptr;
+  if (cooperative) {
+    e = assign ? rd_kafka_incremental_assign(rk, partitions)
+               : rd_kafka_incremental_unassign(rk, partitions);
+  } else {
+    rd_kafka_assign(rk, assign ? partitions : nullptr);
+  }
+  if (e) rd_kafka_error_destroy(e);
+  log::info(assign ? "dedup_lease_assigned" : "dedup_lease_revoked",
+            {{"partitions", std::to_string(partitions->cnt)}, {"reason", rd_kafka_err2name(err)}});
+}
+
+bool Daemon::serve_lease() {
+  // Serves the lease group (heartbeats run in the background; rebalances need this poll).
+  while (rd_kafka_message_t* m = rd_kafka_consumer_poll(lease_.get(), 0)) {
+    rd_kafka_message_destroy(m);
+  }
+  if (owner_) {
+    if (lease_revoked_) {
+      // Another process judges now; this one's window went on past the changelog it shares
+      // with the new owner. It stops (its supervisor starts it again: a fresh standby).
+      log::error("dedup_lease_lost", {{"consequence", "exiting; restart to rejoin as standby"}});
+      return false;
+    }
+    return true;
+  }
+  lease_revoked_ = false;  // a lease granted and taken back before this standby used it
+  auto apply = [this](const dedup::ArticleState& s) { pipeline_.restore(s); };
+  if (lease_granted_) return take_over();
+  if (Clock::now() - committed_at_ > std::chrono::milliseconds(500)) {
+    if (auto c = refresh_committed(); !c)
+      log::warn("committed_offsets_failed", {{"error", c.error()}});
+  }
+  const std::size_t applied = tail_->poll(apply);
+  metrics_.standby_lag(static_cast<double>(tail_->pending() + tail_->behind()));
+  if (applied > 0) {
+    metrics_.window_size(static_cast<double>(pipeline_.window().size()),
+                         static_cast<double>(pipeline_.window().memory_bytes()));
+    metrics_.stories_active(static_cast<double>(pipeline_.stories().size()));
+  }
+  if (Clock::now() - last_standby_log_ > std::chrono::seconds(30)) {
+    last_standby_log_ = Clock::now();
+    log::info("dedup_standby_following", {{"last_seq", std::to_string(tail_->last_seq())},
+                                          {"late_records", std::to_string(tail_->late())},
+                                          {"held", std::to_string(pipeline_.window().size())}});
+  }
+  return true;
+}
+
+bool Daemon::take_over() {
+  const auto t0 = Clock::now();
+  if (exactly_once_) {
+    // Fences the old owner's producer, should it still be alive somewhere, and aborts its open
+    // transaction, so the changelog's stable end is its end.
+    if (rd_kafka_error_t* e = rd_kafka_init_transactions(producer_.get(), 60000)) {
+      log::error("takeover_failed", {{"error", std::string("cannot initialize transactions: ") +
+                                                   rd_kafka_error_string(e)}});
+      rd_kafka_error_destroy(e);
+      return false;
+    }
+  }
+  auto apply = [this](const dedup::ArticleState& s) { pipeline_.restore(s); };
+  // The old owner is gone (the group gave its lease away): nothing older can arrive, and its
+  // commits are final; the records of inputs it did not commit are judged again here.
+  if (auto c = refresh_committed(); !c) {
+    log::error("takeover_failed", {{"error", c.error()}});
+    return false;
+  }
+  auto applied = tail_->catch_up(apply, std::chrono::seconds(120));
+  if (!applied) {
+    log::error("takeover_failed", {{"error", applied.error()}});
+    return false;
+  }
+  const std::uint64_t last_seq = tail_->last_seq();
+  const std::uint64_t tail_dropped = tail_->dropped();
+  const double catch_up_seconds = seconds_since(t0);
+  tail_.reset();
+  standby_ = false;
+  auto n = topic_partitions(consumer_.get(), config_.topics.extracted);
+  if (!n) {
+    log::error("takeover_failed", {{"error", n.error()}});
+    return false;
+  }
+  // Every extracted partition, from the offsets the dedup group committed.
+  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(*n);
+  const auto now = Clock::now();
+  for (int p = 0; p < *n; ++p) {
+    rd_kafka_topic_partition_list_add(list, config_.topics.extracted.c_str(), p)->offset =
+        RD_KAFKA_OFFSET_INVALID;
+    adopt_partition(consumer_.get(), config_.topics.extracted, p, now);
+  }
+  const rd_kafka_resp_err_t e = rd_kafka_assign(consumer_.get(), list);
+  rd_kafka_topic_partition_list_destroy(list);
+  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    log::error("takeover_failed", {{"error", rd_kafka_err2str(e)}});
+    return false;
+  }
+  assigned_ = *n;
+  owner_ = true;
+  const double seconds = seconds_since(t0);
+  metrics_.dedup_owner(true);
+  metrics_.standby_lag(0);
+  metrics_.took_over(seconds);
+  metrics_.window_size(static_cast<double>(pipeline_.window().size()),
+                       static_cast<double>(pipeline_.window().memory_bytes()));
+  log::info("dedup_lease_acquired", {{"caught_up_records", std::to_string(*applied)},
+                                     {"uncommitted_dropped", std::to_string(tail_dropped)},
+                                     {"catch_up_seconds", std::to_string(catch_up_seconds)},
+                                     {"last_seq", std::to_string(last_seq)},
+                                     {"held", std::to_string(pipeline_.window().size())},
+                                     {"partitions", std::to_string(*n)},
+                                     {"seconds", std::to_string(seconds)}});
+  return true;
+}
+
+}  // namespace newsflow::daemon
