@@ -137,16 +137,20 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
       {"enable.auto.offset.store", "false"},
       {"auto.offset.reset", "earliest"},
       {"partition.assignment.strategy", "cooperative-sticky"},
-      // A SIGKILLed member's partitions wait for its session to end:
-      // 6 s (the brokers' default minimum), not librdkafka's 45 s, so
-      // a restarted daemon publishes again within about 10 s. A C++
-      // process has no GC pauses to ride out; heartbeats go from a
-      // thread of librdkafka's own, every 1.5 s.
+      // A SIGKILLed member's partitions wait for its session to end: 6 s (the brokers' default
+      // minimum), not librdkafka's 45 s, so a restarted daemon publishes again within about
+      // 10 s. A C++ process has no GC pauses to ride out; heartbeats go from a thread of
+      // librdkafka's own, every 1.5 s.
       {"session.timeout.ms", "6000"},
       {"heartbeat.interval.ms", "1500"},
       {"statistics.interval.ms", "5000"},
       // Per partition: each has its own queue (event-time order).
       {"queued.max.messages.kbytes", "4096"},
+      // A fetch that finds nothing new waits at most this long. A real broker answers as soon
+      // as a record arrives; the mock cluster (demo, dev-broker) holds an empty fetch for the
+      // whole wait: librdkafka's 500 ms was most of a quiet stream's latency there. Idle, it
+      // costs ten fetch requests a second per broker.
+      {"fetch.wait.max.ms", "100"},
       {"client.id", "newsflow"}};
   // Static membership for the subscribing roles: a process restarted under its id (a crashed
   // container in the same pod, a systemd restart) takes its partitions back without a
