@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Extraction scaled out: the multilingual stream (tests/data/multilingual, 1,046 pages, 3 days)
-# is produced to a dev broker as a backlog, then two `newsflow run --role extract` processes
+# Extraction scaled out: the multilingual stream (tests/data/multilingual, 1,046 pages, 3 days,
+# with a feed and text items) is produced to a dev broker as a backlog, then two `newsflow run --role extract` processes
 # share the input partitions and one `newsflow run --role dedup` judges what they hand over.
 # Its verdicts and stories must be those of `newsflow replay` of the same stream, as the
 # all-in-one daemon's are: how many processes share the work changes nothing.
@@ -12,7 +12,13 @@ stop_signal=TERM
 source "$src/tests/integration/lib.sh"
 command -v kcat >/dev/null || fail "kcat is not installed (deploy/install-deps.sh installs it)"
 
-stream=$src/tests/data/multilingual/stream.jsonl.gz
+# Every input kind: the multilingual pages, the sample feed with full-text items, and text items
+# (copies of every fifth article under new ids, with their titles, as a news API delivers them).
+pages=$src/tests/data/multilingual/stream.jsonl.gz
+"$bin" replay --input "$pages" --output "$work/pages.jsonl" --dlq "$work/pages.dlq.jsonl"
+stream=$work/stream.jsonl
+python3 "$src/tests/integration/mixed_stream.py" "$pages" "$src/samples/feeds.jsonl.gz" \
+  "$work/pages.jsonl" "$stream"
 "$bin" replay --input "$stream" --output "$work/replay.jsonl" --dlq "$work/replay.dlq.jsonl"
 expected=$(wc -l < "$work/replay.jsonl")
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Failover of the roles: two extractors, a dedup owner and two hot standbys over the multilingual
-# stream (tests/data/multilingual). An extractor is SIGKILLed with pages left, and the other
-# takes its partitions. Then, a quarter of the way in, the owner is stopped (a redeploy): a
-# standby, which has followed the state changelog all along, takes the lease over; soon after
-# its first articles it is SIGKILLed and the other standby takes over. Nothing
-# may be lost and every verdict must be replay's (copies judged after a takeover are still
+# stream (tests/data/multilingual, with a feed and text items). An extractor is SIGKILLed with
+# pages left, and the other takes its partitions. Then, a quarter of the way in, the owner is
+# stopped (a redeploy): a standby, which has followed the state changelog all along, takes the
+# lease over; soon after its first articles it is SIGKILLed and the other standby takes over.
+# Nothing may be lost and every verdict must be replay's (copies judged after a takeover are still
 # marked). Reports the time from the stop and from the kill to the standby's first
 # acknowledged article. EXACTLY_ONCE=1 runs it all with Kafka transactions.
 set -euo pipefail
@@ -17,7 +17,13 @@ source "$src/tests/integration/lib.sh"
 command -v kcat >/dev/null || fail "kcat is not installed (deploy/install-deps.sh installs it)"
 command -v curl >/dev/null || fail "curl is not installed"
 
-stream=$src/tests/data/multilingual/stream.jsonl.gz
+# Every input kind: the multilingual pages, the sample feed with full-text items, and text items
+# (copies of every fifth article under new ids, with their titles, as a news API delivers them).
+pages=$src/tests/data/multilingual/stream.jsonl.gz
+"$bin" replay --input "$pages" --output "$work/pages.jsonl" --dlq "$work/pages.dlq.jsonl"
+stream=$work/stream.jsonl
+python3 "$src/tests/integration/mixed_stream.py" "$pages" "$src/samples/feeds.jsonl.gz" \
+  "$work/pages.jsonl" "$stream"
 "$bin" replay --input "$stream" --output "$work/replay.jsonl" --dlq "$work/replay.dlq.jsonl"
 expected=$(wc -l < "$work/replay.jsonl")
 
