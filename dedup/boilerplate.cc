@@ -56,6 +56,14 @@ bool BoilerplateFilter::count(std::uint64_t key, std::uint32_t url_hash, std::in
   return boilerplate;
 }
 
+bool BoilerplateFilter::known(std::uint64_t key, std::uint32_t url_hash) const {
+  const auto it = seen_.find(key);
+  if (it == seen_.end()) return false;
+  const Seen& s = it->second;
+  return s.pages >= options_.min_other_pages &&
+         !(s.pages == options_.min_other_pages && s.last_url == url_hash);
+}
+
 void BoilerplateFilter::record(std::string_view site, std::string_view url,
                                const std::vector<std::uint64_t>& keys, std::int64_t event_time) {
   if (!options_.enabled || site.empty()) return;
@@ -66,10 +74,11 @@ void BoilerplateFilter::record(std::string_view site, std::string_view url,
 
 std::string BoilerplateFilter::filter(std::string_view site, std::string_view url,
                                       std::string_view text, std::int64_t event_time,
-                                      std::string_view title, std::vector<std::uint64_t>* keys) {
+                                      std::string_view title, std::vector<std::uint64_t>* keys,
+                                      bool learn) {
   // Without a site (e.g. URNs of pre-extracted items) there is no template to learn.
   if (!options_.enabled || site.empty()) return std::string(text);
-  advance(event_time);
+  if (learn) advance(event_time);
   const std::uint64_t site_hash = XXH3_64bits(site.data(), site.size());
   const std::uint32_t url_hash = url_key(url);
   std::string kept;
@@ -84,7 +93,7 @@ std::string BoilerplateFilter::filter(std::string_view site, std::string_view ur
     if (is_teaser(paragraph)) continue;
     const std::uint64_t key = XXH3_64bits_withSeed(normalized.data(), normalized.size(), site_hash);
     if (keys) keys->push_back(key);
-    if (count(key, url_hash, event_time)) continue;
+    if (learn ? count(key, url_hash, event_time) : known(key, url_hash)) continue;
     if (!kept.empty()) kept += "\n\n";
     kept.append(paragraph);
   }

@@ -38,9 +38,12 @@ class BoilerplateFilter {
   /// make each an exact copy of the others, while the title still tells their articles apart
   /// and keeps re-crawls of one page alike. Paragraphs are separated by blank lines.
   /// `keys`, when given, receives the keys of the paragraphs recorded (for `record`).
+  /// `learn` false: the page is one recorded before (the same article judged again, after a
+  /// rewind or a re-extraction): it is filtered as it stands, and recorded nowhere, so a page
+  /// processed twice leaves the filter as a single pass would.
   std::string filter(std::string_view site, std::string_view url, std::string_view text,
                      std::int64_t event_time, std::string_view title = {},
-                     std::vector<std::uint64_t>* keys = nullptr);
+                     std::vector<std::uint64_t>* keys = nullptr, bool learn = true);
 
   /// Records the paragraphs `keys` (from `filter`) of a page of `site` at `url` again, as
   /// `filter` did: the state a restart rebuilds from the changelog without the text.
@@ -59,6 +62,8 @@ class BoilerplateFilter {
   void expire(std::int64_t now);
   // Counts one page's paragraph; true when it was boilerplate for the site before this page.
   bool count(std::uint64_t key, std::uint32_t url_hash, std::int64_t event_time);
+  // The same verdict as `count`, counting nothing.
+  bool known(std::uint64_t key, std::uint32_t url_hash) const;
   void advance(std::int64_t event_time);
 
   BoilerplateOptions options_;

@@ -43,6 +43,7 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
   // the process, as a crashing parser would.
   if (const char* marker = std::getenv("NEWSFLOW_FAULT_CRASH_MARKER")) crash_marker_ = marker;
   pool_ = std::make_unique<WorkerPool>(workers_);
+  output_pool_ = std::make_unique<WorkerPool>(workers_);
   // Fault injection for the partial-batch test: the state record of the first input holding this
   // text is never written and no offsets are committed from then on (as when a batch's records
   // reached some brokers only and commits fail); the process is killed once the batch of the

@@ -102,6 +102,14 @@ class Daemon {
     ParsedInput parsed;
     tl::expected<std::vector<Pipeline::Extracted>, Failure> prepared =
         tl::unexpected(Failure{"internal_error", "not prepared"});
+    // Judged (in input order): its outputs, then their records, serialized on the pool.
+    struct Records {
+      std::string article, state, story;
+    };
+    std::vector<Output> outputs;
+    std::vector<Records> records;
+    std::optional<Failure> failed;  // a dead letter instead: nothing of it is published
+    bool judged = false;            // it has outputs to publish
   };
   // at_least_once: a batch whose outputs are queued, with its inputs, until every output is
   // acknowledged (then its offsets may be committed) or one fails (then it and every batch after
@@ -151,6 +159,12 @@ class Daemon {
   bool take_fetched();
   bool commit_transaction(const std::vector<rd_kafka_message_t*>& messages);
   ParsedInput parse(rd_kafka_message_t* msg) const;
+  /// In input order: judges `msg` (its outputs go to `work.outputs`) or dead-letters it.
+  void judge_one(rd_kafka_message_t* msg, Work& work);
+  /// Any order, on any thread: the records of `work.outputs` (`work.failed` if one cannot be
+  /// written).
+  void serialize(Work& work) const;
+  /// In input order: queues the records of a judged message.
   void publish(rd_kafka_message_t* msg, Work& work);
   /// Dead-letters a message that failed (true: nothing else to do with it) and its feed items
   /// whose pages could not be fetched.
@@ -187,7 +201,9 @@ class Daemon {
   std::optional<Stage> waiting_;
   const Stage* extracting_ = nullptr;  // the batch the pool extracts while `waiting_` is judged
   std::unique_ptr<WorkerPool> pool_;   // extraction threads (`kafka.workers`)
-  InFlight* producing_ = nullptr;      // the batch `produce` queues outputs for
+  // Serializes a judged batch's records (`serialize`) while the pool extracts the next batch.
+  std::unique_ptr<WorkerPool> output_pool_;
+  InFlight* producing_ = nullptr;  // the batch `produce` queues outputs for
   std::chrono::steady_clock::time_point last_commit_{};
   /// Serves delivery reports; moves the offsets of batches acknowledged in full, in order, to
   /// the offsets to commit, and commits them when `kafka.commit_interval_ms` has passed (or

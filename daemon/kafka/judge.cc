@@ -39,39 +39,63 @@ bool Daemon::dead_letters_of(rd_kafka_message_t* msg, Work& work) {
   return false;
 }
 
-void Daemon::publish(rd_kafka_message_t* msg, Work& work) {
+void Daemon::judge_one(rd_kafka_message_t* msg, Work& work) {
   // One try/catch per message: no input can crash-loop the daemon.
   try {
     if (dead_letters_of(msg, work)) return;
-    for (const Output& o : pipeline_.commit(std::move(*work.prepared), work.parsed.input)) {
-      const std::string kind(dedup::dup_kind_name(o.verdict.kind));
-      produce(config_.topics.articles, o.article.id, article_json(o),
-              {{"schema", "newsflow.article/1"}});
-      const bool marked = !lose_state_marker_.empty() &&
-                          payload(msg).find(lose_state_marker_) != std::string_view::npos;
-      const bool lose_state = marked && !lost_state_;
-      kill_after_batch_ = kill_after_batch_ || (marked && lost_state_);
-      lost_state_ = lost_state_ || lose_state;
-      if (!config_.topics.state.empty() && !lose_state) {
-        produce(config_.topics.state, o.article.id, dedup::encode_state(o.state),
-                {{"schema", "newsflow.state/1"},
-                 {kInputHeader,
-                  input_header(rd_kafka_topic_name(msg->rkt), msg->partition, msg->offset)}});
-        metrics_.state_written();
-      }
-      produce(config_.topics.stories, o.story.story_id, story_json(o.story),
-              {{"schema", "newsflow.story/1"}});
-      // A merged story is gone: a tombstone, so compaction drops it.
-      for (const auto& gone : o.story.merged_from)
-        produce(config_.topics.stories, gone, {}, {}, true);
-      metrics_.article(kind, o.article.language);
-      ++progress_.articles;
-      if (o.verdict.kind != dedup::DupKind::kUnique) ++progress_.duplicates;
-    }
-    progress_.stories = pipeline_.stories().size();
+    work.outputs = pipeline_.commit(std::move(*work.prepared), work.parsed.input);
+    work.judged = true;
   } catch (const std::exception& e) {
     dead_letter(msg, {"internal_error", e.what()});
   }
+}
+
+void Daemon::serialize(Work& work) const {
+  if (!work.judged) return;
+  try {
+    work.records.reserve(work.outputs.size());
+    for (const Output& o : work.outputs) {
+      work.records.push_back({article_json(o),
+                              config_.topics.state.empty() ? "" : dedup::encode_state(o.state),
+                              story_json(o.story)});
+    }
+  } catch (const std::exception& e) {
+    work.failed = Failure{"internal_error", e.what()};
+  }
+}
+
+void Daemon::publish(rd_kafka_message_t* msg, Work& work) {
+  if (!work.judged) return;  // dead-lettered while judged
+  if (work.failed) {
+    dead_letter(msg, *work.failed);
+    return;
+  }
+  for (std::size_t k = 0; k < work.outputs.size(); ++k) {
+    const Output& o = work.outputs[k];
+    Work::Records& r = work.records[k];
+    const std::string kind(dedup::dup_kind_name(o.verdict.kind));
+    produce(config_.topics.articles, o.article.id, r.article, {{"schema", "newsflow.article/1"}});
+    const bool marked = !lose_state_marker_.empty() &&
+                        payload(msg).find(lose_state_marker_) != std::string_view::npos;
+    const bool lose_state = marked && !lost_state_;
+    kill_after_batch_ = kill_after_batch_ || (marked && lost_state_);
+    lost_state_ = lost_state_ || lose_state;
+    if (!config_.topics.state.empty() && !lose_state) {
+      produce(config_.topics.state, o.article.id, r.state,
+              {{"schema", "newsflow.state/1"},
+               {kInputHeader,
+                input_header(rd_kafka_topic_name(msg->rkt), msg->partition, msg->offset)}});
+      metrics_.state_written();
+    }
+    produce(config_.topics.stories, o.story.story_id, r.story, {{"schema", "newsflow.story/1"}});
+    // A merged story is gone: a tombstone, so compaction drops it.
+    for (const auto& gone : o.story.merged_from)
+      produce(config_.topics.stories, gone, {}, {}, true);
+    metrics_.article(kind, o.article.language);
+    ++progress_.articles;
+    if (o.verdict.kind != dedup::DupKind::kUnique) ++progress_.duplicates;
+  }
+  progress_.stories = pipeline_.stories().size();
 }
 
 void Daemon::extract(Stage& stage, bool wait) {
@@ -244,8 +268,15 @@ bool Daemon::judge(Stage& stage) {
     if (config_.role == "extract") {
       hand_over(messages[i], work[i]);
     } else {
-      publish(messages[i], work[i]);
+      judge_one(messages[i], work[i]);
     }
+  }
+  if (config_.role != "extract") {
+    // The records are written on the output pool (and this thread) while the extraction pool
+    // extracts the next batch, then queued in input order.
+    output_pool_->start(work.size(), [this, &work](std::size_t i) { serialize(work[i]); });
+    output_pool_->wait();
+    for (std::size_t i = 0; i < messages.size(); ++i) publish(messages[i], work[i]);
   }
   // After the batch's records, in the same partitions: how far the inputs have come.
   if (config_.role == "extract") emit_watermarks();

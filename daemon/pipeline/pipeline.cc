@@ -487,7 +487,8 @@ bool Pipeline::restore(std::string_view article_json) {
 void Pipeline::restore(const dedup::ArticleState& s) {
   next_seq_ = std::max(next_seq_, s.seq + 1);
   const bool held = window_.contains(s.id);
-  boilerplate_.record(s.source, s.url, s.paragraphs, s.event_time);
+  // The record of an article judged again counts nothing again (as `finish` does).
+  if (!held) boilerplate_.record(s.source, s.url, s.paragraphs, s.event_time);
   if (!held && !s.df_terms.empty() &&
       config_.signature.scheme == dedup::SignatureScheme::kWeighted) {
     std::vector<std::uint64_t> terms(s.df_terms.begin(), s.df_terms.end());
@@ -551,8 +552,12 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
   }
   // The site's own furniture that extraction let through says nothing about the article.
   dedup::ArticleState& state = out.state;
-  const std::string core =
-      boilerplate_.filter(a.source, a.url, a.text, event_time, a.title, &state.paragraphs);
+  // An article the window holds is judged again (a rewind, a re-extraction after a rebalance):
+  // its paragraphs were counted the first time; counting them again would make the site's
+  // other pages lose paragraphs a single pass keeps.
+  const bool again = window_.contains(a.id);
+  const std::string core = boilerplate_.filter(a.source, a.url, a.text, event_time, a.title,
+                                               &state.paragraphs, /*learn=*/!again);
   std::string normalized;
   const dedup::Fingerprint fp = fingerprint(a.id, core, event_time, &state.df_terms, &normalized);
   out.content_hash = fp.exact.hex();
