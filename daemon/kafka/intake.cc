@@ -303,15 +303,13 @@ bool Daemon::take_fetched() {
     }
     // An empty partition the broker holds more of is waited for longer than an idle one: on a
     // loaded machine a fetch can take longer than max_idle_ms (KIP-695's known lag). One that
-    // delivered everything up to its end as last fetched is at its end now: librdkafka's own
-    // end-of-partition event comes only with the next fetch response, which a broker holds back
-    // for fetch.wait.max.ms (500 ms) when nothing new arrives, and meanwhile this partition
-    // would hold back every record of the others.
-    if (merger_.buffered_records(p) == 0) {
-      const bool lags = fetch_lags(p);
-      merger_.set_behind(p, lags);
-      if (!lags && next_offset_.count(p)) merger_.end_of_partition(p);
-    }
+    // delivered everything up to its end as last fetched still waits for librdkafka's own end
+    // of partition, which comes with the next fetch response (within fetch.wait.max.ms): that
+    // round is the slack within which a record another producer's batch appends late, older
+    // than what other partitions hold, still goes first (taking such a partition as at its end
+    // at once cut the latency of a quiet stream but reordered a stream produced during the
+    // standby test under load: same_verdict 0.90).
+    if (merger_.buffered_records(p) == 0) merger_.set_behind(p, fetch_lags(p));
   }
   return true;
 }
