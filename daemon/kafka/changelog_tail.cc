@@ -17,25 +17,32 @@ std::string input_header(std::string_view topic, int partition, std::int64_t off
   return out;
 }
 
+std::optional<Position> parse_position(std::string_view text) {
+  const auto last = text.rfind('/');
+  const auto mid = last == std::string_view::npos || last == 0 ? std::string_view::npos
+                                                               : text.rfind('/', last - 1);
+  if (mid == std::string_view::npos || mid == 0) return std::nullopt;
+  Position out;
+  out.topic = std::string(text.substr(0, mid));
+  const char* p = text.data();
+  if (std::from_chars(p + mid + 1, p + last, out.partition).ptr != p + last ||
+      std::from_chars(p + last + 1, p + text.size(), out.offset).ptr != p + text.size() ||
+      last == mid + 1 || last + 1 == text.size()) {
+    return std::nullopt;
+  }
+  return out;
+}
+
 Admission admit_state_record(std::string_view input, const std::vector<std::string>& inputs,
                              const CommittedOffsets& committed, bool final) {
   if (input.empty()) return Admission::kApply;
-  const auto last = input.rfind('/');
-  const auto mid = last == std::string_view::npos ? last : input.rfind('/', last - 1);
-  if (mid == std::string_view::npos || mid == 0) return Admission::kApply;  // not ours to read
-  const std::string topic(input.substr(0, mid));
-  if (std::find(inputs.begin(), inputs.end(), topic) == inputs.end()) return Admission::kApply;
-  int partition = 0;
-  std::int64_t offset = 0;
-  const char* p = input.data();
-  if (std::from_chars(p + mid + 1, p + last, partition).ptr != p + last ||
-      std::from_chars(p + last + 1, p + input.size(), offset).ptr != p + input.size()) {
-    return Admission::kApply;
-  }
+  const auto at = parse_position(input);
+  if (!at) return Admission::kApply;  // not ours to read
+  if (std::find(inputs.begin(), inputs.end(), at->topic) == inputs.end()) return Admission::kApply;
   // No commit for the partition: the group has not finished a batch of it yet, so every input
   // of it is read again.
-  const auto c = committed.find({topic, partition});
-  if (c != committed.end() && c->second >= 0 && offset < c->second) return Admission::kApply;
+  const auto c = committed.find({at->topic, at->partition});
+  if (c != committed.end() && c->second >= 0 && at->offset < c->second) return Admission::kApply;
   return final ? Admission::kDrop : Admission::kWait;
 }
 

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "daemon/kafka/handover_ledger.h"
 #include "daemon/kafka/kafka.h"
 #include "dedup/state.h"
 #include "tl/expected.hpp"
@@ -23,6 +24,9 @@ using CommittedOffsets = std::map<std::pair<std::string, int>, std::int64_t>;
 /// A state record's header naming the input it was judged from: "topic/partition/offset" (a
 /// topic name holds no '/').
 inline constexpr const char* kInputHeader = "input";
+/// An extracted record's header naming the input it was extracted from (and, copied, the state
+/// record's of the article judged from it): "topic/partition/offset".
+inline constexpr const char* kSourceHeader = "source";
 std::string input_header(std::string_view topic, int partition, std::int64_t offset);
 
 /// What to do with a state record: apply it, wait (its input is not committed yet: the owner

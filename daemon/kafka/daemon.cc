@@ -50,6 +50,9 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
   // next input holding it is acknowledged. At-least-once delivery only.
   if (const char* marker = std::getenv("NEWSFLOW_FAULT_LOSE_STATE_MARKER"))
     lose_state_marker_ = marker;
+  // Fault injection for the re-extraction test: no offset commit ever reaches the broker (as
+  // when a rebalance keeps failing them), so the next owner of a partition reads it all again.
+  if (const char* never = std::getenv("NEWSFLOW_FAULT_NO_COMMIT")) no_commit_ = *never == '1';
   if (config.role == "extract") {
     metrics_.initialize(input_topics(), {config.topics.extracted, config.topics.dlq});
   } else {
@@ -172,6 +175,10 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
       reinterpret_cast<void (*)(rd_kafka_t*, rd_kafka_resp_err_t, rd_kafka_topic_partition_list_t*,
                                 void*)>(&Daemon::on_rebalance));
   rd_kafka_conf_set_stats_cb(cconf->get(), &Daemon::on_statistics);
+  rd_kafka_conf_set_offset_commit_cb(
+      cconf->get(),
+      reinterpret_cast<void (*)(rd_kafka_t*, rd_kafka_resp_err_t, rd_kafka_topic_partition_list_t*,
+                                void*)>(&Daemon::on_commit));
   rd_kafka_conf_set_opaque(cconf->get(), this);
   consumer_.reset(rd_kafka_new(RD_KAFKA_CONSUMER, cconf->get(), err, sizeof err));
   if (!consumer_)

@@ -183,6 +183,12 @@ class Daemon {
   void record_dead_letter(rd_kafka_message_t* msg, const Failure& failure);
   static void on_delivery(rd_kafka_t* rk, const rd_kafka_message_t* msg, void* opaque);
   static void on_rebalance(rd_kafka_t* rk, int err, void* partitions, void* opaque);
+  // The inputs the dedup role judged of each input partition (`HandoverLedger`), from what it
+  // judges and from the state records it restores or follows.
+  HandoverLedger handover_ledger_;
+  void note_judged(const rd_kafka_message_t* state_record);
+  // The result of an asynchronous commit, served by the consumer poll.
+  static void on_commit(rd_kafka_t* rk, int err, void* partitions, void* opaque);
   static int on_statistics(rd_kafka_t* rk, char* json, size_t len, void* opaque);
   void refresh_status(bool force);
   int flush_timeout_ms() const;
@@ -221,6 +227,7 @@ class Daemon {
   CrashGuard crash_guard_;
   std::string crash_marker_;       // fault injection for tests: NEWSFLOW_FAULT_CRASH_MARKER
   std::string lose_state_marker_;  // and NEWSFLOW_FAULT_LOSE_STATE_MARKER
+  bool no_commit_ = false;         // and NEWSFLOW_FAULT_NO_COMMIT
   bool lost_state_ = false, kill_after_batch_ = false;
   std::vector<Taken>* collecting_ = nullptr;  // the batch being polled together
   // Fetched messages waiting for their turn in event-time order, a few per partition; the rest
@@ -237,8 +244,23 @@ class Daemon {
   std::size_t pending_commit_messages_ = 0;
   std::uint64_t passed_over_reported_ = 0;  // merger_.passed_over() as last counted
   std::chrono::steady_clock::time_point last_commit_attempt_{};
+  // After a failed commit (a rebalance in progress, a coordinator moving), the next try waits
+  // this long, doubling up to a second: a synchronous commit per loop turn would spin.
+  std::chrono::milliseconds commit_backoff_{0};
+  // The consumer queue (rebalances, errors) is looked at this often while the partition queues
+  // keep every batch full: a backlog would otherwise hold a rebalance back until it is drained.
+  std::chrono::steady_clock::time_point last_consumer_poll_{};
+  // Commits what `pending_commit_` holds: synchronously on revoke and stop (`sync`), else
+  // asynchronously, one commit in flight at a time (a synchronous commit blocked the loop for
+  // seconds while the group rebalanced, and the rebalance waited for the loop's poll).
   bool commit_offsets(const std::map<std::pair<std::string, int>, std::int64_t>& offsets,
-                      std::size_t messages);
+                      std::size_t messages, bool sync = true);
+  // The asynchronous commit in flight: its offsets (back to `pending_commit_` if it fails) and
+  // the inputs they stand for; the highest offset known committed per partition.
+  std::map<std::pair<std::string, int>, std::int64_t> committing_;
+  std::size_t committing_messages_ = 0;
+  bool commit_in_flight_ = false;
+  std::map<std::pair<std::string, int>, std::int64_t> committed_high_;
   std::atomic<bool> stop_{false};
   std::atomic<std::int64_t> drain_deadline_ms_{0};  // steady clock, set by stop()
   std::atomic<std::int64_t> last_tick_ms_{0};       // steady clock; 0 before run()

@@ -32,10 +32,14 @@ void Daemon::hand_over(rd_kafka_message_t* msg, Work& work) {
     const int base = it == extracted_offset_.end() ? 0 : it->second;
     const std::int32_t partition = (base + msg->partition) % std::max(1, extracted_partitions_);
     const std::int64_t ts = order_time(msg) * 1000;
+    // The input it came from: the dedup role knows an input handed over again by the next
+    // owner of its partition.
+    const std::string source =
+        input_header(rd_kafka_topic_name(msg->rkt), msg->partition, msg->offset);
     for (const auto& e : pipeline_.hand_over(std::move(*work.prepared))) {
       produce(config_.topics.extracted, Pipeline::article_id(e, work.parsed.input),
-              extracted_json(e, work.parsed.input), {{"schema", "newsflow.extracted/1"}}, false,
-              partition, ts);
+              extracted_json(e, work.parsed.input),
+              {{"schema", "newsflow.extracted/1"}, {kSourceHeader, source}}, false, partition, ts);
       wrote_since_watermark_.insert(partition);
       ++progress_.articles;
     }

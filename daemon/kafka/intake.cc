@@ -166,6 +166,17 @@ bool Daemon::collect_batch(std::vector<Taken>& batch, bool wait) {
   bool ok = true;
   bool polled = false;
   while (!full() && !stop_.load()) {
+    if (Clock::now() - last_consumer_poll_ >= std::chrono::milliseconds(100)) {
+      // A backlog fills every batch from the partition queues: the consumer queue, which
+      // serves rebalances, is looked at anyway (a member joining mid-backlog waited for the
+      // backlog's end, while the commits of this one failed for a rebalance in progress).
+      last_consumer_poll_ = Clock::now();
+      rd_kafka_message_t* msg = rd_kafka_consumer_poll(consumer_.get(), 0);
+      if (msg && !take(msg)) {
+        ok = false;
+        break;
+      }
+    }
     if (!take_fetched()) {
       ok = false;
       break;
@@ -217,6 +228,7 @@ bool Daemon::collect_batch(std::vector<Taken>& batch, bool wait) {
     const int timeout = static_cast<int>(std::min<std::int64_t>(left.count(), 5));
     rd_kafka_message_t* msg = rd_kafka_consumer_poll(consumer_.get(), timeout);
     polled = true;
+    last_consumer_poll_ = Clock::now();
     if (msg && !take(msg)) {
       ok = false;
       break;
@@ -265,6 +277,14 @@ bool Daemon::take(rd_kafka_message_t* msg) {
     // An extractor's watermark: nothing older will follow in this partition.
     if (const auto w = watermark_header(msg)) {
       merger_.advance(p, *w, Clock::now());
+      rd_kafka_message_destroy(msg);
+      return true;
+    }
+    // An input judged before, extracted again: its articles are out already.
+    if (const auto source = parse_position(header_of(msg, kSourceHeader));
+        source && handover_ledger_.repeat(*source, msg->partition, msg->offset)) {
+      next_offset_[p] = msg->offset + 1;
+      metrics_.handed_over_again();
       rd_kafka_message_destroy(msg);
       return true;
     }

@@ -70,6 +70,12 @@ void Daemon::publish(rd_kafka_message_t* msg, Work& work) {
     dead_letter(msg, *work.failed);
     return;
   }
+  // An extracted record's input (the dedup role): judged, it is a repeat when handed over again.
+  const std::string_view source =
+      config_.role == "dedup" ? header_of(msg, kSourceHeader) : std::string_view();
+  if (const auto s = parse_position(source); s && !work.outputs.empty()) {
+    handover_ledger_.judged(*s, msg->partition, msg->offset);
+  }
   for (std::size_t k = 0; k < work.outputs.size(); ++k) {
     const Output& o = work.outputs[k];
     Work::Records& r = work.records[k];
@@ -81,10 +87,11 @@ void Daemon::publish(rd_kafka_message_t* msg, Work& work) {
     kill_after_batch_ = kill_after_batch_ || (marked && lost_state_);
     lost_state_ = lost_state_ || lose_state;
     if (!config_.topics.state.empty() && !lose_state) {
-      produce(config_.topics.state, o.article.id, r.state,
-              {{"schema", "newsflow.state/1"},
-               {kInputHeader,
-                input_header(rd_kafka_topic_name(msg->rkt), msg->partition, msg->offset)}});
+      std::vector<std::pair<std::string, std::string>> headers{
+          {"schema", "newsflow.state/1"},
+          {kInputHeader, input_header(rd_kafka_topic_name(msg->rkt), msg->partition, msg->offset)}};
+      if (!source.empty()) headers.emplace_back(kSourceHeader, std::string(source));
+      produce(config_.topics.state, o.article.id, r.state, headers);
       metrics_.state_written();
     }
     produce(config_.topics.stories, o.story.story_id, r.story, {{"schema", "newsflow.story/1"}});
@@ -378,16 +385,16 @@ bool Daemon::settle(bool drain, bool rewind) {
     in_flight_.pop_front();
   }
   std::erase_if(retired_, [](const auto& f) { return f->outstanding == 0; });
-  if (!pending_commit_.empty() &&
-      (drain ||
-       now - last_commit_attempt_ >= std::chrono::milliseconds(config_.kafka.commit_interval_ms))) {
-    commit_offsets({}, 0);
+  const auto wait =
+      std::max(std::chrono::milliseconds(config_.kafka.commit_interval_ms), commit_backoff_);
+  if (!pending_commit_.empty() && (drain || now - last_commit_attempt_ >= wait)) {
+    commit_offsets({}, 0, /*sync=*/drain);
   }
   return ok;
 }
 
 bool Daemon::commit_offsets(const std::map<std::pair<std::string, int>, std::int64_t>& offsets,
-                            std::size_t messages) {
+                            std::size_t messages, bool sync) {
   // Offsets whose commit failed earlier go along: a partition that delivers nothing after a
   // failed commit would otherwise keep its old committed offset, and a restart or a new owner
   // would process its inputs again.
@@ -396,28 +403,101 @@ bool Daemon::commit_offsets(const std::map<std::pair<std::string, int>, std::int
     o = std::max(o, offset);
   }
   pending_commit_messages_ += messages;
-  if (pending_commit_.empty()) return true;
+  if (pending_commit_.empty() || no_commit_) return true;
+  if (!sync && commit_in_flight_) return true;  // goes with the next, once this one is answered
   last_commit_attempt_ = Clock::now();
+  std::map<std::pair<std::string, int>, std::int64_t> commit = pending_commit_;
+  if (sync) {
+    // An asynchronous commit still unanswered may fail: its offsets go along.
+    for (const auto& [tp, offset] : committing_) {
+      if (!merger_.assigned(tp)) continue;
+      auto& o = commit[tp];
+      o = std::max(o, offset);
+    }
+  }
   rd_kafka_topic_partition_list_t* list =
-      rd_kafka_topic_partition_list_new(static_cast<int>(pending_commit_.size()));
-  for (const auto& [tp, offset] : pending_commit_) {
+      rd_kafka_topic_partition_list_new(static_cast<int>(commit.size()));
+  for (const auto& [tp, offset] : commit) {
     rd_kafka_topic_partition_list_add(list, tp.first.c_str(), tp.second)->offset = offset;
   }
-  const rd_kafka_resp_err_t c = rd_kafka_commit(consumer_.get(), list, /*async=*/0);
+  const rd_kafka_resp_err_t c = rd_kafka_commit(consumer_.get(), list, sync ? 0 : 1);
   rd_kafka_topic_partition_list_destroy(list);
   if (c != RD_KAFKA_RESP_ERR_NO_ERROR) {
     // Outputs are out; the offsets are committed with the next batch's, or on their own a
-    // second later while idle, and before the process exits.
+    // moment later while idle, and before the process exits.
     metrics_.commit_failed();
+    commit_backoff_ = std::min(std::max(commit_backoff_ * 2, std::chrono::milliseconds(100)),
+                               std::chrono::milliseconds(1000));
     log::warn("commit_failed", {{"error", rd_kafka_err2str(c)},
-                                {"partitions", std::to_string(pending_commit_.size())}});
+                                {"partitions", std::to_string(commit.size())},
+                                {"retry_ms", std::to_string(commit_backoff_.count())}});
     return false;
   }
-  metrics_.committed();
-  progress_.committed += pending_commit_messages_;
+  if (!sync) {
+    committing_ = std::move(commit);
+    committing_messages_ = pending_commit_messages_;
+    commit_in_flight_ = true;
+  } else {
+    for (const auto& [tp, offset] : commit) {
+      auto& high = committed_high_[tp];
+      high = std::max(high, offset);
+    }
+    metrics_.committed();
+    progress_.committed += pending_commit_messages_ + committing_messages_;
+    // The asynchronous one's answer finds nothing left to settle.
+    committing_.clear();
+    committing_messages_ = 0;
+    commit_backoff_ = std::chrono::milliseconds(0);
+  }
   pending_commit_.clear();
   pending_commit_messages_ = 0;
   return true;
+}
+
+void Daemon::on_commit(rd_kafka_t*, int err_int, void* partitions_ptr, void* opaque) {
+  auto* self = static_cast<Daemon*>(opaque);
+  auto* partitions = static_cast<rd_kafka_topic_partition_list_t*>(partitions_ptr);
+  auto err = static_cast<rd_kafka_resp_err_t>(err_int);
+  if (!self->commit_in_flight_) return;  // a synchronous commit's (answered where it was made)
+  self->commit_in_flight_ = false;
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR && partitions) {
+    for (int i = 0; i < partitions->cnt; ++i) {
+      if (partitions->elems[i].err != RD_KAFKA_RESP_ERR_NO_ERROR) err = partitions->elems[i].err;
+    }
+  }
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR || err == RD_KAFKA_RESP_ERR__NO_OFFSET) {
+    for (const auto& [tp, offset] : self->committing_) {
+      auto& high = self->committed_high_[tp];
+      high = std::max(high, offset);
+    }
+    self->metrics_.committed();
+    self->progress_.committed += self->committing_messages_;
+    self->commit_backoff_ = std::chrono::milliseconds(0);
+  } else {
+    // Back to be committed again, unless a later commit went further or the partition went to
+    // another member (whose commits are its own).
+    for (const auto& [tp, offset] : self->committing_) {
+      if (!self->merger_.assigned(tp)) continue;
+      if (auto c = self->committed_high_.find(tp);
+          c != self->committed_high_.end() && c->second >= offset) {
+        continue;
+      }
+      auto& o = self->pending_commit_[tp];
+      o = std::max(o, offset);
+    }
+    if (!self->pending_commit_.empty()) {
+      self->pending_commit_messages_ += self->committing_messages_;
+    }
+    self->metrics_.commit_failed();
+    self->commit_backoff_ =
+        std::min(std::max(self->commit_backoff_ * 2, std::chrono::milliseconds(100)),
+                 std::chrono::milliseconds(1000));
+    log::warn("commit_failed", {{"error", rd_kafka_err2str(err)},
+                                {"partitions", std::to_string(self->committing_.size())},
+                                {"retry_ms", std::to_string(self->commit_backoff_.count())}});
+  }
+  self->committing_.clear();
+  self->committing_messages_ = 0;
 }
 
 }  // namespace newsflow::daemon

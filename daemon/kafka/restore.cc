@@ -89,6 +89,15 @@ tl::expected<void, std::string> Daemon::refresh_committed() {
   return {};
 }
 
+void Daemon::note_judged(const rd_kafka_message_t* state_record) {
+  if (config_.role != "dedup") return;
+  const auto source = parse_position(header_of(state_record, kSourceHeader));
+  const auto at = parse_position(header_of(state_record, kInputHeader));
+  if (source && at && at->topic == config_.topics.extracted) {
+    handover_ledger_.judged(*source, at->partition, at->offset);
+  }
+}
+
 Admission Daemon::admit(const rd_kafka_message_t* state_record, bool final) const {
   return admit_state_record(header_of(state_record, kInputHeader), input_topics(), committed_,
                             final);
@@ -257,6 +266,7 @@ tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(
         // The same `seq` again: a batch written once more after a crash, the same judgment.
         if (!applied_seq || *applied_seq != state->seq) {
           pipeline_.restore(*state);
+          note_judged(*m);
           changelog_last_seq_ = std::max(changelog_last_seq_, state->seq);
           applied_seq = state->seq;
           ++restored;

@@ -43,7 +43,11 @@ tl::expected<void, std::string> Daemon::open_changelog_tail(const std::string& b
   // extractor learns links from every record.
   ChangelogTail::Admit gate;
   if (config_.role == "dedup") {
-    gate = [this](const rd_kafka_message_t* m, bool final) { return admit(m, final); };
+    gate = [this](const rd_kafka_message_t* m, bool final) {
+      const Admission a = admit(m, final);
+      if (a == Admission::kApply) note_judged(m);  // applied next
+      return a;
+    };
   }
   auto tail = ChangelogTail::open(std::move(tc), config_.topics.state, changelog_positions_,
                                   changelog_last_seq_, hold, std::move(gate));

@@ -70,6 +70,11 @@ Metrics::Metrics()
                   "over (idle for kafka.max_idle_ms, or lagging for 10 s): possibly out of "
                   "event-time order")
               .Add({})),
+      handed_over_again_(
+          counter(*registry_, "newsflow_handed_over_again_total",
+                  "Extracted records of inputs judged before, handed over again by an extractor "
+                  "that took their partition over from the last commit: skipped")
+              .Add({})),
       commits_(counter(*registry_, "newsflow_offset_commits_total",
                        "Input offset commits after outputs were acknowledged")
                    .Add({})),

@@ -64,6 +64,7 @@ class Metrics {
   void committed() { commits_.Increment(); }
   void commit_failed() { commit_failures_.Increment(); }
   void order_passed_over(double records) { order_passed_over_.Increment(records); }
+  void handed_over_again() { handed_over_again_.Increment(); }
   void stage_seconds(const std::string& stage, double seconds);
   void consumer_lag(const std::string& topic, int partition, double messages) {
     lag_.Add({{"topic", topic}, {"partition", std::to_string(partition)}}).Set(messages);
@@ -125,6 +126,7 @@ class Metrics {
   prometheus::Counter& delivery_unconfirmed_;
   prometheus::Counter& commit_failures_;
   prometheus::Counter& order_passed_over_;
+  prometheus::Counter& handed_over_again_;
   prometheus::Counter& commits_;
   prometheus::Counter& feed_warnings_;
   prometheus::Gauge& window_articles_;

@@ -153,7 +153,7 @@ done
 kcat -b "$broker" -X isolation.level=read_committed -C -t newsflow.articles -e -q -f '%s\n' \
   > "$work/kafka.jsonl" 2>/dev/null
 caught_up() {
-  sed -n 's/.*dedup_lease_acquired caught_up_records=\([0-9]*\) catch_up_seconds=\([0-9.]*\).*/\1 records in \2 s/p' "$1"
+  sed -n 's/.*dedup_lease_acquired caught_up_records=\([0-9]*\) uncommitted_dropped=\([0-9]*\) catch_up_seconds=\([0-9.]*\).*/\1 records, \2 uncommitted dropped, in \3 s/p' "$1"
 }
 echo "inputs=$inputs replay_articles=$expected extractor_killed_after=$consumed" \
   "first_owner_judged=$judged_by_a" \
