@@ -404,10 +404,14 @@ bool Daemon::commit_offsets(const std::map<std::pair<std::string, int>, std::int
   }
   pending_commit_messages_ += messages;
   if (pending_commit_.empty() || no_commit_) return true;
-  if (!sync && commit_in_flight_) return true;  // goes with the next, once this one is answered
+  // What is pending goes with the next commit once the one on its way is answered (or has gone
+  // unanswered for 10 s: the coordinator request timed out).
+  const bool unanswered =
+      commit_in_flight_ && Clock::now() - last_commit_attempt_ > std::chrono::seconds(10);
+  if (!sync && commit_in_flight_ && !unanswered) return true;
   last_commit_attempt_ = Clock::now();
   std::map<std::pair<std::string, int>, std::int64_t> commit = pending_commit_;
-  if (sync) {
+  if (sync || unanswered) {
     // An asynchronous commit still unanswered may fail: its offsets go along.
     for (const auto& [tp, offset] : committing_) {
       if (!merger_.assigned(tp)) continue;
@@ -435,7 +439,7 @@ bool Daemon::commit_offsets(const std::map<std::pair<std::string, int>, std::int
   }
   if (!sync) {
     committing_ = std::move(commit);
-    committing_messages_ = pending_commit_messages_;
+    committing_messages_ = pending_commit_messages_ + (unanswered ? committing_messages_ : 0);
     commit_in_flight_ = true;
   } else {
     for (const auto& [tp, offset] : commit) {
@@ -444,9 +448,10 @@ bool Daemon::commit_offsets(const std::map<std::pair<std::string, int>, std::int
     }
     metrics_.committed();
     progress_.committed += pending_commit_messages_ + committing_messages_;
-    // The asynchronous one's answer finds nothing left to settle.
+    // This one went further than the asynchronous one on its way, whatever its answer.
     committing_.clear();
     committing_messages_ = 0;
+    commit_in_flight_ = false;
     commit_backoff_ = std::chrono::milliseconds(0);
   }
   pending_commit_.clear();
@@ -458,9 +463,19 @@ void Daemon::on_commit(rd_kafka_t*, int err_int, void* partitions_ptr, void* opa
   auto* self = static_cast<Daemon*>(opaque);
   auto* partitions = static_cast<rd_kafka_topic_partition_list_t*>(partitions_ptr);
   auto err = static_cast<rd_kafka_resp_err_t>(err_int);
-  if (!self->commit_in_flight_) return;  // a synchronous commit's (answered where it was made)
+  // The answer of the asynchronous commit on its way names its offsets; a synchronous commit's
+  // (answered where it was made) names others.
+  if (!self->commit_in_flight_ || !partitions ||
+      partitions->cnt != static_cast<int>(self->committing_.size())) {
+    return;
+  }
+  for (int i = 0; i < partitions->cnt; ++i) {
+    const auto& tp = partitions->elems[i];
+    const auto it = self->committing_.find({tp.topic, tp.partition});
+    if (it == self->committing_.end() || it->second != tp.offset) return;
+  }
   self->commit_in_flight_ = false;
-  if (err == RD_KAFKA_RESP_ERR_NO_ERROR && partitions) {
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
     for (int i = 0; i < partitions->cnt; ++i) {
       if (partitions->elems[i].err != RD_KAFKA_RESP_ERR_NO_ERROR) err = partitions->elems[i].err;
     }
