@@ -21,3 +21,17 @@ start_dev_broker() {
   [ -s "$work/bootstrap" ] || fail "dev-broker wrote no bootstrap file"
   broker=$(cat "$work/bootstrap")
 }
+
+# Every input kind: the multilingual pages, the sample feed with full-text items, and text items
+# (copies of every fifth article under new ids, with their titles, as a news API delivers them),
+# in $work/stream.jsonl, and its replay in $work/replay.jsonl. Sets `stream` and `expected`
+# (the replay's articles).
+mixed_multilingual_stream() {
+  local pages=$src/tests/data/multilingual/stream.jsonl.gz
+  "$bin" replay --input "$pages" --output "$work/pages.jsonl" --dlq "$work/pages.dlq.jsonl"
+  stream=$work/stream.jsonl
+  python3 "$src/tests/integration/mixed_stream.py" "$pages" "$src/samples/feeds.jsonl.gz" \
+    "$work/pages.jsonl" "$stream"
+  "$bin" replay --input "$stream" --output "$work/replay.jsonl" --dlq "$work/replay.dlq.jsonl"
+  expected=$(wc -l < "$work/replay.jsonl")
+}

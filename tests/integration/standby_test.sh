@@ -17,15 +17,8 @@ source "$src/tests/integration/lib.sh"
 command -v kcat >/dev/null || fail "kcat is not installed (deploy/install-deps.sh installs it)"
 command -v curl >/dev/null || fail "curl is not installed"
 
-# Every input kind: the multilingual pages, the sample feed with full-text items, and text items
-# (copies of every fifth article under new ids, with their titles, as a news API delivers them).
-pages=$src/tests/data/multilingual/stream.jsonl.gz
-"$bin" replay --input "$pages" --output "$work/pages.jsonl" --dlq "$work/pages.dlq.jsonl"
-stream=$work/stream.jsonl
-python3 "$src/tests/integration/mixed_stream.py" "$pages" "$src/samples/feeds.jsonl.gz" \
-  "$work/pages.jsonl" "$stream"
-"$bin" replay --input "$stream" --output "$work/replay.jsonl" --dlq "$work/replay.dlq.jsonl"
-expected=$(wc -l < "$work/replay.jsonl")
+# Every input kind (pages, a feed with full-text items, text items) and its replay.
+mixed_multilingual_stream
 
 start_dev_broker --brokers 1 --partitions 4
 export NEWSFLOW_KAFKA__BROKERS=$broker NEWSFLOW_LOG__LEVEL=info
