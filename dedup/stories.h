@@ -95,6 +95,14 @@ class StoryBook {
   /// Story id of an article still held (after merges), or empty.
   std::string story_of(std::string_view article_id) const;
 
+  /// Forgets which story the article is in (it left the dedup window: nothing can name it as
+  /// the article it duplicates any more); the story keeps its counts and listed members. So the
+  /// index is bounded by the window (`window.max_articles`), not by how long a story lives.
+  void forget(std::string_view article_id) { story_of_.erase(std::string(article_id)); }
+
+  /// Articles whose story the book knows.
+  std::size_t indexed() const { return story_of_.size(); }
+
   /// Restores a merge recorded in an article (`story_merged_from`): `from` is part of `into`.
   /// Articles restored later with the hint `from` join `into`; a `from` already restored is
   /// merged now.

@@ -237,6 +237,7 @@ void DedupWindow::remove_oldest() {
   }
   by_id_.erase(e.id);
   string_bytes_ -= heap_bytes(e);
+  if (track_left_) left_.push_back(std::move(e.id));
   e = Entry{};
   free_slots_.push_back(slot);
 }

@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "dedup/fingerprint.h"
@@ -107,6 +108,12 @@ class DedupWindow {
   /// Articles that left before their time because the window held `max_articles`.
   std::uint64_t evicted() const { return evicted_; }
 
+  /// From now on the ids of the articles that leave (expired or evicted) are kept for
+  /// `take_left`, so an owner can forget them elsewhere too (the story book's index).
+  void track_left() { track_left_ = true; }
+  /// The ids that left since the last call (with `track_left`), oldest first.
+  std::vector<std::string> take_left() { return std::exchange(left_, {}); }
+
  private:
   static constexpr std::uint32_t kNone = UINT32_MAX;
   struct Entry {
@@ -143,6 +150,8 @@ class DedupWindow {
   std::vector<Expiry> by_time_;   // min-heap on event time
   std::size_t string_bytes_ = 0;  // heap bytes of ids and verdict references (beyond SSO)
   std::uint64_t evicted_ = 0;
+  bool track_left_ = false;
+  std::vector<std::string> left_;
 };
 
 }  // namespace newsflow::dedup

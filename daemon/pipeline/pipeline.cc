@@ -122,7 +122,14 @@ Pipeline::Pipeline(const config::Config& config, Metrics* metrics)
       boilerplate_(config.boilerplate),
       // 8 slices of 2^20 counters (16 MiB) for the weighted scheme; a token table otherwise.
       term_stats_(config.window.window_seconds, 8,
-                  config.signature.scheme == dedup::SignatureScheme::kWeighted ? 20 : 8) {}
+                  config.signature.scheme == dedup::SignatureScheme::kWeighted ? 20 : 8) {
+  // What leaves the window leaves the story book's index (`forget_left`).
+  window_.track_left();
+}
+
+void Pipeline::forget_left() {
+  for (const std::string& id : window_.take_left()) stories_.forget(id);
+}
 
 tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract_feed(
     const Input& input) const {
@@ -481,6 +488,8 @@ bool Pipeline::restore(std::string_view article_json) {
       if (from.is_string()) stories_.restore_merge(from.get<std::string>(), str("story_id"));
     }
   }
+  if (!window_.contains(id)) stories_.forget(id);
+  forget_left();
   return true;
 }
 
@@ -500,6 +509,10 @@ void Pipeline::restore(const dedup::ArticleState& s) {
   stories_.assign_terms({s.id, s.url, s.source, s.verdict.kind, s.language}, s.title, s.verdict,
                         s.event_time, terms, s.story_id);
   for (const auto& from : s.merged_from) stories_.restore_merge(from, s.story_id);
+  // A record too old for the window counts in its story, which does not index it (as one
+  // judged live is not once it expired).
+  if (!window_.contains(s.id)) stories_.forget(s.id);
+  forget_left();
 }
 
 void Pipeline::remember_published_links(const dedup::ArticleState& s) {
@@ -571,6 +584,7 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
   out.story = stories_.assign_terms({a.id, a.url, a.source, out.verdict.kind, a.language}, a.title,
                                     out.verdict, event_time, terms);
   out.story_id = out.story.story_id;
+  forget_left();
   state.seq = next_seq_++;
   state.id = a.id;
   state.event_time = event_time;

@@ -169,6 +169,7 @@ class Pipeline {
   config::Config config_;
   Metrics* metrics_;
   dedup::DedupWindow window_;
+  void forget_left();  // ids that left the window leave the story book's index
   dedup::StoryBook stories_;
   dedup::BoilerplateFilter boilerplate_;
   dedup::TermStats term_stats_;  // document frequencies for the weighted scheme

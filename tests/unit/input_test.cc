@@ -404,6 +404,33 @@ TEST(Pipeline, StoriesGroupByTitleAndLead) {
   EXPECT_EQ((*b)[0].story_id, (*a)[0].story_id);
 }
 
+TEST(Pipeline, TheStoryBookIndexesOnlyWhatTheWindowHolds) {
+  // A story that keeps growing (copies of one report, a minute apart) in a window bounded at 5
+  // articles: the story counts every copy, but indexes (article -> story) only those the window
+  // holds, and a copy still finds its story through the window. Restored from the state
+  // records, the book holds the same.
+  config::Config c;
+  c.window.max_articles = 5;
+  Pipeline pipeline(c, nullptr);
+  Pipeline restored(c, nullptr);
+  const std::string text =
+      "The harbour bridge reopened on Monday after two years of repairs, and the first buses "
+      "crossed it before dawn while workers cleared the last barriers.";
+  std::string story;
+  for (int i = 0; i < 40; ++i) {
+    auto out = pipeline.process(page("https://a.test/" + std::to_string(i), text, 60 * i));
+    ASSERT_TRUE(out && out->size() == 1u);
+    if (i == 0) story = (*out)[0].story_id;
+    EXPECT_EQ((*out)[0].story_id, story);
+    EXPECT_EQ((*out)[0].story.article_count, static_cast<std::size_t>(i + 1));
+    restored.restore((*out)[0].state);
+  }
+  EXPECT_EQ(pipeline.window().size(), 5u);
+  EXPECT_EQ(pipeline.stories().indexed(), 5u);  // 40 before
+  EXPECT_EQ(restored.stories().indexed(), 5u);
+  EXPECT_EQ(restored.window().size(), 5u);
+}
+
 TEST(Pipeline, AnArticleProcessedAgainIsNotCountedTwiceInDocumentFrequencies) {
   config::Config c;  // the weighted signature is the default
   Pipeline pipeline(c, nullptr);
