@@ -11,6 +11,7 @@
 #include "dedup/normalize.h"
 #include "dedup/stories.h"
 #include "dedup/window.h"
+#include "tests/bench/stream_states.h"
 
 namespace {
 
@@ -146,6 +147,31 @@ void BM_StoryTerms(benchmark::State& state, bool body_and_entities) {
 }
 BENCHMARK_CAPTURE(BM_StoryTerms, title_and_lead, false);
 BENCHMARK_CAPTURE(BM_StoryTerms, with_body_and_entities, true);
+
+// The story stage of a real stream: every article of the dev stream (or the sample pages) put
+// into a fresh story book in order with its verdict and terms (as judged by the pipeline once,
+// outside the timing): the candidates' similarity, joins and merges. Per article.
+void BM_StoryBookStream(benchmark::State& state) {
+  static const std::vector<ArticleState> states = [] {
+    newsflow::config::Config c;
+    return newsflow::bench::stream_states(c, newsflow::bench::default_stream());
+  }();
+  const newsflow::config::Config config;
+  std::size_t stories = 0;
+  for (auto _ : state) {
+    StoryBook book(config.stories);
+    for (const ArticleState& s : states) {
+      const StoryBook::Terms terms(s.story_terms.begin(), s.story_terms.end());
+      stories += book.assign_terms({s.id, s.url, s.source, s.verdict.kind, s.language}, s.title,
+                                   s.verdict, s.event_time, terms)
+                     .article_count;
+    }
+  }
+  benchmark::DoNotOptimize(stories);
+  // items_per_second: articles; 1e6 / that is the microseconds per article.
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(states.size()));
+}
+BENCHMARK(BM_StoryBookStream)->Unit(benchmark::kMillisecond);
 
 void BM_Signature(benchmark::State& state, SignatureScheme scheme) {
   std::mt19937_64 rng(1);
