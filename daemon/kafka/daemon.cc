@@ -514,8 +514,10 @@ int Daemon::run() {
       passed_over_reported_ = n;
     }
     if (batch.empty()) {
-      if (waiting_) judge_waiting();                     // nothing to extract meanwhile
-      if (config_.role == "extract") emit_watermarks();  // a sign of life while idle
+      if (waiting_) judge_waiting();  // nothing to extract meanwhile
+      // A sign of life while idle; with exactly_once in a transaction of its own (outside one the
+      // producer refuses it, and the dedup role waited 30 s for a watermark that never came).
+      if (config_.role == "extract") emit_watermarks(/*own_transaction=*/exactly_once_);
       // Acknowledgements come in and offsets are committed (a failed commit is retried) while
       // nothing new arrives; a failed batch goes back to be judged again.
       if (!settle(false) && !backoff_after_failure()) {

@@ -280,7 +280,7 @@ class Daemon {
   std::map<std::string, int> extracted_offset_;
   /// `--role extract`: tells the dedup role, per extracted partition, how far its input has
   /// come (a watermark record: header `watermark`, no value).
-  void emit_watermarks();
+  void emit_watermarks(bool own_transaction = false);
   static constexpr std::int64_t kUnknownWatermark = std::numeric_limits<std::int64_t>::min();
   std::map<std::int32_t, std::pair<std::int64_t, std::chrono::steady_clock::time_point>>
       sent_watermarks_;

@@ -48,7 +48,7 @@ void Daemon::hand_over(rd_kafka_message_t* msg, Work& work) {
   }
 }
 
-void Daemon::emit_watermarks() {
+void Daemon::emit_watermarks(bool own_transaction) {
   // Per extracted partition, the oldest record its input partitions (assigned here) may still
   // deliver; sent when it moves, and once a second as a sign of life.
   std::map<std::int32_t, std::int64_t> lowest;
@@ -73,6 +73,7 @@ void Daemon::emit_watermarks() {
     }
   }
   const auto now = Clock::now();
+  bool began = false;
   for (const auto& [part, w] : lowest) {
     if (w == kUnknownWatermark) continue;  // it may still deliver anything: promise nothing
     auto& last = sent_watermarks_[part];
@@ -91,10 +92,30 @@ void Daemon::emit_watermarks() {
     }
     const std::string value =
         w == EventTimeMerger<rd_kafka_message_t*>::kEnd ? "end" : std::to_string(w);
+    if (own_transaction && !began) {
+      if (rd_kafka_error_t* e = rd_kafka_begin_transaction(producer_.get())) {
+        log::warn("watermark_transaction_failed", {{"error", rd_kafka_error_string(e)}});
+        rd_kafka_error_destroy(e);
+        return;  // said again at the next turn
+      }
+      began = true;
+    }
     produce(config_.topics.extracted, "", "",
             {{"watermark", value}, {"schema", "newsflow.watermark/1"}}, false, part);
     last = {w, now};
     wrote_since_watermark_.erase(part);
+  }
+  if (began) {
+    if (rd_kafka_error_t* e = rd_kafka_commit_transaction(producer_.get(), flush_timeout_ms())) {
+      log::warn("watermark_transaction_failed", {{"error", rd_kafka_error_string(e)}});
+      const bool abortable = rd_kafka_error_txn_requires_abort(e);
+      rd_kafka_error_destroy(e);
+      if (abortable) {
+        if (rd_kafka_error_t* a = rd_kafka_abort_transaction(producer_.get(), flush_timeout_ms()))
+          rd_kafka_error_destroy(a);
+      }
+      sent_watermarks_.clear();  // not said: said again at the next turn
+    }
   }
 }
 
