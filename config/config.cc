@@ -428,14 +428,19 @@ tl::expected<Config, std::vector<Problem>> parse(std::string_view yaml_text, con
       s.integer("max_listed", c.stories.max_listed, 1, 100000);
       s.number("similarity_threshold", c.stories.similarity_threshold, 0.0, 1.0);
       s.number("decay_hours", c.stories.decay_hours, 0.1, 24.0 * 365);
-      s.integer("lead_words", c.stories.lead_words, 0, 10000);
-      s.integer("body_words", c.stories.body_words, 0, 100000);
-      s.number("body_weight", c.stories.body_weight, 0.0, 10.0);
-      s.number("body_cap", c.stories.body_cap, 0.0, 100.0);
+      s.integer("text_words", c.stories.text_words, 0, 100000);
+      s.number("title_weight", c.stories.title_weight, 0.0, 100.0);
+      s.integer("stem_chars", c.stories.stem_chars, 0, 100);
       s.number("entity_boost", c.stories.entity_boost, 0.1, 10.0);
       s.integer("terms_per_article", c.stories.terms_per_article, 1, 10000);
       s.number("merge_threshold", c.stories.merge_threshold, 0.0, 1.0);
       s.boolean("within_language", c.stories.within_language);
+      {
+        Section m = s.section("model");
+        m.number("bias", c.stories.model.bias, -1000.0, 1000.0);
+        m.number("cosine", c.stories.model.cosine, -1000.0, 1000.0);
+        m.number("containment", c.stories.model.containment, -1000.0, 1000.0);
+      }
       if (c.stories.merge_threshold > 0 &&
           c.stories.merge_threshold < c.stories.similarity_threshold) {
         s.problem("merge_threshold",

@@ -2,6 +2,7 @@
 
 #include <unicode/uchar.h>
 #include <unicode/utf8.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <cctype>
@@ -90,55 +91,140 @@ std::unordered_set<std::string> entity_words(std::string_view text) {
   return out;
 }
 
+// The term of a normalized word: its first `chars` characters, unless it is a number or of a
+// script written without spaces (kept whole).
+std::string_view stem(std::string_view w, std::size_t chars) {
+  if (chars == 0 || w.empty() || (w[0] >= '0' && w[0] <= '9')) return w;
+  if (static_cast<unsigned char>(w[0]) >= 0xE3 && static_cast<unsigned char>(w[0]) <= 0xED) {
+    return w;  // CJK, kana, hangul: ICU's words already
+  }
+  std::size_t at = 0, n = 0;
+  while (at < w.size() && n < chars) {
+    const auto b = static_cast<unsigned char>(w[at]);
+    at += b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+    ++n;
+  }
+  return w.substr(0, std::min(at, w.size()));
+}
+
+// An article's TF-IDF weights, their squared norm and their sum.
+struct Weighted {
+  std::unordered_map<std::string_view, double> weights;
+  double norm2 = 0, mass = 0;
+};
+
+template <class Idf>
+Weighted weigh(const StoryBook::Terms& terms, Idf&& idf) {
+  Weighted a;
+  a.weights.reserve(terms.size());
+  for (const auto& [t, w] : terms) {
+    const double x = w * idf(t);
+    a.weights.emplace(t, x);
+    a.norm2 += x * x;
+    a.mass += x;
+  }
+  return a;
+}
+
+// The features of an article against a story's terms, `decay` applied.
+template <class Idf>
+StoryFeatures compare(const Weighted& a, const StoryBook::Terms& story, double decay, Idf&& idf) {
+  StoryFeatures f;
+  double dot = 0, s_norm2 = 0, shared_mass = 0;
+  for (const auto& [t, w] : story) {
+    const double x = w * idf(t);
+    s_norm2 += x * x;
+    if (auto at = a.weights.find(t); at != a.weights.end()) {
+      dot += x * at->second;
+      shared_mass += at->second;
+    }
+  }
+  if (a.norm2 <= 0 || s_norm2 <= 0) return f;
+  f.cosine = dot / std::sqrt(a.norm2 * s_norm2) * decay;
+  f.containment = shared_mass / a.mass * decay;
+  return f;
+}
+
 }  // namespace
 
-// Title (twice), lead and body terms of an article: normalized words without stopwords and
-// without one- and two-letter words that are not numbers.
+double StoryFeatures::probability(const StoryModel& m) const {
+  const double z = m.bias + m.cosine * cosine + m.containment * containment;
+  return 1 / (1 + std::exp(-z));
+}
+
+double StoryBook::idf(std::string_view term) const {
+  return df_.idf(XXH3_64bits(term.data(), term.size())) + 1;
+}
+
 StoryBook::Terms StoryBook::terms_of(std::string_view title, std::string_view text,
-                                     const StoryOptions& o, std::string_view normalized) {
-  std::unordered_map<std::string, float> terms, body;
-  auto add = [](std::unordered_map<std::string, float>& to, std::string_view words_text,
-                float weight, std::size_t skip, std::size_t limit) {
+                                     std::string_view normalized) const {
+  const StoryOptions& o = options_;
+  Terms counts;
+  auto add = [&](std::string_view words_text, float weight, std::size_t limit) {
     std::size_t count = 0, pos = 0;
-    while (pos < words_text.size() && count < skip + limit) {
+    while (pos < words_text.size() && count < limit) {
       std::size_t end = words_text.find(' ', pos);
       if (end == std::string_view::npos) end = words_text.size();
       const std::string_view w = words_text.substr(pos, end - pos);
       pos = end + 1;
-      if (count++ < skip) continue;
+      ++count;
       const bool digits = !w.empty() && w[0] >= '0' && w[0] <= '9';
       if ((w.size() < 3 && !digits) || internal::is_stopword(w) || weak_unspaced_word(w)) continue;
-      to[std::string(w)] += weight;
+      counts[std::string(stem(w, o.stem_chars))] += weight;
     }
   };
-  add(terms, normalize_text(title), 2.0f, 0, 64);
-  const std::size_t words = o.lead_words + o.body_words;
+  add(normalize_text(title), static_cast<float>(o.title_weight), 64);
   std::string own;
   if (normalized.empty() && !text.empty()) {
-    own = normalize_text(text.substr(0, words * 12));
+    own = normalize_text(text.substr(0, o.text_words * 12));
     normalized = own;
   }
-  add(terms, normalized, 1.0f, 0, o.lead_words);
-  if (o.body_words > 0) {
-    add(body, normalized, static_cast<float>(o.body_weight), o.lead_words, o.body_words);
-    for (const auto& [t, w] : body) terms[t] += std::min(w, static_cast<float>(o.body_cap));
-  }
+  add(normalized, 1.0f, o.text_words);
+  for (auto& [t, w] : counts) w = 1 + std::log(std::max(w, 1.0f));
   if (o.entity_boost != 1.0) {
     const auto boost = static_cast<float>(o.entity_boost);
-    for (const std::string& e : entity_words(text.substr(0, words * 12))) {
-      if (auto it = terms.find(e); it != terms.end()) it->second *= boost;
+    std::unordered_set<std::string_view> boosted;
+    const auto entities = entity_words(text.substr(0, o.text_words * 12));
+    for (const std::string& e : entities) {
+      const std::string_view t = stem(e, o.stem_chars);
+      if (auto it = counts.find(std::string(t)); it != counts.end() && boosted.insert(t).second) {
+        it->second *= boost;
+      }
     }
   }
-  if (terms.size() > o.terms_per_article) {
-    std::vector<std::pair<float, std::string>> by_weight;
-    by_weight.reserve(terms.size());
-    for (auto& [t, w] : terms) by_weight.emplace_back(-w, t);
-    std::nth_element(by_weight.begin(), by_weight.begin() + o.terms_per_article, by_weight.end());
-    by_weight.resize(o.terms_per_article);
-    terms.clear();
-    for (auto& [w, t] : by_weight) terms.emplace(std::move(t), -w);
+  if (counts.size() > o.terms_per_article) {
+    // The heaviest by TF-IDF now, ties by term (the same terms in a replay and live).
+    std::vector<std::pair<double, Terms::iterator>> by_weight;
+    by_weight.reserve(counts.size());
+    for (auto it = counts.begin(); it != counts.end(); ++it) {
+      by_weight.emplace_back(it->second * idf(it->first), it);
+    }
+    std::nth_element(by_weight.begin(), by_weight.begin() + o.terms_per_article, by_weight.end(),
+                     [](const auto& a, const auto& b) {
+                       return a.first != b.first ? a.first > b.first
+                                                 : a.second->first < b.second->first;
+                     });
+    Terms kept;
+    kept.reserve(o.terms_per_article);
+    for (std::size_t i = 0; i < o.terms_per_article; ++i) {
+      kept.emplace(by_weight[i].second->first, by_weight[i].second->second);
+    }
+    return kept;
   }
-  return terms;
+  return counts;
+}
+
+void StoryBook::count_terms(const Terms& terms, std::int64_t event_time) {
+  std::vector<std::uint64_t> hashes;
+  hashes.reserve(terms.size());
+  for (const auto& [t, w] : terms) hashes.push_back(XXH3_64bits(t.data(), t.size()));
+  df_.add(hashes, event_time);
+}
+
+StoryFeatures StoryBook::features(const Terms& article, const Terms& story, double hours) const {
+  const auto idf_of = [this](const std::string& t) { return idf(t); };
+  return compare(weigh(article, idf_of), story, std::exp(-std::abs(hours) / options_.decay_hours),
+                 idf_of);
 }
 
 void StoryBook::add_terms(const std::string& story_id,
@@ -181,27 +267,23 @@ std::vector<std::pair<double, std::string>> StoryBook::similar_stories(
   const std::string_view primary = language.substr(0, language.find('-'));
   std::vector<std::pair<double, std::string>> out;
   if (floor <= 0 || terms.empty()) return out;
-  const double n = static_cast<double>(std::max<std::size_t>(1, story_terms_.size()));
-  auto idf = [&](const std::string& t) {
-    const auto it = term_stories_.find(t);
-    const double df = it == term_stories_.end() ? 0 : static_cast<double>(it->second.size());
-    return std::log((n + 1) / (df + 1)) + 1;
-  };
-  // Candidates: stories sharing at least one term.
+  // Candidates: stories sharing at least two terms (a term in thousands of stories says
+  // nothing of any).
   std::unordered_map<std::string_view, int> shared;
   for (const auto& [t, w] : terms) {
     if (auto it = term_stories_.find(t); it != term_stories_.end() && it->second.size() < 2000) {
       for (const auto& s : it->second) ++shared[s];
     }
   }
-  double article_norm = 0;
-  std::unordered_map<std::string_view, double> weights;
-  for (const auto& [t, w] : terms) {
-    const double x = w * idf(t);
-    weights[t] = x;
-    article_norm += x * x;
-  }
-  article_norm = std::sqrt(article_norm);
+  // Inverse document frequencies, once per term of this call.
+  std::unordered_map<std::string_view, double> idfs;
+  const auto idf_of = [&](const std::string& t) {
+    auto [it, added] = idfs.try_emplace(t, 0.0);
+    if (added) it->second = idf(t);
+    return it->second;
+  };
+  const Weighted article = weigh(terms, idf_of);
+  if (article.norm2 <= 0) return out;
   for (const auto& [story_id, count] : shared) {
     if (count < 2) continue;
     const auto st = story_terms_.find(std::string(story_id));
@@ -211,17 +293,11 @@ std::vector<std::pair<double, std::string>> StoryBook::similar_stories(
       const std::string_view other = story->second.language;
       if (other.substr(0, other.find('-')) != primary) continue;
     }
-    double dot = 0, norm = 0;
-    for (const auto& [t, w] : st->second) {
-      const double x = w * idf(t);
-      norm += x * x;
-      if (auto a = weights.find(t); a != weights.end()) dot += x * a->second;
-    }
-    if (norm <= 0 || article_norm <= 0) continue;
     const double hours =
         std::abs(static_cast<double>(event_time - story->second.last_updated)) / 3600;
-    const double score =
-        dot / (std::sqrt(norm) * article_norm) * std::exp(-hours / options_.decay_hours);
+    const StoryFeatures f =
+        compare(article, st->second, std::exp(-hours / options_.decay_hours), idf_of);
+    const double score = f.probability(options_.model);
     if (score >= floor) out.emplace_back(score, std::string(story_id));
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
@@ -274,8 +350,7 @@ void StoryBook::restore_merge(const std::string& from, const std::string& into) 
 const Story& StoryBook::assign(const StoryMember& member, std::string_view title,
                                const Verdict& verdict, std::int64_t event_time,
                                std::string_view text, std::string_view story_hint) {
-  return assign_terms(member, title, verdict, event_time, terms_of(title, text, options_),
-                      story_hint);
+  return assign_terms(member, title, verdict, event_time, terms_of(title, text), story_hint);
 }
 
 const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view title,
@@ -287,6 +362,7 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
     }
   }
   watermark_ = std::max(watermark_, event_time);
+  count_terms(terms, event_time);
   // A sweep costs as much as the book holds: one every half a book's worth of articles keeps
   // it O(1) per article (a sweep every 1,024 made a restore of 100,000 articles quadratic).
   if (++since_sweep_ >= std::max<std::size_t>(1024, story_of_.size() / 2)) expire(watermark_);

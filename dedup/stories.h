@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "dedup/term_stats.h"
 #include "dedup/window.h"
 
 namespace newsflow::dedup {
@@ -36,32 +37,54 @@ struct Story {
   std::vector<std::string> merged_from;
 };
 
+/// A logistic model of "this article reports the story's event": the probability
+/// 1 / (1 + exp(-(bias + cosine * c + containment * k))) from two features of an (article,
+/// story) pair, each decayed by the time between them (`StoryOptions::decay_hours`):
+/// `cosine`, the cosine of the article's TF-IDF vector and the story's centroid, and
+/// `containment`, the share of the article's TF-IDF weight on terms the story has. Trained by
+/// `newsflow train-stories`; the defaults here are dedup/model/story_model.yaml's (its README
+/// has the command and the figures).
+struct StoryModel {
+  double bias = -1.3659;
+  double cosine = 2.9338;
+  double containment = 2.4758;
+};
+
 /// Options of story grouping; filled by `config/`.
 struct StoryOptions {
   std::int64_t window_seconds = 72 * 3600;  ///< stories idle this long behind the watermark go
   std::size_t max_listed = 100;             ///< members listed per story
-  /// A new article that duplicates nothing joins the most similar recent story when the cosine
-  /// of their TF-IDF vectors (`terms_of`), decayed by the time between them, reaches this; 0
-  /// disables grouping beyond duplicates. Calibrated by tests/bench/story_calibrate.sh.
-  double similarity_threshold = 0.4;
-  double decay_hours = 24;      ///< similarity halves... e-folds every this many hours apart
-  std::size_t lead_words = 80;  ///< words of the text that count with the title
-  /// Words of the text after the lead that count too, each at `body_weight`, a term's share
-  /// from the body capped at `body_cap` (a word the article repeats does not drown the title).
-  std::size_t body_words = 300;
-  double body_weight = 0.25;
-  double body_cap = 1.0;
+  /// A new article that duplicates nothing joins the most similar recent story when the
+  /// model's probability (`StoryModel`) reaches this; 0 disables grouping beyond duplicates.
+  double similarity_threshold = 0.5325;
+  double decay_hours = 72;  ///< the features decay by e every this many hours apart
+  /// Words of the text that count (after the title, which counts `title_weight` times).
+  std::size_t text_words = 1000;
+  double title_weight = 2.0;
+  /// A word's term is its first `stem_chars` characters (numbers and words of scripts written
+  /// without spaces stay whole): "elections", "elected" and "election" are one term, and so
+  /// are the cases of a noun in German, Polish, Russian or Turkish. 0 keeps whole words.
+  std::size_t stem_chars = 5;
   /// Weight factor of entity-like words: capitalized words inside a sentence and numbers of
   /// two or more digits (names, places, counts and dates are what tell two events apart).
-  double entity_boost = 2.0;
-  /// The heaviest terms an article keeps (what a state record carries per article).
+  double entity_boost = 1.0;
+  /// The terms an article keeps (what a state record carries per article): those of the
+  /// highest TF-IDF weight when it arrives.
   std::size_t terms_per_article = 64;
   /// Two stories that began apart (the first reports had too little in common) are merged when
-  /// an article matches the other one this well too; 0 never merges.
-  double merge_threshold = 0.5;
+  /// an article matches the other one with this probability too; 0 never merges.
+  double merge_threshold = 0.5626;
   /// A story gathers articles of one language: an article whose language is known joins no
   /// story (by similarity) begun in another (Simplified and Traditional Chinese are one).
   bool within_language = true;
+  StoryModel model;
+};
+
+/// The features `StoryModel` scores, of an article against a story.
+struct StoryFeatures {
+  double cosine = 0;
+  double containment = 0;
+  double probability(const StoryModel& m) const;
 };
 
 /// Groups articles into stories: a duplicate joins the story of the article it duplicates,
@@ -78,12 +101,22 @@ class StoryBook {
                       std::int64_t event_time, std::string_view text = {},
                       std::string_view story_hint = {});
 
-  /// An article's weighted terms as stories compare them: its title's (twice), its lead's, its
-  /// body's (capped), entity-like words boosted; at most `terms_per_article`, heaviest first.
+  /// An article's terms as stories compare them: stems of its title's words (`title_weight`
+  /// each) and of its text's first `text_words`, stopwords and short words left out, weighted
+  /// 1 + ln(count) (entity-like words boosted), the `terms_per_article` of the highest weight
+  /// times the inverse document frequency the book knows now. `normalized`, when given, is
+  /// `normalize_text(text)` already made (the fingerprint's).
   using Terms = std::unordered_map<std::string, float>;
-  /// `normalized`, when given, is `normalize_text(text)` already made (the fingerprint's).
-  static Terms terms_of(std::string_view title, std::string_view text, const StoryOptions& options,
-                        std::string_view normalized = {});
+  Terms terms_of(std::string_view title, std::string_view text,
+                 std::string_view normalized = {}) const;
+
+  /// The features of two term vectors (`terms_of`) `hours` apart, with the book's document
+  /// frequencies now: what `newsflow train-stories` learns from.
+  StoryFeatures features(const Terms& article, const Terms& story, double hours) const;
+
+  /// Counts an article's terms in the document frequencies (what `assign_terms` does first),
+  /// for a trainer that scores pairs without assigning.
+  void count_terms(const Terms& terms, std::int64_t event_time);
 
   /// `assign` with the article's terms already made (`terms_of`; a restore has no text).
   const Story& assign_terms(const StoryMember& member, std::string_view title,
@@ -118,13 +151,16 @@ class StoryBook {
   void expire(std::int64_t watermark);
 
   StoryOptions options_;
+  // Document frequencies of the articles' terms over the window (stems hashed).
+  TermStats df_{options_.window_seconds, 8, 18};
+  double idf(std::string_view term) const;
   std::unordered_map<std::string, Story> stories_;
   std::unordered_map<std::string, std::string> story_of_;  // article id -> story id
   // Term weights per story (title and lead of its articles), capped, and the index from terms
   // to the stories that have them; rebuilt at every sweep.
   std::unordered_map<std::string, std::unordered_map<std::string, float>> story_terms_;
   std::unordered_map<std::string, std::vector<std::string>> term_stories_;
-  // Stories scoring at least `floor` against the terms, best first.
+  // Stories whose probability reaches `floor` against the terms, best first.
   // With `within_language`, stories begun in another known language are left out.
   std::vector<std::pair<double, std::string>> similar_stories(
       const std::unordered_map<std::string, float>& terms, std::int64_t event_time, double floor,

@@ -11,6 +11,7 @@
 #include "daemon/cli/replay.h"
 #include "daemon/cli/service.h"
 #include "daemon/cli/train.h"
+#include "daemon/cli/train_stories.h"
 #include "daemon/kafka/kafka.h"
 #include "daemon/ops/log.h"
 #include "daemon/pipeline/pipeline.h"
@@ -223,6 +224,39 @@ int main(int argc, char** argv) {
                   "keep the last SGD weights instead of averaging the second half's epochs");
   train->add_option("--config", config_path, "YAML config file (segmentation options)");
 
+  daemon::TrainStoriesCommand stories_cmd;
+  auto* train_stories = app.add_subcommand(
+      "train-stories",
+      "Fit the story model on labelled same-event and different-event pairs, report its recall "
+      "cross-validated by event and write it as a config file");
+  train_stories
+      ->add_option("--input", stories_cmd.inputs, "replay JSONL(.gz) (repeat for several sets)")
+      ->required()
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  train_stories
+      ->add_option("--labels", stories_cmd.labels,
+                   "JSON with story_pos, story_neg, optionally scored_pairs and dup_groups (one "
+                   "per --input, same order)")
+      ->required()
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  train_stories->add_option("--out", stories_cmd.out, "YAML config file to write");
+  train_stories->add_option("--folds", stories_cmd.folds, "k of the cross-validation by event")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 100));
+  train_stories->add_option("--hold-out", stories_cmd.hold_out,
+                            "train the written model without this fold's events");
+  train_stories->add_option("--folds-output", stories_cmd.folds_output,
+                            "write each labelled pair's fold as JSON");
+  train_stories
+      ->add_option("--merge-rate", stories_cmd.merge_rate,
+                   "share of different-event pairs the written similarity_threshold merges")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  train_stories->add_option("--l2", stories_cmd.l2, "L2 penalty")->capture_default_str();
+  train_stories->add_option("--config", config_path, "YAML config file (story options)");
+
   CLI11_PARSE(app, argc, argv);
 
   if (*check) {
@@ -286,6 +320,7 @@ int main(int argc, char** argv) {
     train_cmd.leave_one_set_out = !skip_loso;
     return daemon::run_train_extractor(*c, train_cmd);
   }
+  if (*train_stories) return daemon::run_train_stories(*c, stories_cmd);
   if (*produce) return daemon::run_produce(*c, produce_opts);
   if (*replay) {
     auto stats = daemon::run_replay(*c, paths, nullptr);

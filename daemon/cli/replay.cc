@@ -165,6 +165,7 @@ tl::expected<ReplayStats, std::string> run_replay(const config::Config& config,
     if (out_beside_progress && !outputs.empty()) progress.clear();
     for (const Output& o : outputs) {
       ok = ok && write_line(out.get(), article_json(o));
+      if (paths.observe) paths.observe(o);
       ++stats.articles;
       if (o.verdict.kind != dedup::DupKind::kUnique) ++counts.duplicates;
       const std::string kind(dedup::dup_kind_name(o.verdict.kind));

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -10,6 +11,7 @@
 namespace newsflow::daemon {
 
 class Metrics;
+struct Output;
 
 /// Where `replay` reads and writes ("-" is stdin/stdout), and whether it shows progress.
 struct ReplayPaths {
@@ -19,6 +21,8 @@ struct ReplayPaths {
   std::string dlq;     ///< dead-letter JSONL; empty: `<output>.dlq.jsonl`, or stderr for "-"
   /// No progress on stderr (`ProgressLine`): only the summary.
   bool quiet = false;
+  /// Called with every article as it is written (what `train-stories` learns from).
+  std::function<void(const Output&)> observe;
 };
 
 /// Counts of one replay run.

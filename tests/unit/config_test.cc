@@ -196,6 +196,20 @@ bool same_default(const std::string& documented, const std::string& parsed) {
   return !documented.empty() && !parsed.empty() && *end_a == '\0' && *end_b == '\0' && a == b;
 }
 
+TEST(StoryModel, TheCompiledDefaultsAreTheCommittedModel) {
+  // dedup/model/story_model.yaml is what `newsflow train-stories` wrote; StoryOptions' defaults
+  // must be its numbers (a retrained model updates both).
+  auto trained =
+      load_config_file(std::string(NEWSFLOW_SOURCE_DIR) + "/dedup/model/story_model.yaml", {});
+  ASSERT_TRUE(trained);
+  const dedup::StoryOptions compiled;
+  EXPECT_DOUBLE_EQ(trained->stories.similarity_threshold, compiled.similarity_threshold);
+  EXPECT_DOUBLE_EQ(trained->stories.merge_threshold, compiled.merge_threshold);
+  EXPECT_DOUBLE_EQ(trained->stories.model.bias, compiled.model.bias);
+  EXPECT_DOUBLE_EQ(trained->stories.model.cosine, compiled.model.cosine);
+  EXPECT_DOUBLE_EQ(trained->stories.model.containment, compiled.model.containment);
+}
+
 const std::string kReference = std::string(NEWSFLOW_SOURCE_DIR) + "/docs/configuration.md";
 
 TEST(ConfigReference, ListsEveryKeyWithItsEnvironmentVariableAndDefault) {

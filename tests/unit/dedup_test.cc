@@ -414,8 +414,15 @@ TEST(Boilerplate, ForgetsWhatTheWindowNoLongerHolds) {
   EXPECT_EQ(f.filter("a.test", "https://a.test/z", "Menu\n\nStory z", 1000), "Menu\n\nStory z");
 }
 
+StoryOptions merging() {
+  StoryOptions o;
+  o.similarity_threshold = 0.3;
+  o.merge_threshold = 0.3;
+  return o;
+}
+
 TEST(Stories, AnArticleThatMatchesTwoStoriesMergesThem) {
-  StoryBook book({.similarity_threshold = 0.3, .merge_threshold = 0.3});
+  StoryBook book(merging());
   const Verdict unique;
   book.assign({"a", "u1", "x.test", DupKind::kUnique, ""}, "Riverton approves Hallam bridge",
               unique, 0, "Riverton council approved the Hallam bridge on Tuesday.");
@@ -440,7 +447,7 @@ TEST(Stories, AnArticleThatMatchesTwoStoriesMergesThem) {
   EXPECT_TRUE(again.merged_from.empty());
 
   // After a restart the merge comes back from the articles, in whatever order they are read.
-  StoryBook restored({.similarity_threshold = 0.3, .merge_threshold = 0.3});
+  StoryBook restored(merging());
   restored.assign({"b", "u2", "y.test", DupKind::kUnique, ""}, "t", unique, 60, "", "b");
   restored.assign({"a", "u1", "x.test", DupKind::kUnique, ""}, "t", unique, 0, "", "a");
   restored.assign({"c", "u3", "z.test", DupKind::kUnique, ""}, "t", unique, 120, "", "a");

@@ -1,0 +1,365 @@
+#include "daemon/cli/train_stories.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <unordered_map>
+
+#include "daemon/cli/replay.h"
+#include "daemon/pipeline/pipeline.h"
+#include "dedup/stories.h"
+
+namespace newsflow::daemon {
+namespace {
+
+// An article as the story book saw it.
+struct Seen {
+  std::size_t order = 0;
+  std::int64_t event_time = 0;
+  std::string language;
+  dedup::StoryBook::Terms terms;
+};
+
+// A labelled pair's features when its later article arrived.
+struct Sample {
+  std::array<double, 2> x{};  // cosine, containment
+  int y = 0;
+  int fold = 0;
+  std::string language;
+  std::string key;  // "id id", as labelled
+};
+
+// A logistic regression of a bias and two features, by Newton's method with an L2 penalty on
+// the weights (not the bias). `use` picks the features fitted (the others stay 0).
+std::array<double, 3> fit(const std::vector<const Sample*>& data, double l2,
+                          std::array<bool, 2> use) {
+  std::array<double, 3> w{0, 0, 0};  // bias, cosine, containment
+  const double n = static_cast<double>(std::max<std::size_t>(1, data.size()));
+  for (int iter = 0; iter < 50; ++iter) {
+    double g[3] = {0, 0, 0}, h[3][3] = {{0}};
+    for (const Sample* s : data) {
+      const double v[3] = {1, s->x[0], s->x[1]};
+      const double z = w[0] + w[1] * v[1] + w[2] * v[2];
+      const double p = 1 / (1 + std::exp(-z));
+      for (int i = 0; i < 3; ++i) {
+        g[i] += (p - s->y) * v[i] / n;
+        for (int j = 0; j < 3; ++j) h[i][j] += p * (1 - p) * v[i] * v[j] / n;
+      }
+    }
+    for (int i = 1; i < 3; ++i) {
+      g[i] += l2 * w[i];
+      h[i][i] += l2;
+    }
+    // Features not used: fixed at 0 (their row and column out of the system).
+    for (int i = 1; i < 3; ++i) {
+      if (use[i - 1]) continue;
+      g[i] = 0;
+      for (int j = 0; j < 3; ++j) h[i][j] = h[j][i] = 0;
+      h[i][i] = 1;
+    }
+    // Solve h d = g (3x3, Gaussian elimination with partial pivoting).
+    double a[3][4];
+    for (int i = 0; i < 3; ++i) {
+      for (int j = 0; j < 3; ++j) a[i][j] = h[i][j];
+      a[i][3] = g[i];
+    }
+    for (int c = 0; c < 3; ++c) {
+      int pivot = c;
+      for (int r = c + 1; r < 3; ++r) {
+        if (std::abs(a[r][c]) > std::abs(a[pivot][c])) pivot = r;
+      }
+      std::swap(a[c], a[pivot]);
+      if (std::abs(a[c][c]) < 1e-12) return w;
+      for (int r = 0; r < 3; ++r) {
+        if (r == c) continue;
+        const double f = a[r][c] / a[c][c];
+        for (int k = c; k < 4; ++k) a[r][k] -= f * a[c][k];
+      }
+    }
+    double step = 0;
+    for (int i = 0; i < 3; ++i) {
+      const double d = a[i][3] / a[i][i];
+      w[static_cast<std::size_t>(i)] -= d;
+      step = std::max(step, std::abs(d));
+    }
+    if (step < 1e-9) break;
+  }
+  return w;
+}
+
+double probability(const std::array<double, 3>& w, const Sample& s) {
+  dedup::StoryFeatures f;
+  f.cosine = s.x[0];
+  f.containment = s.x[1];
+  return f.probability({w[0], w[1], w[2]});
+}
+
+// The probability that merges at most `rate` of the negatives (scores) and the share of
+// positives at or above it.
+struct Cut {
+  double threshold = 1;
+  double recall = 0;
+  std::size_t merged = 0;
+};
+Cut cut_at(const std::vector<std::pair<double, int>>& scored, double rate) {
+  std::vector<double> neg, pos;
+  for (const auto& [p, y] : scored) (y ? pos : neg).push_back(p);
+  std::sort(neg.rbegin(), neg.rend());
+  Cut c;
+  const auto allowed = static_cast<std::size_t>(std::floor(rate * static_cast<double>(neg.size())));
+  // Just above the first negative that may not be merged.
+  c.threshold = allowed < neg.size() ? std::nextafter(neg[allowed], 2.0) : 0.0;
+  c.merged = static_cast<std::size_t>(
+      std::count_if(neg.begin(), neg.end(), [&](double p) { return p >= c.threshold; }));
+  const auto hits =
+      std::count_if(pos.begin(), pos.end(), [&](double p) { return p >= c.threshold; });
+  c.recall = pos.empty() ? 0 : static_cast<double>(hits) / static_cast<double>(pos.size());
+  return c;
+}
+
+std::string primary(std::string_view language) {
+  return std::string(language.substr(0, language.find('-')));
+}
+
+// Union-find over article ids: an event is what labelled pairs and copies connect.
+struct Events {
+  std::unordered_map<std::string, std::string> parent;
+  std::string find(const std::string& x) {
+    auto it = parent.try_emplace(x, x).first;
+    std::string root = x;
+    while (parent[root] != root) root = parent[root];
+    for (std::string at = x; parent[at] != root;) at = std::exchange(parent[at], root);
+    (void)it;
+    return root;
+  }
+  void join(const std::string& a, const std::string& b) {
+    const std::string ra = find(a), rb = find(b);
+    if (ra != rb) parent[std::max(ra, rb)] = std::min(ra, rb);
+  }
+};
+
+}  // namespace
+
+int run_train_stories(const config::Config& config, const TrainStoriesCommand& command) {
+  if (command.inputs.empty() || command.inputs.size() != command.labels.size()) {
+    std::fprintf(stderr, "train-stories: give one --labels per --input\n");
+    return 2;
+  }
+  const int folds = std::max(2, command.folds);
+  std::vector<Sample> samples;
+  for (std::size_t set = 0; set < command.inputs.size(); ++set) {
+    std::ifstream lf(command.labels[set]);
+    nlohmann::json labels = nlohmann::json::parse(lf, nullptr, false);
+    if (!lf || labels.is_discarded() || !labels.is_object()) {
+      std::fprintf(stderr, "train-stories: cannot read labels %s\n", command.labels[set].c_str());
+      return 1;
+    }
+    // The labelled pairs: 1 same event, 0 different events.
+    std::map<std::pair<std::string, std::string>, int> pairs;
+    auto label = [&](const nlohmann::json& list, int y) {
+      if (!list.is_array()) return;
+      for (const auto& p : list) {
+        if (!p.is_array() || p.size() < 2 || !p[0].is_string() || !p[1].is_string()) continue;
+        pairs.emplace(std::pair{p[0].get<std::string>(), p[1].get<std::string>()}, y);
+      }
+    };
+    label(labels.value("story_pos", nlohmann::json::array()), 1);
+    label(labels.value("story_neg", nlohmann::json::array()), 0);
+    // Graded pairs: clearly one event (<= 1.5) or clearly not (>= 3.5); the middle is left out.
+    for (const auto& p : labels.value("scored_pairs", nlohmann::json::array())) {
+      if (!p.is_array() || p.size() < 3 || !p[2].is_number()) continue;
+      const double overall = p[2].get<double>();
+      if (overall > 1.5 && overall < 3.5) continue;
+      pairs.emplace(std::pair{p[0].get<std::string>(), p[1].get<std::string>()},
+                    overall <= 1.5 ? 1 : 0);
+    }
+    // Events: what same-event pairs and copies connect (a different-event pair joins nothing;
+    // it goes to the fold of its later article's event).
+    Events events;
+    for (const auto& [p, y] : pairs) {
+      if (y == 1) events.join(p.first, p.second);
+    }
+    for (const auto& g : labels.value("dup_groups", nlohmann::json::array())) {
+      for (std::size_t i = 1; g.is_array() && i < g.size(); ++i) {
+        events.join(g[0].get<std::string>(), g[i].get<std::string>());
+      }
+    }
+
+    std::unordered_map<std::string, Seen> seen;
+    std::vector<std::string> order;
+    ReplayPaths paths;
+    paths.input = command.inputs[set];
+    paths.output = "/dev/null";
+    paths.dlq = "/dev/null";
+    paths.quiet = true;
+    paths.observe = [&](const Output& o) {
+      Seen s;
+      s.order = order.size();
+      s.event_time = o.event_time;
+      s.language = primary(o.article.language);
+      s.terms = dedup::StoryBook::Terms(o.state.story_terms.begin(), o.state.story_terms.end());
+      if (seen.emplace(o.article.id, std::move(s)).second) order.push_back(o.article.id);
+    };
+    const auto stats = run_replay(config, paths, nullptr);
+    if (!stats) {
+      std::fprintf(stderr, "train-stories: %s\n", stats.error().c_str());
+      return 1;
+    }
+    // The pairs each article closes (it arrives after the other one).
+    std::unordered_map<std::string, std::vector<std::pair<std::string, int>>> closes;
+    std::size_t missing = 0;
+    for (const auto& [p, y] : pairs) {
+      const auto a = seen.find(p.first), b = seen.find(p.second);
+      if (a == seen.end() || b == seen.end()) {
+        ++missing;
+        continue;
+      }
+      const bool a_later = a->second.order > b->second.order;
+      closes[a_later ? p.first : p.second].emplace_back(a_later ? p.second : p.first, y);
+    }
+    // The document frequencies as the story book has them when each article arrives.
+    dedup::StoryBook book(config.stories);
+    for (const std::string& id : order) {
+      const Seen& later = seen[id];
+      book.count_terms(later.terms, later.event_time);
+      const auto it = closes.find(id);
+      if (it == closes.end()) continue;
+      for (const auto& [other_id, y] : it->second) {
+        const Seen& earlier = seen[other_id];
+        const double hours = static_cast<double>(later.event_time - earlier.event_time) / 3600;
+        const dedup::StoryFeatures f = book.features(later.terms, earlier.terms, hours);
+        Sample s;
+        s.x = {f.cosine, f.containment};
+        s.y = y;
+        s.language = earlier.language.empty() ? later.language : earlier.language;
+        const std::string root = events.find(id);
+        s.fold = static_cast<int>(XXH3_64bits(root.data(), root.size()) %
+                                  static_cast<std::uint64_t>(folds));
+        s.key = std::min(id, other_id) + " " + std::max(id, other_id);
+        samples.push_back(std::move(s));
+      }
+    }
+    std::fprintf(stderr, "train-stories: %s: %zu articles, %zu labelled pairs (%zu not found)\n",
+                 command.inputs[set].c_str(), order.size(), pairs.size(), missing);
+  }
+  std::size_t positives = 0;
+  for (const Sample& s : samples) positives += static_cast<std::size_t>(s.y);
+  if (positives == 0 || positives == samples.size()) {
+    std::fprintf(stderr, "train-stories: needs pairs of both kinds\n");
+    return 1;
+  }
+
+  // Cross-validation by event: each fold scored by models fitted on the others.
+  struct Variant {
+    const char* name;
+    std::array<bool, 2> use;
+    std::vector<std::pair<double, int>> scored;
+    std::map<std::string, std::vector<std::pair<double, int>>> by_language;
+  };
+  std::vector<Variant> variants = {{"cosine alone", {true, false}, {}, {}},
+                                   {"cosine + containment", {true, true}, {}, {}}};
+  for (Variant& v : variants) {
+    for (int k = 0; k < folds; ++k) {
+      std::vector<const Sample*> train;
+      for (const Sample& s : samples) {
+        if (s.fold != k) train.push_back(&s);
+      }
+      const auto w = fit(train, command.l2, v.use);
+      for (const Sample& s : samples) {
+        if (s.fold != k) continue;
+        const double p = probability(w, s);
+        v.scored.emplace_back(p, s.y);
+        v.by_language[s.language].emplace_back(p, s.y);
+      }
+    }
+  }
+  std::printf("%zu labelled pairs (%zu same event), %d folds by event\n\n", samples.size(),
+              positives, folds);
+  std::printf(
+      "| model | same-event recall at 1%% / 2%% / 3%% / 5%% of different events merged |\n");
+  std::printf("|---|---|\n");
+  for (const Variant& v : variants) {
+    std::printf("| %s |", v.name);
+    for (const double rate : {0.01, 0.02, 0.03, 0.05}) {
+      std::printf(" %.3f", cut_at(v.scored, rate).recall);
+    }
+    std::printf(" |\n");
+  }
+  const Variant& chosen = variants.back();
+  // Never below the model's own even odds (pairs it separates fully would put the cut just above
+  // the most likely different-event pair, however unlikely that one is).
+  Cut join = cut_at(chosen.scored, command.merge_rate);
+  Cut merge = cut_at(chosen.scored, command.merge_rate / 2);
+  join.threshold = std::max(join.threshold, 0.5);
+  merge.threshold = std::max(merge.threshold, join.threshold);
+  std::printf("\nper language at the pooled %.0f%% cut (probability %.4f):\n\n",
+              command.merge_rate * 100, join.threshold);
+  std::printf("| language | same-event pairs | recall | different-event pairs | merged |\n");
+  std::printf("|---|---|---|---|---|\n");
+  for (const auto& [language, scored] : chosen.by_language) {
+    std::size_t pos = 0, hit = 0, neg = 0, merged = 0;
+    for (const auto& [p, y] : scored) {
+      if (y) {
+        ++pos;
+        hit += p >= join.threshold;
+      } else {
+        ++neg;
+        merged += p >= join.threshold;
+      }
+    }
+    std::printf("| %s | %zu | %.2f | %zu | %zu |\n", language.empty() ? "?" : language.c_str(), pos,
+                pos ? static_cast<double>(hit) / static_cast<double>(pos) : 0.0, neg, merged);
+  }
+
+  std::vector<const Sample*> train;
+  for (const Sample& s : samples) {
+    if (s.fold != command.hold_out) train.push_back(&s);
+  }
+  const auto w = fit(train, command.l2, chosen.use);
+  std::printf(
+      "\nmodel (%s): bias %.4f, cosine %.4f, containment %.4f; similarity_threshold %.4f, "
+      "merge_threshold %.4f\n",
+      command.hold_out >= 0 ? ("fold " + std::to_string(command.hold_out) + " held out").c_str()
+                            : "all folds",
+      w[0], w[1], w[2], join.threshold, merge.threshold);
+  if (!command.folds_output.empty()) {
+    nlohmann::json j = nlohmann::json::object();
+    for (const Sample& s : samples) j[s.key] = s.fold;
+    std::ofstream f(command.folds_output);
+    f << j.dump(1) << "\n";
+    if (!f) {
+      std::fprintf(stderr, "train-stories: cannot write %s\n", command.folds_output.c_str());
+      return 1;
+    }
+  }
+  if (!command.out.empty()) {
+    std::ostringstream y;
+    y.precision(4);
+    y << std::fixed;
+    y << "# Written by newsflow train-stories (dedup/model/README.md): a logistic model of an\n"
+         "# article and a story reporting one event, from their TF-IDF cosine and containment.\n"
+         "stories:\n"
+      << "  similarity_threshold: " << join.threshold << "\n"
+      << "  merge_threshold: " << merge.threshold << "\n"
+      << "  model:\n"
+      << "    bias: " << w[0] << "\n"
+      << "    cosine: " << w[1] << "\n"
+      << "    containment: " << w[2] << "\n";
+    std::ofstream f(command.out);
+    f << y.str();
+    if (!f) {
+      std::fprintf(stderr, "train-stories: cannot write %s\n", command.out.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace newsflow::daemon
