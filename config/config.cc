@@ -430,6 +430,8 @@ tl::expected<Config, std::vector<Problem>> parse(std::string_view yaml_text, con
       s.number("decay_hours", c.stories.decay_hours, 0.1, 24.0 * 365);
       s.integer("text_words", c.stories.text_words, 0, 100000);
       s.number("title_weight", c.stories.title_weight, 0.0, 100.0);
+      s.integer("lead_words", c.stories.lead_words, 0, 100000);
+      s.number("lead_weight", c.stories.lead_weight, 1.0, 100.0);
       s.integer("stem_chars", c.stories.stem_chars, 0, 100);
       s.number("entity_boost", c.stories.entity_boost, 0.1, 10.0);
       s.integer("terms_per_article", c.stories.terms_per_article, 1, 10000);

@@ -39,7 +39,7 @@ bool unspaced_script(utf8proc_int32_t cp) {
          (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x20000 && cp <= 0x3FFFF);
 }
 
-bool has_unspaced_script(std::string_view word) {
+bool any_unspaced(std::string_view word) {
   const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(word.data());
   auto left = static_cast<utf8proc_ssize_t>(word.size());
   while (left > 0) {
@@ -89,6 +89,8 @@ void append_segmented(std::string_view run, std::string& out) {
 
 }  // namespace
 
+bool has_unspaced_script(std::string_view word) { return any_unspaced(word); }
+
 std::string segment_words(std::string_view normalized) {
   std::string out;
   out.reserve(normalized.size() + normalized.size() / 4);
@@ -98,7 +100,7 @@ std::string segment_words(std::string_view normalized) {
     if (end == std::string_view::npos) end = normalized.size();
     const std::string_view word = normalized.substr(pos, end - pos);
     if (!out.empty()) out += ' ';
-    if (has_unspaced_script(word)) {
+    if (any_unspaced(word)) {
       append_segmented(word, out);
     } else {
       out.append(word);

@@ -23,4 +23,8 @@ std::string normalize_text(std::string_view text);
 ///   segment_words("新华社北京电") == "新华社 北京 电"
 std::string segment_words(std::string_view normalized);
 
+/// Whether `word` holds a character of a script written without spaces (Thai, Lao, Myanmar,
+/// Khmer, kana, Han): what `normalize_text` hands to `segment_words`.
+bool has_unspaced_script(std::string_view word);
+
 }  // namespace newsflow::dedup

@@ -92,12 +92,10 @@ std::unordered_set<std::string> entity_words(std::string_view text) {
 }
 
 // The term of a normalized word: its first `chars` characters, unless it is a number or of a
-// script written without spaces (kept whole).
+// script written without spaces (ICU's dictionary words already: kept whole).
 std::string_view stem(std::string_view w, std::size_t chars) {
   if (chars == 0 || w.empty() || (w[0] >= '0' && w[0] <= '9')) return w;
-  if (static_cast<unsigned char>(w[0]) >= 0xE3 && static_cast<unsigned char>(w[0]) <= 0xED) {
-    return w;  // CJK, kana, hangul: ICU's words already
-  }
+  if (static_cast<unsigned char>(w[0]) >= 0xE0 && has_unspaced_script(w)) return w;
   std::size_t at = 0, n = 0;
   while (at < w.size() && n < chars) {
     const auto b = static_cast<unsigned char>(w[at]);
@@ -180,6 +178,9 @@ StoryBook::Terms StoryBook::terms_of(std::string_view title, std::string_view te
     normalized = own;
   }
   add(normalized, 1.0f, o.text_words);
+  if (o.lead_words > 0 && o.lead_weight != 1.0) {
+    add(normalized, static_cast<float>(o.lead_weight - 1.0), std::min(o.lead_words, o.text_words));
+  }
   for (auto& [t, w] : counts) w = 1 + std::log(std::max(w, 1.0f));
   if (o.entity_boost != 1.0) {
     const auto boost = static_cast<float>(o.entity_boost);

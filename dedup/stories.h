@@ -45,9 +45,9 @@ struct Story {
 /// `newsflow train-stories`; the defaults here are dedup/model/story_model.yaml's (its README
 /// has the command and the figures).
 struct StoryModel {
-  double bias = -1.3659;
-  double cosine = 2.9338;
-  double containment = 2.4758;
+  double bias = -1.3216;
+  double cosine = 2.7886;
+  double containment = 2.5009;
 };
 
 /// Options of story grouping; filled by `config/`.
@@ -56,11 +56,15 @@ struct StoryOptions {
   std::size_t max_listed = 100;             ///< members listed per story
   /// A new article that duplicates nothing joins the most similar recent story when the
   /// model's probability (`StoryModel`) reaches this; 0 disables grouping beyond duplicates.
-  double similarity_threshold = 0.5325;
+  double similarity_threshold = 0.5066;
   double decay_hours = 72;  ///< the features decay by e every this many hours apart
   /// Words of the text that count (after the title, which counts `title_weight` times).
   std::size_t text_words = 1000;
   double title_weight = 2.0;
+  /// The text's first `lead_words` words count `lead_weight` times (the lead says who, what and
+  /// where; the body wanders); 0 words: every word of the text counts once.
+  std::size_t lead_words = 100;
+  double lead_weight = 2.0;
   /// A word's term is its first `stem_chars` characters (numbers and words of scripts written
   /// without spaces stay whole): "elections", "elected" and "election" are one term, and so
   /// are the cases of a noun in German, Polish, Russian or Turkish. 0 keeps whole words.
@@ -73,7 +77,7 @@ struct StoryOptions {
   std::size_t terms_per_article = 64;
   /// Two stories that began apart (the first reports had too little in common) are merged when
   /// an article matches the other one with this probability too; 0 never merges.
-  double merge_threshold = 0.5626;
+  double merge_threshold = 0.5899;
   /// A story gathers articles of one language: an article whose language is known joins no
   /// story (by similarity) begun in another (Simplified and Traditional Chinese are one).
   bool within_language = true;

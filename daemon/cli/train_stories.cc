@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <unordered_map>
+#include <utility>
 
 #include "daemon/cli/replay.h"
 #include "daemon/pipeline/pipeline.h"
@@ -132,11 +133,10 @@ std::string primary(std::string_view language) {
 struct Events {
   std::unordered_map<std::string, std::string> parent;
   std::string find(const std::string& x) {
-    auto it = parent.try_emplace(x, x).first;
+    parent.try_emplace(x, x);
     std::string root = x;
     while (parent[root] != root) root = parent[root];
     for (std::string at = x; parent[at] != root;) at = std::exchange(parent[at], root);
-    (void)it;
     return root;
   }
   void join(const std::string& a, const std::string& b) {

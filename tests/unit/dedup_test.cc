@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <iterator>
 
 #include "dedup/boilerplate.h"
@@ -313,6 +314,40 @@ TEST(Stories, DifferentArticlesOnOneEventShareAStory) {
       book.assign({"d", "u4", "v.test", DupKind::kUnique, ""}, "x", unique, 40 * 86400, "", "z")
           .story_id,
       "z");
+}
+
+TEST(Stories, TermsAreStemsOfTitleAndText) {
+  // Inflections meet in one term (a word's first five characters); numbers and words of
+  // scripts written without spaces stay whole; stopwords and short words count nothing.
+  const StoryBook book;
+  const auto terms = book.terms_of("Wahlen in Sachsen", "Die Wahl der Wahlkommission 2026.");
+  EXPECT_TRUE(terms.count("wahle"));
+  EXPECT_TRUE(terms.count("wahlk"));
+  EXPECT_TRUE(terms.count("sachs"));
+  EXPECT_TRUE(terms.count("2026"));
+  EXPECT_FALSE(terms.count("die"));
+  EXPECT_FALSE(terms.count("in"));
+  const auto counted = book.terms_of("Elections", "Elections, elections and an election.");
+  ASSERT_TRUE(counted.count("elect"));
+  EXPECT_EQ(counted.size(), 1u);
+  // The title twice, the text thrice, all of it in the lead (twice).
+  EXPECT_NEAR(counted.at("elect"), 1 + std::log(2.0 + 3.0 * 2), 1e-5);
+  StoryOptions whole;
+  whole.stem_chars = 0;
+  EXPECT_TRUE(StoryBook(whole).terms_of("Elections", "").count("elections"));
+  // Chinese and Thai: ICU's words, none cut to five characters (Thai words are longer).
+  bool longer_than_a_stem = false;
+  for (const std::string text :
+       {"气象部门发布暴雨预警信号，华南地区出现强降雨天气", "กรุงเทพมหานครประกาศเตือนภัยน้ำท่วม"}) {
+    const std::string words = " " + normalize_text(text) + " ";
+    const auto unspaced = book.terms_of("", text);
+    ASSERT_FALSE(unspaced.empty());
+    for (const auto& [t, w] : unspaced) {
+      EXPECT_NE(words.find(" " + t + " "), std::string::npos) << t;
+      longer_than_a_stem = longer_than_a_stem || t.size() > 5 * 3;
+    }
+  }
+  EXPECT_TRUE(longer_than_a_stem);
 }
 
 TEST(Stories, AStoryKeepsToOneLanguage) {
