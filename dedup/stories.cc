@@ -268,16 +268,9 @@ std::vector<std::pair<double, std::string>> StoryBook::similar_stories(
   const std::string_view primary = language.substr(0, language.find('-'));
   std::vector<std::pair<double, std::string>> out;
   if (floor <= 0 || terms.empty()) return out;
-  // Candidates: stories sharing at least two terms (a term in thousands of stories says
-  // nothing of any).
-  std::unordered_map<std::string_view, int> shared;
-  for (const auto& [t, w] : terms) {
-    if (auto it = term_stories_.find(t); it != term_stories_.end() && it->second.size() < 2000) {
-      for (const auto& s : it->second) ++shared[s];
-    }
-  }
   // Inverse document frequencies, once per term of this call.
   std::unordered_map<std::string_view, double> idfs;
+  idfs.reserve(terms.size() * 8);
   const auto idf_of = [&](const std::string& t) {
     auto [it, added] = idfs.try_emplace(t, 0.0);
     if (added) it->second = idf(t);
@@ -285,8 +278,42 @@ std::vector<std::pair<double, std::string>> StoryBook::similar_stories(
   };
   const Weighted article = weigh(terms, idf_of);
   if (article.norm2 <= 0) return out;
-  for (const auto& [story_id, count] : shared) {
-    if (count < 2) continue;
+  // Candidates: stories sharing at least two terms (a term in thousands of stories says
+  // nothing of any), with what the shared terms weigh in the article: the containment itself
+  // and a bound of the cosine (Cauchy-Schwarz), so a story that cannot reach `floor` is left
+  // without reading its terms.
+  struct Shared {
+    int count = 0;
+    double norm2 = 0, mass = 0;
+  };
+  std::unordered_map<std::string_view, Shared> shared;
+  Shared everywhere;  // terms too common to follow: any story may have them
+  for (const auto& [t, w] : terms) {
+    const auto it = term_stories_.find(t);
+    if (it == term_stories_.end()) continue;
+    const double x = article.weights.at(t);
+    if (it->second.size() >= 2000) {
+      everywhere.norm2 += x * x;
+      everywhere.mass += x;
+    } else {
+      for (const auto& s : it->second) {
+        Shared& c = shared[s];
+        ++c.count;
+        c.norm2 += x * x;
+        c.mass += x;
+      }
+    }
+  }
+  const StoryModel& m = options_.model;
+  const bool bounded = m.cosine >= 0 && m.containment >= 0;
+  for (const auto& [story_id, c] : shared) {
+    if (c.count < 2) continue;
+    if (bounded) {
+      StoryFeatures most;  // the decay is at most 1
+      most.cosine = std::sqrt((c.norm2 + everywhere.norm2) / article.norm2);
+      most.containment = (c.mass + everywhere.mass) / article.mass;
+      if (most.probability(m) < floor - 1e-9) continue;
+    }
     const auto st = story_terms_.find(std::string(story_id));
     const auto story = stories_.find(std::string(story_id));
     if (st == story_terms_.end() || story == stories_.end()) continue;
