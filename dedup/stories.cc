@@ -143,6 +143,14 @@ StoryFeatures compare(const Weighted& a, const StoryBook::Terms& story, double d
   return f;
 }
 
+// Adds a language to a story's sorted list (an unknown one, "", is not listed).
+void add_language(Story& story, const std::string& language) {
+  if (language.empty()) return;
+  auto& ls = story.languages;
+  const auto at = std::lower_bound(ls.begin(), ls.end(), language);
+  if (at == ls.end() || *at != language) ls.insert(at, language);
+}
+
 }  // namespace
 
 double StoryFeatures::probability(const StoryModel& m) const {
@@ -352,6 +360,8 @@ void StoryBook::merge(Story& survivor, const std::string& victim_id) {
     survivor.articles.push_back(std::move(m));
   }
   survivor.article_count += victim.article_count;
+  survivor.copies += victim.copies;
+  for (const std::string& l : victim.languages) add_language(survivor, l);
   survivor.first_seen = std::min(survivor.first_seen, victim.first_seen);
   survivor.last_updated = std::max(survivor.last_updated, victim.last_updated);
   survivor.merged_from.push_back(victim_id);
@@ -447,6 +457,8 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
   story->first_seen = std::min(story->first_seen, event_time);
   story->last_updated = std::max(story->last_updated, event_time);
   ++story->article_count;
+  if (member.kind != DupKind::kUnique) ++story->copies;
+  add_language(*story, member.language);
   ++story->version;
   if (story->articles.size() < options_.max_listed) story->articles.push_back(member);
   std::unordered_set<std::string_view> sources;
@@ -461,20 +473,39 @@ std::string StoryBook::story_of(std::string_view article_id) const {
   return it == story_of_.end() ? std::string() : resolve(it->second);
 }
 
-std::vector<Story> StoryBook::largest(std::size_t n) const {
+namespace {
+
+// The first `n` of the stories by `before`, copied.
+template <class Before>
+std::vector<Story> first_stories(const std::unordered_map<std::string, Story>& stories,
+                                 std::size_t n, Before before) {
   std::vector<const Story*> all;
-  all.reserve(stories_.size());
-  for (const auto& [id, story] : stories_) all.push_back(&story);
-  const auto bigger = [](const Story* a, const Story* b) {
+  all.reserve(stories.size());
+  for (const auto& [id, story] : stories) all.push_back(&story);
+  n = std::min(n, all.size());
+  std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n), all.end(), before);
+  std::vector<Story> out;
+  out.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) out.push_back(*all[i]);
+  return out;
+}
+
+}  // namespace
+
+std::vector<Story> StoryBook::largest(std::size_t n) const {
+  return first_stories(stories_, n, [](const Story* a, const Story* b) {
     if (a->article_count != b->article_count) return a->article_count > b->article_count;
     if (a->last_updated != b->last_updated) return a->last_updated > b->last_updated;
     return a->story_id < b->story_id;
-  };
-  n = std::min(n, all.size());
-  std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n), all.end(), bigger);
-  std::vector<Story> out;
-  for (std::size_t i = 0; i < n; ++i) out.push_back(*all[i]);
-  return out;
+  });
+}
+
+std::vector<Story> StoryBook::newest(std::size_t n) const {
+  return first_stories(stories_, n, [](const Story* a, const Story* b) {
+    if (a->last_updated != b->last_updated) return a->last_updated > b->last_updated;
+    if (a->article_count != b->article_count) return a->article_count > b->article_count;
+    return a->story_id < b->story_id;
+  });
 }
 
 void StoryBook::expire(std::int64_t watermark) {

@@ -29,6 +29,8 @@ struct Story {
   std::vector<StoryMember> articles;  ///< the first `StoryOptions::max_listed` members
   std::size_t article_count = 0;
   std::size_t sources = 0;  ///< distinct sources among the listed members
+  std::size_t copies = 0;   ///< members that duplicate another article (exact, near, contained)
+  std::vector<std::string> languages;  ///< the languages of its members, sorted (known ones)
   std::int64_t first_seen = 0;
   std::int64_t last_updated = 0;
   std::uint64_t version = 0;  ///< increases with every change
@@ -150,6 +152,9 @@ class StoryBook {
 
   /// The `n` stories with the most articles, largest first (ties: most recently updated).
   std::vector<Story> largest(std::size_t n) const;
+
+  /// The `n` most recently updated stories, newest first (ties: the larger).
+  std::vector<Story> newest(std::size_t n) const;
 
  private:
   void expire(std::int64_t watermark);

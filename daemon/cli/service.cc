@@ -118,8 +118,13 @@ struct Service {
               return d->ready() ? HttpResponse{200, "text/plain; charset=utf-8", "ready\n"}
                                 : HttpResponse{503, "text/plain; charset=utf-8", "not ready\n"};
             }},
-           {"/", [d] {
+           {"/",
+            [d] {
               return HttpResponse{200, "text/html; charset=utf-8", render_status_page(d->status())};
+            }},
+           {"/stories", [d] {
+              return HttpResponse{200, "text/html; charset=utf-8",
+                                  render_stories_page(d->status())};
             }}});
       if (!server) {
         log::error("startup_failed", {{"key", "http.listen"}, {"error", server.error()}});

@@ -443,6 +443,7 @@ void Daemon::refresh_status(bool force) {
   status_.window_bytes = pipeline_.window().memory_bytes();
   status_.stories_active = pipeline_.stories().size();
   status_.stories = pipeline_.stories().largest(10);
+  status_.newest = pipeline_.stories().newest(10);
   if (force || status_.samples.empty() || now - last_sample_ >= std::chrono::seconds(10)) {
     last_sample_ = now;
     status_.samples.push_back({unix_now(), progress_.consumed.load(), progress_.articles.load(),

@@ -126,14 +126,20 @@ std::string html_escape(std::string_view text) {
   return out;
 }
 
-std::string render_status_page(const StatusSnapshot& s) {
+namespace {
+
+// The document's head and the page header (title, version, uptime, state, links); both pages
+// reload themselves every 10 s.
+std::string page_head(const StatusSnapshot& s, const char* title) {
   std::string html;
-  html.reserve(16384);
   html +=
       "<!doctype html><html lang=en><head><meta charset=utf-8>"
       "<meta http-equiv=refresh content=10>"
       "<meta name=viewport content=\"width=device-width, initial-scale=1\">"
-      "<title>newsflow status</title><style>"
+      "<title>";
+  html += title;
+  html +=
+      "</title><style>"
       "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;max-width:64em;color:#222;"
       "padding:0 1em}h1{font-size:1.4em;margin:0}h2{font-size:1.1em;margin:1.5em 0 .5em;"
       "border-bottom:1px solid #ddd}.muted{color:#777}.ok{color:#070}.bad{color:#b00}"
@@ -146,11 +152,75 @@ std::string render_status_page(const StatusSnapshot& s) {
       "rect.art{fill:#2b6a9e}rect.dead{fill:#c33}.legend i{display:inline-block;width:.8em;"
       "height:.8em;margin:0 .3em 0 .8em}.legend i.in{background:#9bc4e2}.legend i.art{"
       "background:#2b6a9e}.legend i.dead{background:#c33}a{color:#2b6a9e}"
+      "ul.facts{list-style:none;padding:0;margin:.1em 0;font-size:.9em;color:#555}"
+      "ul.facts li{display:inline;margin-right:1em}"
       "</style></head><body>";
   html += "<header><h1>newsflow</h1><p class=muted>version " + html_escape(s.version) +
           " &middot; up " + duration(s.now - s.started) + " &middot; " + clock_time(s.now) +
           " UTC &middot; <span class=" + (s.ready ? "ok>consuming" : "bad>not ready") +
-          "</span> &middot; <a href=/metrics>metrics</a></p></header>";
+          "</span> &middot; <a href=/>status</a> &middot; <a href=/stories>stories</a> &middot; "
+          "<a href=/metrics>metrics</a></p></header>";
+  return html;
+}
+
+// A list of stories: headline, counts, outlets, languages, and up to `members` of its articles.
+std::string story_list(const std::vector<dedup::Story>& stories, std::size_t members) {
+  if (stories.empty()) return "<p class=muted>No stories yet.</p>";
+  std::string html = "<ol class=stories>";
+  for (const dedup::Story& story : stories) {
+    html += "<li data-story-id=\"" + html_escape(story.story_id) +
+            "\" data-articles=" + std::to_string(story.article_count) +
+            " data-copies=" + std::to_string(story.copies) + "><b class=headline>" +
+            html_escape(story.title.empty() ? "(untitled)" : story.title) +
+            "</b> <span class=muted>" + count(story.article_count, "article", "articles") + ", " +
+            count(story.copies, "copy", "copies") + ", " +
+            count(story.sources, "source", "sources") + ", latest " +
+            date_time(story.last_updated) + " UTC</span>";
+    std::vector<std::string> outlets;
+    for (const dedup::StoryMember& m : story.articles) {
+      if (!m.source.empty() && std::find(outlets.begin(), outlets.end(), m.source) == outlets.end())
+        outlets.push_back(m.source);
+    }
+    html += "<ul class=facts><li class=languages>";
+    if (story.languages.empty()) html += "language unknown";
+    for (std::size_t i = 0; i < story.languages.size(); ++i) {
+      html += (i ? " " : "") + std::string("<span class=lang>") + html_escape(story.languages[i]) +
+              "</span>";
+    }
+    html += "</li><li class=outlets>";
+    for (std::size_t i = 0; i < outlets.size() && i < 6; ++i) {
+      html += (i ? ", " : "") + html_escape(outlets[i]);
+    }
+    if (outlets.size() > 6) html += " and " + std::to_string(outlets.size() - 6) + " more";
+    html += "</li></ul>";
+    if (members > 0) {
+      html += "<ul class=members>";
+      std::size_t shown = 0;
+      for (const dedup::StoryMember& m : story.articles) {
+        if (++shown > members) {
+          html += "<li class=muted>and " + std::to_string(story.articles.size() - members) +
+                  " more</li>";
+          break;
+        }
+        const std::string kind(dedup::dup_kind_name(m.kind));
+        html += "<li>" + html_escape(m.source) + " <a href=\"" + html_escape(m.url) +
+                "\" rel=noreferrer>" +
+                html_escape(m.url.size() > 90 ? m.url.substr(0, 87) + "..." : m.url) +
+                "</a> <span class=\"kind " + kind + "\">" + kind + "</span></li>";
+      }
+      html += "</ul>";
+    }
+    html += "</li>";
+  }
+  return html + "</ol>";
+}
+
+}  // namespace
+
+std::string render_status_page(const StatusSnapshot& s) {
+  std::string html;
+  html.reserve(16384);
+  html += page_head(s, "newsflow status");
   const std::uint64_t consumed = s.samples.empty() ? 0 : s.samples.back().consumed;
   const std::uint64_t articles = s.samples.empty() ? 0 : s.samples.back().articles;
   const std::uint64_t dups = s.samples.empty() ? 0 : s.samples.back().duplicates;
@@ -164,32 +234,7 @@ std::string render_status_page(const StatusSnapshot& s) {
 
   html += "<h2>Throughput</h2>" + throughput_chart(s.samples);
 
-  html += "<h2>Biggest stories</h2>";
-  if (s.stories.empty()) {
-    html += "<p class=muted>No stories yet.</p>";
-  } else {
-    html += "<ol class=stories>";
-    for (const dedup::Story& story : s.stories) {
-      html += "<li><b>" + html_escape(story.title.empty() ? "(untitled)" : story.title) +
-              "</b> <span class=muted>" + count(story.article_count, "article", "articles") + ", " +
-              count(story.sources, "source", "sources") + ", latest " +
-              date_time(story.last_updated) + " UTC</span><ul class=members>";
-      std::size_t shown = 0;
-      for (const dedup::StoryMember& m : story.articles) {
-        if (++shown > 8) {
-          html += "<li class=muted>and " + std::to_string(story.articles.size() - 8) + " more</li>";
-          break;
-        }
-        const std::string kind(dedup::dup_kind_name(m.kind));
-        html += "<li>" + html_escape(m.source) + " <a href=\"" + html_escape(m.url) +
-                "\" rel=noreferrer>" +
-                html_escape(m.url.size() > 90 ? m.url.substr(0, 87) + "..." : m.url) +
-                "</a> <span class=\"kind " + kind + "\">" + kind + "</span></li>";
-      }
-      html += "</ul></li>";
-    }
-    html += "</ol>";
-  }
+  html += "<h2>Biggest stories</h2>" + story_list(s.stories, 8);
 
   html += "<h2>Recent dead letters</h2>";
   if (s.dead_letters.empty()) {
@@ -205,6 +250,16 @@ std::string render_status_page(const StatusSnapshot& s) {
     }
     html += "</table>";
   }
+  html += "</body></html>\n";
+  return html;
+}
+
+std::string render_stories_page(const StatusSnapshot& s) {
+  std::string html = page_head(s, "newsflow stories");
+  html += "<p class=muted>" + count(s.stories_active, "story", "stories") +
+          " in the window &middot; " + count(s.window_articles, "article", "articles") + "</p>";
+  html += "<section id=largest><h2>Largest stories</h2>" + story_list(s.stories, 4) + "</section>";
+  html += "<section id=newest><h2>Newest stories</h2>" + story_list(s.newest, 4) + "</section>";
   html += "</body></html>\n";
   return html;
 }

@@ -38,6 +38,7 @@ struct StatusSnapshot {
   std::size_t window_bytes = 0;
   std::size_t stories_active = 0;
   std::vector<dedup::Story> stories;    ///< the largest, largest first
+  std::vector<dedup::Story> newest;     ///< the most recently updated, newest first
   std::deque<DeadLetter> dead_letters;  ///< newest first
   std::deque<Sample> samples;           ///< oldest first
 };
@@ -45,6 +46,12 @@ struct StatusSnapshot {
 /// The status page: one self-contained HTML document (inline CSS and SVG, no scripts, no
 /// external assets), refreshed by the browser every 10 s.
 std::string render_status_page(const StatusSnapshot& status);
+
+/// The stories page (/stories): the largest and the newest stories of the window with their
+/// headlines, counts of articles, copies and outlets, languages and outlets, reloaded by the
+/// browser every 10 s. Each story is an `li` with `data-story-id`, `data-articles` and
+/// `data-copies`, so a test or a scraper reads it without parsing the prose.
+std::string render_stories_page(const StatusSnapshot& status);
 
 /// `text` with &, <, >, " and ' escaped for HTML text and attribute values.
 std::string html_escape(std::string_view text);

@@ -107,6 +107,8 @@ std::string story_json(const dedup::Story& s) {
   }
   j["article_count"] = s.article_count;
   j["sources"] = s.sources;
+  j["copies"] = s.copies;
+  j["languages"] = s.languages;
   j["first_seen"] = extractors::format_rfc3339(s.first_seen);
   j["last_updated"] = extractors::format_rfc3339(s.last_updated);
   j["version"] = s.version;

@@ -3,7 +3,8 @@
 # way production watches it:
 #   1. /metrics names every metric the Grafana dashboard and the alert rules use;
 #   2. the status page on / renders the stories and dead letters in headless Chromium (a
-#      screenshot is saved);
+#      screenshot is saved), and the stories page on /stories shows the largest and the newest
+#      stories as newsflow.stories holds them (headline, articles, copies, languages);
 #   3. the systemd protocol: STATUS= during restore, READY=1 once partitions are assigned,
 #      WATCHDOG=1 from the processing loop, STOPPING=1 on SIGTERM, and a clean exit.
 set -euo pipefail
@@ -16,7 +17,7 @@ fail() {
 }
 stop_signal=TERM
 source "$src/tests/integration/lib.sh"
-for tool in chromium python3 curl; do
+for tool in chromium python3 curl kcat; do
   command -v $tool >/dev/null || fail "$tool is not installed (deploy/install-deps.sh installs it)"
 done
 
@@ -93,6 +94,59 @@ timeout 60 "${chrome[@]}" --screenshot="$work/status-page.png" "$base/" >> "$wor
 size=$(stat -c %s "$work/status-page.png")
 [ "$size" -gt 20000 ] || fail "screenshot is only $size bytes"
 echo "status page screenshot: $work/status-page.png ($size bytes)"
+
+# The stories page, rendered by Chromium, against the latest record of each story on
+# newsflow.stories (tombstones: merged away).
+timeout 60 "${chrome[@]}" --dump-dom "$base/stories" > "$work/stories.dom.html" \
+  2>> "$work/chromium.log" || fail "chromium could not load the stories page"
+kcat -b "$broker" -C -t newsflow.stories -e -q -f '%k\t%S\t%s\n' > "$work/stories.tsv" 2>/dev/null \
+  || fail "cannot read newsflow.stories"
+python3 - "$work/stories.dom.html" "$work/stories.tsv" <<'PY' || fail "the stories page disagrees with newsflow.stories"
+import html.parser, json, sys
+class Page(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__(); self.section = None; self.stories = {"largest": [], "newest": []}
+        self.field = None
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "section" and a.get("id") in self.stories: self.section = a["id"]
+        elif tag == "li" and "data-story-id" in a and self.section:
+            self.stories[self.section].append({"id": a["data-story-id"], "articles": int(a["data-articles"]),
+                                               "copies": int(a["data-copies"]), "headline": "", "languages": []})
+        elif tag == "b" and a.get("class") == "headline": self.field = "headline"
+        elif tag == "span" and a.get("class") == "lang": self.field = "lang"
+    def handle_endtag(self, tag):
+        if tag in ("b", "span"): self.field = None
+    def handle_data(self, data):
+        if not self.field or not self.section: return
+        s = self.stories[self.section][-1]
+        if self.field == "headline": s["headline"] += data
+        else: s["languages"].append(data)
+page = Page(); page.feed(open(sys.argv[1]).read())
+latest = {}
+for line in open(sys.argv[2]):
+    key, size, value = line.rstrip("\n").split("\t", 2)
+    if size == "-1": latest.pop(key, None)
+    else: latest[key] = json.loads(value)
+live = list(latest.values())
+largest = sorted(live, key=lambda s: (-s["article_count"], [-ord(c) for c in s["last_updated"]], s["story_id"]))
+newest = sorted(live, key=lambda s: ([-ord(c) for c in s["last_updated"]], -s["article_count"], s["story_id"]))
+for name, want in (("largest", largest), ("newest", newest)):
+    shown = page.stories[name]
+    assert shown, "no %s stories on the page" % name
+    assert [s["id"] for s in shown] == [s["story_id"] for s in want[:len(shown)]], \
+        (name, [s["id"] for s in shown], [s["story_id"] for s in want[:len(shown)]])
+    for s in shown:
+        t = latest[s["id"]]
+        assert s["articles"] == t["article_count"] and s["copies"] == t["copies"], (s, t)
+        assert s["headline"] == (t["title"] or "(untitled)"), (s["headline"], t["title"])
+        assert s["languages"] == t["languages"], (s["languages"], t["languages"])
+print("stories page: %d largest and %d newest stories as newsflow.stories holds them (%d live)"
+      % (len(page.stories["largest"]), len(page.stories["newest"]), len(live)))
+PY
+timeout 60 "${chrome[@]}" --screenshot="$work/stories-page.png" "$base/stories" \
+  >> "$work/chromium.log" 2>&1 || fail "chromium could not take a screenshot of /stories"
+echo "stories page screenshot: $work/stories-page.png ($(stat -c %s "$work/stories-page.png") bytes)"
 
 # 3. systemd notifications, then a clean stop.
 kill -TERM $run

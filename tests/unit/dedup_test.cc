@@ -495,6 +495,42 @@ TEST(Stories, AnArticleThatMatchesTwoStoriesMergesThem) {
   EXPECT_EQ(restored.largest(1)[0].article_count, 4u);
 }
 
+TEST(Stories, AStoryCountsItsCopiesAndLanguagesAndTheNewestComeFirst) {
+  StoryBook book;
+  book.assign({"a", "u1", "x.test", DupKind::kUnique, "zh-Hant"}, "A", {}, 10);
+  book.assign({"b", "u2", "y.test", DupKind::kExact, "zh-Hans"}, "B", {DupKind::kExact, "a", 1.0},
+              20);
+  const Story& s = book.assign({"c", "u3", "z.test", DupKind::kNear, ""}, "C",
+                               {DupKind::kNear, "a", 0.9}, 30);
+  EXPECT_EQ(s.copies, 2u);
+  EXPECT_EQ(s.languages, (std::vector<std::string>{"zh-Hans", "zh-Hant"}));  // unknown left out
+  book.assign({"d", "u4", "w.test", DupKind::kUnique, "en"}, "Other", {}, 25);
+  const auto newest = book.newest(2);
+  ASSERT_EQ(newest.size(), 2u);
+  EXPECT_EQ(newest[0].story_id, "a");  // updated at 30
+  EXPECT_EQ(newest[1].story_id, "d");
+  EXPECT_EQ(book.largest(1)[0].story_id, "a");
+
+  // A merge sums the copies and joins the languages.
+  StoryBook merging_book(merging());
+  merging_book.assign({"p", "u1", "x.test", DupKind::kUnique, "en"},
+                      "Riverton approves Hallam bridge", {}, 0,
+                      "Riverton council approved the Hallam bridge on Tuesday.");
+  merging_book.assign({"q", "u2", "y.test", DupKind::kExact, "en-GB"}, "copy",
+                      {DupKind::kExact, "p", 1.0}, 10);
+  merging_book.assign({"r", "u3", "z.test", DupKind::kUnique, ""}, "Wend ferry operators protest",
+                      {}, 60, "Ferry operators on the Wend protested outside the town hall.");
+  const Story& m = merging_book.assign(
+      {"t", "u4", "v.test", DupKind::kUnique, "en"},
+      "Hallam bridge approved as Wend ferry operators protest", {}, 120,
+      "Riverton council approved the Hallam bridge while Wend ferry operators protested at the "
+      "town hall.");
+  ASSERT_EQ(m.merged_from.size(), 1u);
+  EXPECT_EQ(m.article_count, 4u);
+  EXPECT_EQ(m.copies, 1u);
+  EXPECT_EQ(m.languages, (std::vector<std::string>{"en", "en-GB"}));
+}
+
 TEST(Stories, DuplicatesJoinTheirOriginalsStory) {
   StoryBook book;
   const Story& s1 =

@@ -369,6 +369,10 @@ TEST(Pipeline, ArticleJsonFollowsTheContract) {
   const auto s = nlohmann::json::parse(story_json((*copy)[0].story));
   EXPECT_EQ(s["articles"].size(), 2u);
   EXPECT_EQ(s["sources"], 2);
+  EXPECT_EQ(s["copies"], 1);
+  // The languages of its articles, the unknown left out.
+  EXPECT_EQ(s["languages"], j["language"].is_null() ? nlohmann::json::array()
+                                                    : nlohmann::json::array({j["language"]}));
 }
 
 // A crawled page of one paragraph at `url`, fetched at 2026-11-21T10:00:00Z plus `later` s.
