@@ -174,7 +174,10 @@ int run_train_stories(const config::Config& config, const TrainStoriesCommand& c
     label(labels.value("story_neg", nlohmann::json::array()), 0);
     // Graded pairs: clearly one event (<= 1.5) or clearly not (>= 3.5); the middle is left out.
     for (const auto& p : labels.value("scored_pairs", nlohmann::json::array())) {
-      if (!p.is_array() || p.size() < 3 || !p[2].is_number()) continue;
+      if (!p.is_array() || p.size() < 3 || !p[0].is_string() || !p[1].is_string() ||
+          !p[2].is_number()) {
+        continue;
+      }
       const double overall = p[2].get<double>();
       if (overall > 1.5 && overall < 3.5) continue;
       pairs.emplace(std::pair{p[0].get<std::string>(), p[1].get<std::string>()},
@@ -188,7 +191,9 @@ int run_train_stories(const config::Config& config, const TrainStoriesCommand& c
     }
     for (const auto& g : labels.value("dup_groups", nlohmann::json::array())) {
       for (std::size_t i = 1; g.is_array() && i < g.size(); ++i) {
-        events.join(g[0].get<std::string>(), g[i].get<std::string>());
+        if (g[0].is_string() && g[i].is_string()) {
+          events.join(g[0].get<std::string>(), g[i].get<std::string>());
+        }
       }
     }
 
@@ -261,10 +266,11 @@ int run_train_stories(const config::Config& config, const TrainStoriesCommand& c
     const char* name;
     std::array<bool, 2> use;
     std::vector<std::pair<double, int>> scored;
+    std::vector<std::pair<double, int>> scored_kept;  // outside the held-out fold
     std::map<std::string, std::vector<std::pair<double, int>>> by_language;
   };
-  std::vector<Variant> variants = {{"cosine alone", {true, false}, {}, {}},
-                                   {"cosine + containment", {true, true}, {}, {}}};
+  std::vector<Variant> variants = {{"cosine alone", {true, false}, {}, {}, {}},
+                                   {"cosine + containment", {true, true}, {}, {}, {}}};
   for (Variant& v : variants) {
     for (int k = 0; k < folds; ++k) {
       std::vector<const Sample*> train;
@@ -276,6 +282,7 @@ int run_train_stories(const config::Config& config, const TrainStoriesCommand& c
         if (s.fold != k) continue;
         const double p = probability(w, s);
         v.scored.emplace_back(p, s.y);
+        if (s.fold != command.hold_out) v.scored_kept.emplace_back(p, s.y);
         v.by_language[s.language].emplace_back(p, s.y);
       }
     }
@@ -293,10 +300,11 @@ int run_train_stories(const config::Config& config, const TrainStoriesCommand& c
     std::printf(" |\n");
   }
   const Variant& chosen = variants.back();
-  // Never below the model's own even odds (pairs it separates fully would put the cut just above
-  // the most likely different-event pair, however unlikely that one is).
-  Cut join = cut_at(chosen.scored, command.merge_rate);
-  Cut merge = cut_at(chosen.scored, command.merge_rate / 2);
+  // The thresholds from the cross-validated scores outside the held-out fold (that fold's online
+  // figures must not have chosen them), never below the model's own even odds (pairs it
+  // separates fully would put the cut just above the most likely different-event pair).
+  Cut join = cut_at(chosen.scored_kept, command.merge_rate);
+  Cut merge = cut_at(chosen.scored_kept, command.merge_rate / 2);
   join.threshold = std::max(join.threshold, 0.5);
   merge.threshold = std::max(merge.threshold, join.threshold);
   std::printf("\nper language at the pooled %.0f%% cut (probability %.4f):\n\n",

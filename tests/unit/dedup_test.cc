@@ -500,8 +500,8 @@ TEST(Stories, AStoryCountsItsCopiesAndLanguagesAndTheNewestComeFirst) {
   book.assign({"a", "u1", "x.test", DupKind::kUnique, "zh-Hant"}, "A", {}, 10);
   book.assign({"b", "u2", "y.test", DupKind::kExact, "zh-Hans"}, "B", {DupKind::kExact, "a", 1.0},
               20);
-  const Story& s = book.assign({"c", "u3", "z.test", DupKind::kNear, ""}, "C",
-                               {DupKind::kNear, "a", 0.9}, 30);
+  const Story& s =
+      book.assign({"c", "u3", "z.test", DupKind::kNear, ""}, "C", {DupKind::kNear, "a", 0.9}, 30);
   EXPECT_EQ(s.copies, 2u);
   EXPECT_EQ(s.languages, (std::vector<std::string>{"zh-Hans", "zh-Hant"}));  // unknown left out
   book.assign({"d", "u4", "w.test", DupKind::kUnique, "en"}, "Other", {}, 25);
