@@ -430,8 +430,6 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
   story->merged_from.clear();
   if (created) {
     story->story_id = story_id;
-    story->title = std::string(title);
-    story->representative = member.id;
     story->language = member.language;
     story->first_seen = event_time;
   }
@@ -459,6 +457,9 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
   ++story->article_count;
   if (member.kind != DupKind::kUnique) ++story->copies;
   add_language(*story, member.language);
+  if (created || member.kind == DupKind::kUnique) {
+    challenge_representative(*story, member, title, terms);
+  }
   ++story->version;
   if (story->articles.size() < options_.max_listed) story->articles.push_back(member);
   std::unordered_set<std::string_view> sources;
@@ -466,6 +467,48 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
   story->sources = sources.size();
   story_of_[member.id] = story->story_id;
   return *story;
+}
+
+void StoryBook::challenge_representative(Story& story, const StoryMember& member,
+                                         std::string_view title, const Terms& terms) {
+  constexpr std::size_t kRepresentativeTerms = 16;
+  // The article's heaviest terms by TF-IDF now, ties by term.
+  std::vector<std::pair<double, Terms::const_iterator>> by_weight;
+  by_weight.reserve(terms.size());
+  for (auto it = terms.begin(); it != terms.end(); ++it) {
+    by_weight.emplace_back(it->second * idf(it->first), it);
+  }
+  const std::size_t n = std::min(kRepresentativeTerms, by_weight.size());
+  std::partial_sort(by_weight.begin(), by_weight.begin() + static_cast<std::ptrdiff_t>(n),
+                    by_weight.end(), [](const auto& a, const auto& b) {
+                      return a.first != b.first ? a.first > b.first
+                                                : a.second->first < b.second->first;
+                    });
+  std::vector<std::pair<std::string, float>> heaviest;
+  heaviest.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) heaviest.emplace_back(*by_weight[i].second);
+  if (!story.representative.empty()) {
+    if (title.empty()) return;
+    // Cosines with the story's TF-IDF vector (its norm and weights made once).
+    const auto st = story_terms_.find(story.story_id);
+    if (st == story_terms_.end()) return;
+    std::unordered_map<std::string_view, double> story_weights;
+    story_weights.reserve(st->second.size());
+    for (const auto& [t, w] : st->second) story_weights.emplace(t, w * idf(t));
+    const auto cosine = [&](const std::vector<std::pair<std::string, float>>& v) {
+      double dot = 0, norm2 = 0;
+      for (const auto& [t, w] : v) {
+        const double x = w * idf(t);
+        norm2 += x * x;
+        if (auto at = story_weights.find(t); at != story_weights.end()) dot += x * at->second;
+      }
+      return norm2 > 0 ? dot / std::sqrt(norm2) : 0;  // the story's norm is common to both
+    };
+    if (cosine(heaviest) <= cosine(story.representative_terms)) return;
+  }
+  story.representative = member.id;
+  story.title = std::string(title);
+  story.representative_terms = std::move(heaviest);
 }
 
 std::string StoryBook::story_of(std::string_view article_id) const {

@@ -23,8 +23,10 @@ struct StoryMember {
 /// The latest state of a story, as published on the stories topic.
 struct Story {
   std::string story_id;
-  std::string title;                  ///< title of the representative article
-  std::string representative;         ///< id of the article that stands for the story
+  std::string title;  ///< headline of the representative article
+  /// Id of the article that stands for the story: its most central report, the one whose terms
+  /// are the closest to the story's (each new report that is no copy challenges it).
+  std::string representative;
   std::string language;               ///< language of the article that began it ("" unknown)
   std::vector<StoryMember> articles;  ///< the first `StoryOptions::max_listed` members
   std::size_t article_count = 0;
@@ -37,6 +39,8 @@ struct Story {
   /// Stories merged into this one by its latest update: they are gone (a tombstone each on the
   /// stories topic) and their articles are this story's now.
   std::vector<std::string> merged_from;
+  /// The representative's heaviest terms, what its centrality is measured with (not published).
+  std::vector<std::pair<std::string, float>> representative_terms;
 };
 
 /// A logistic model of "this article reports the story's event": the probability
@@ -176,6 +180,10 @@ class StoryBook {
       std::string_view language) const;
   // Follows merges: the story an id now stands for.
   std::string resolve(std::string id) const;
+  // Makes the article the story's representative when it is closer to the story's terms than
+  // the representative is (or the story has none yet).
+  void challenge_representative(Story& story, const StoryMember& member, std::string_view title,
+                                const Terms& terms);
   // Moves `victim` into `survivor` (both held).
   void merge(Story& survivor, const std::string& victim);
   std::unordered_map<std::string, std::string> merged_into_;  // merged story id -> survivor

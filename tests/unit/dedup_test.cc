@@ -531,6 +531,36 @@ TEST(Stories, AStoryCountsItsCopiesAndLanguagesAndTheNewestComeFirst) {
   EXPECT_EQ(m.languages, (std::vector<std::string>{"en", "en-GB"}));
 }
 
+TEST(Stories, TheTitleIsTheMostCentralReportsHeadline) {
+  // The first report strays into the budget; the next two tell the bridge vote the story is
+  // about: the title becomes one of theirs. A copy never takes the title.
+  StoryOptions o;
+  o.similarity_threshold = 0.3;
+  o.merge_threshold = 0.3;
+  StoryBook book(o);
+  const Verdict unique;
+  book.assign({"a", "u1", "x.test", DupKind::kUnique, "en"}, "Council meeting notes", unique, 0,
+              "Riverton council approved the Hallam bridge. The council also argued about the "
+              "library budget, the parking fees, the summer festival and the school buses.");
+  book.assign({"b", "u2", "y.test", DupKind::kUnique, "en"}, "Riverton approves Hallam bridge",
+              unique, 60,
+              "Riverton council approved the Hallam bridge across the Wend after mayor Ortega "
+              "broke the tie; Hallam bridge works begin in spring.");
+  const Story& s = book.assign(
+      {"c", "u3", "z.test", DupKind::kUnique, "en"}, "Hallam bridge wins Riverton vote", unique,
+      120,
+      "Mayor Ortega broke the tie and Riverton council approved the Hallam bridge over the Wend; "
+      "works on the Hallam bridge begin in spring.");
+  ASSERT_EQ(s.article_count, 3u);
+  EXPECT_NE(s.representative, "a");
+  EXPECT_NE(s.title, "Council meeting notes");
+  const std::string title = s.title;
+  const Story& copy =
+      book.assign({"d", "u4", "w.test", DupKind::kExact, "en"}, "UPDATE 1-Hallam bridge",
+                  {DupKind::kExact, s.representative, 1.0}, 130);
+  EXPECT_EQ(copy.title, title);
+}
+
 TEST(Stories, DuplicatesJoinTheirOriginalsStory) {
   StoryBook book;
   const Story& s1 =
