@@ -158,13 +158,31 @@ double StoryFeatures::probability(const StoryModel& m) const {
   return 1 / (1 + std::exp(-z));
 }
 
-double StoryBook::idf(std::string_view term) const {
-  return df_.idf(XXH3_64bits(term.data(), term.size())) + 1;
+namespace {
+constexpr std::string_view kDocuments = "\x01documents";
+}  // namespace
+
+std::uint64_t StoryBook::language_seed(std::string_view language) {
+  const std::string_view primary = language.substr(0, language.find('-'));
+  return XXH3_64bits(primary.data(), primary.size());
+}
+
+StoryBook::Language StoryBook::language_of(std::string_view language) const {
+  Language l;
+  l.seed = language_seed(language);
+  l.documents = df_.df(XXH3_64bits_withSeed(kDocuments.data(), kDocuments.size(), l.seed));
+  return l;
+}
+
+double StoryBook::idf(std::string_view term, const Language& language) const {
+  const double df = df_.df(XXH3_64bits_withSeed(term.data(), term.size(), language.seed));
+  return std::log((language.documents + 1) / (df + 1)) + 1;
 }
 
 StoryBook::Terms StoryBook::terms_of(std::string_view title, std::string_view text,
-                                     std::string_view normalized) const {
+                                     std::string_view normalized, std::string_view language) const {
   const StoryOptions& o = options_;
+  const Language lang = language_of(language);
   Terms counts;
   auto add = [&](std::string_view words_text, float weight, std::size_t limit) {
     std::size_t count = 0, pos = 0;
@@ -206,7 +224,7 @@ StoryBook::Terms StoryBook::terms_of(std::string_view title, std::string_view te
     std::vector<std::pair<double, Terms::iterator>> by_weight;
     by_weight.reserve(counts.size());
     for (auto it = counts.begin(); it != counts.end(); ++it) {
-      by_weight.emplace_back(it->second * idf(it->first), it);
+      by_weight.emplace_back(it->second * idf(it->first, lang), it);
     }
     std::nth_element(by_weight.begin(), by_weight.begin() + o.terms_per_article, by_weight.end(),
                      [](const auto& a, const auto& b) {
@@ -223,15 +241,20 @@ StoryBook::Terms StoryBook::terms_of(std::string_view title, std::string_view te
   return counts;
 }
 
-void StoryBook::count_terms(const Terms& terms, std::int64_t event_time) {
+void StoryBook::count_terms(const Terms& terms, std::int64_t event_time,
+                            std::string_view language) {
+  const std::uint64_t seed = language_seed(language);
   std::vector<std::uint64_t> hashes;
-  hashes.reserve(terms.size());
-  for (const auto& [t, w] : terms) hashes.push_back(XXH3_64bits(t.data(), t.size()));
+  hashes.reserve(terms.size() + 1);
+  hashes.push_back(XXH3_64bits_withSeed(kDocuments.data(), kDocuments.size(), seed));
+  for (const auto& [t, w] : terms) hashes.push_back(XXH3_64bits_withSeed(t.data(), t.size(), seed));
   df_.add(hashes, event_time);
 }
 
-StoryFeatures StoryBook::features(const Terms& article, const Terms& story, double hours) const {
-  const auto idf_of = [this](const std::string& t) { return idf(t); };
+StoryFeatures StoryBook::features(const Terms& article, const Terms& story, double hours,
+                                  std::string_view language) const {
+  const Language lang = language_of(language);
+  const auto idf_of = [this, &lang](const std::string& t) { return idf(t, lang); };
   return compare(weigh(article, idf_of), story, std::exp(-std::abs(hours) / options_.decay_hours),
                  idf_of);
 }
@@ -276,12 +299,13 @@ std::vector<std::pair<double, std::string>> StoryBook::similar_stories(
   const std::string_view primary = language.substr(0, language.find('-'));
   std::vector<std::pair<double, std::string>> out;
   if (floor <= 0 || terms.empty()) return out;
-  // Inverse document frequencies, once per term of this call.
+  // Inverse document frequencies in the article's language, once per term of this call.
+  const Language lang = language_of(language);
   std::unordered_map<std::string_view, double> idfs;
   idfs.reserve(terms.size() * 8);
   const auto idf_of = [&](const std::string& t) {
     auto [it, added] = idfs.try_emplace(t, 0.0);
-    if (added) it->second = idf(t);
+    if (added) it->second = idf(t, lang);
     return it->second;
   };
   const Weighted article = weigh(terms, idf_of);
@@ -388,7 +412,8 @@ void StoryBook::restore_merge(const std::string& from, const std::string& into) 
 const Story& StoryBook::assign(const StoryMember& member, std::string_view title,
                                const Verdict& verdict, std::int64_t event_time,
                                std::string_view text, std::string_view story_hint) {
-  return assign_terms(member, title, verdict, event_time, terms_of(title, text), story_hint);
+  return assign_terms(member, title, verdict, event_time,
+                      terms_of(title, text, {}, member.language), story_hint);
 }
 
 const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view title,
@@ -400,7 +425,7 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
     }
   }
   watermark_ = std::max(watermark_, event_time);
-  count_terms(terms, event_time);
+  count_terms(terms, event_time, member.language);
   // A sweep costs as much as the book holds: one every half a book's worth of articles keeps
   // it O(1) per article (a sweep every 1,024 made a restore of 100,000 articles quadratic).
   if (++since_sweep_ >= std::max<std::size_t>(1024, story_of_.size() / 2)) expire(watermark_);
@@ -458,7 +483,7 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
   if (member.kind != DupKind::kUnique) ++story->copies;
   add_language(*story, member.language);
   if (created || member.kind == DupKind::kUnique) {
-    challenge_representative(*story, member, title, terms);
+    challenge_representative(*story, member, title, terms, language_of(member.language));
   }
   ++story->version;
   if (story->articles.size() < options_.max_listed) story->articles.push_back(member);
@@ -470,13 +495,14 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
 }
 
 void StoryBook::challenge_representative(Story& story, const StoryMember& member,
-                                         std::string_view title, const Terms& terms) {
+                                         std::string_view title, const Terms& terms,
+                                         const Language& language) {
   constexpr std::size_t kRepresentativeTerms = 16;
   // The article's heaviest terms by TF-IDF now, ties by term.
   std::vector<std::pair<double, Terms::const_iterator>> by_weight;
   by_weight.reserve(terms.size());
   for (auto it = terms.begin(); it != terms.end(); ++it) {
-    by_weight.emplace_back(it->second * idf(it->first), it);
+    by_weight.emplace_back(it->second * idf(it->first, language), it);
   }
   const std::size_t n = std::min(kRepresentativeTerms, by_weight.size());
   std::partial_sort(by_weight.begin(), by_weight.begin() + static_cast<std::ptrdiff_t>(n),
@@ -494,11 +520,11 @@ void StoryBook::challenge_representative(Story& story, const StoryMember& member
     if (st == story_terms_.end()) return;
     std::unordered_map<std::string_view, double> story_weights;
     story_weights.reserve(st->second.size());
-    for (const auto& [t, w] : st->second) story_weights.emplace(t, w * idf(t));
+    for (const auto& [t, w] : st->second) story_weights.emplace(t, w * idf(t, language));
     const auto cosine = [&](const std::vector<std::pair<std::string, float>>& v) {
       double dot = 0, norm2 = 0;
       for (const auto& [t, w] : v) {
-        const double x = w * idf(t);
+        const double x = w * idf(t, language);
         norm2 += x * x;
         if (auto at = story_weights.find(t); at != story_weights.end()) dot += x * at->second;
       }

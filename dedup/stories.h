@@ -51,9 +51,9 @@ struct Story {
 /// `newsflow train-stories`; the defaults here are dedup/model/story_model.yaml's (its README
 /// has the command and the figures).
 struct StoryModel {
-  double bias = -1.3216;
-  double cosine = 2.7886;
-  double containment = 2.5009;
+  double bias = -1.2662;
+  double cosine = 2.7814;
+  double containment = 2.5304;
 };
 
 /// Options of story grouping; filled by `config/`.
@@ -62,7 +62,7 @@ struct StoryOptions {
   std::size_t max_listed = 100;             ///< members listed per story
   /// A new article that duplicates nothing joins the most similar recent story when the
   /// model's probability (`StoryModel`) reaches this; 0 disables grouping beyond duplicates.
-  double similarity_threshold = 0.5066;
+  double similarity_threshold = 0.5000;
   double decay_hours = 72;  ///< the features decay by e every this many hours apart
   /// Words of the text that count (after the title, which counts `title_weight` times).
   std::size_t text_words = 1000;
@@ -83,7 +83,7 @@ struct StoryOptions {
   std::size_t terms_per_article = 64;
   /// Two stories that began apart (the first reports had too little in common) are merged when
   /// an article matches the other one with this probability too; 0 never merges.
-  double merge_threshold = 0.5899;
+  double merge_threshold = 0.5900;
   /// A story gathers articles of one language: an article whose language is known joins no
   /// story (by similarity) begun in another (Simplified and Traditional Chinese are one).
   bool within_language = true;
@@ -117,16 +117,19 @@ class StoryBook {
   /// times the inverse document frequency the book knows now. `normalized`, when given, is
   /// `normalize_text(text)` already made (the fingerprint's).
   using Terms = std::unordered_map<std::string, float>;
-  Terms terms_of(std::string_view title, std::string_view text,
-                 std::string_view normalized = {}) const;
+  /// Document frequencies are counted per language (`language`'s primary subtag; unknown is
+  /// one more): a language's function words are common in it, however rare in the whole mix.
+  Terms terms_of(std::string_view title, std::string_view text, std::string_view normalized = {},
+                 std::string_view language = {}) const;
 
   /// The features of two term vectors (`terms_of`) `hours` apart, with the book's document
   /// frequencies now: what `newsflow train-stories` learns from.
-  StoryFeatures features(const Terms& article, const Terms& story, double hours) const;
+  StoryFeatures features(const Terms& article, const Terms& story, double hours,
+                         std::string_view language = {}) const;
 
   /// Counts an article's terms in the document frequencies (what `assign_terms` does first),
   /// for a trainer that scores pairs without assigning.
-  void count_terms(const Terms& terms, std::int64_t event_time);
+  void count_terms(const Terms& terms, std::int64_t event_time, std::string_view language = {});
 
   /// `assign` with the article's terms already made (`terms_of`; a restore has no text).
   const Story& assign_terms(const StoryMember& member, std::string_view title,
@@ -166,7 +169,15 @@ class StoryBook {
   StoryOptions options_;
   // Document frequencies of the articles' terms over the window (stems hashed).
   TermStats df_{options_.window_seconds, 8, 18};
-  double idf(std::string_view term) const;
+  // Per language: terms hashed with the language's seed, and the language's documents counted
+  // under a marker term of its own (looked up once per operation).
+  struct Language {
+    std::uint64_t seed = 0;
+    double documents = 0;
+  };
+  static std::uint64_t language_seed(std::string_view language);
+  Language language_of(std::string_view language) const;
+  double idf(std::string_view term, const Language& language) const;
   std::unordered_map<std::string, Story> stories_;
   std::unordered_map<std::string, std::string> story_of_;  // article id -> story id
   // Term weights per story (title and lead of its articles), capped, and the index from terms
@@ -183,7 +194,7 @@ class StoryBook {
   // Makes the article the story's representative when it is closer to the story's terms than
   // the representative is (or the story has none yet).
   void challenge_representative(Story& story, const StoryMember& member, std::string_view title,
-                                const Terms& terms);
+                                const Terms& terms, const Language& language);
   // Moves `victim` into `survivor` (both held).
   void merge(Story& survivor, const std::string& victim);
   std::unordered_map<std::string, std::string> merged_into_;  // merged story id -> survivor

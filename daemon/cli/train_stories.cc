@@ -233,13 +233,14 @@ int run_train_stories(const config::Config& config, const TrainStoriesCommand& c
     dedup::StoryBook book(config.stories);
     for (const std::string& id : order) {
       const Seen& later = seen[id];
-      book.count_terms(later.terms, later.event_time);
+      book.count_terms(later.terms, later.event_time, later.language);
       const auto it = closes.find(id);
       if (it == closes.end()) continue;
       for (const auto& [other_id, y] : it->second) {
         const Seen& earlier = seen[other_id];
         const double hours = static_cast<double>(later.event_time - earlier.event_time) / 3600;
-        const dedup::StoryFeatures f = book.features(later.terms, earlier.terms, hours);
+        const dedup::StoryFeatures f =
+            book.features(later.terms, earlier.terms, hours, later.language);
         Sample s;
         s.x = {f.cosine, f.containment};
         s.y = y;

@@ -581,7 +581,7 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
   if (metrics_) metrics_->stage_seconds("dedup", seconds_since(t0));
 
   t0 = Clock::now();
-  const dedup::StoryBook::Terms terms = stories_.terms_of(a.title, core, normalized);
+  const dedup::StoryBook::Terms terms = stories_.terms_of(a.title, core, normalized, a.language);
   out.story = stories_.assign_terms({a.id, a.url, a.source, out.verdict.kind, a.language}, a.title,
                                     out.verdict, event_time, terms);
   out.story_id = out.story.story_id;

@@ -350,6 +350,25 @@ TEST(Stories, TermsAreStemsOfTitleAndText) {
   EXPECT_TRUE(longer_than_a_stem);
 }
 
+TEST(Stories, DocumentFrequenciesAreCountedPerLanguage) {
+  // "yang" is in every Indonesian article: common in Indonesian, however rare in the whole mix
+  // of languages. An Indonesian article keeping one term keeps its rare word, not "yang".
+  StoryOptions o;
+  o.terms_per_article = 1;
+  StoryBook book(o);
+  for (int i = 0; i < 20; ++i) {
+    book.count_terms({{"council" + std::to_string(i), 1.0f}, {"bridge", 1.0f}}, i, "en");
+  }
+  for (int i = 0; i < 5; ++i) {
+    book.count_terms({{"yang", 1.0f}, {"kata" + std::to_string(i), 1.0f}}, i, "id");
+  }
+  const auto kept = book.terms_of("", "yang yang yang kucingku", {}, "id");
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept.begin()->first, "kucin");
+  // In English "yang" is as rare as any unseen word: its count decides.
+  EXPECT_EQ(book.terms_of("", "yang yang yang kucingku", {}, "en").begin()->first, "yang");
+}
+
 TEST(Stories, AStoryKeepsToOneLanguage) {
   // A German and an English report share the names and the numbers; by default the German one
   // begins a story of its own. Unknown languages and the two Chinese scripts group as before.
