@@ -1,18 +1,27 @@
 // Restore from the state changelog, end to end through Kafka: the state records of a real
 // stream (the dev dedup stream when ../shared is there, else the sample pages), replicated under
 // new ids and stories to N articles over the window, are produced to `newsflow.state` on an
-// in-process mock cluster; a daemon then restores its window and stories from it, as a restart
-// or a standby does. Prints articles/s, seconds per million, and the RSS the restored state takes
-// per million articles held.
+// in-process mock cluster; a daemon then starts, restoring its window and stories from it as a
+// restart or a standby does. Prints articles/s, seconds per million, and the bytes per article
+// held, by the allocator's own counters (`mallinfo2`: what is allocated now, not what an
+// earlier phase left in malloc's free lists), all-in and for each part of the state (each part
+// fed the same records alone).
 //
-//   build/tests/bench_restore [ARTICLES (200000)] [PARTITIONS (256)]
+//   build/tests/bench_restore [ARTICLES (200000)] [PARTITIONS (256)] [--no-kafka]
+//
+// `--no-kafka` skips the mock cluster: only the parts and the pipeline's own apply (10 M
+// articles take about 25 GiB of records through Kafka; without it they are generated one at a
+// time).
 #include <librdkafka/rdkafka.h>
+#include <malloc.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "config/config.h"
 #include "daemon/kafka/daemon.h"
@@ -20,12 +29,22 @@
 #include "daemon/ops/metrics.h"
 #include "daemon/pipeline/input.h"
 #include "daemon/pipeline/pipeline.h"
+#include "dedup/boilerplate.h"
 #include "dedup/state.h"
+#include "dedup/stories.h"
+#include "dedup/term_stats.h"
 #include "tests/bench/stream_states.h"
 
 namespace {
 
 using namespace newsflow;
+
+// Bytes malloc has handed out and not had back (main arena and mmapped chunks): the state
+// restored on this thread.
+double heap_bytes() {
+  const struct mallinfo2 m = mallinfo2();
+  return static_cast<double>(m.uordblks + m.hblkhd);
+}
 
 double rss_mib() {
   std::ifstream status("/proc/self/status");
@@ -49,18 +68,115 @@ void distinct(dedup::ArticleState& s, std::size_t replica) {
   for (auto& [term, w] : s.story_terms) term += std::to_string(replica % 97);
 }
 
+// The i-th of N records: a seed of the real stream under a new id and story, spread over 70 hours
+// of event time, newest last.
+class Records {
+ public:
+  Records(std::vector<dedup::ArticleState> seeds, std::size_t n)
+      : seeds_(std::move(seeds)), n_(n) {}
+  std::size_t size() const { return n_; }
+  std::size_t seeds() const { return seeds_.size(); }
+  dedup::ArticleState operator[](std::size_t i) const {
+    dedup::ArticleState s = seeds_[i % seeds_.size()];
+    const std::string suffix = "-" + std::to_string(i / seeds_.size());
+    s.seq = i + 1;
+    s.id += suffix;
+    s.story_id += suffix;
+    if (!s.verdict.of.empty()) s.verdict.of += suffix;
+    for (auto& m : s.merged_from) m += suffix;
+    s.url += "#" + suffix;
+    distinct(s, i / seeds_.size());
+    const std::int64_t span = 70 * 3600;
+    s.event_time = seeds_.front().event_time +
+                   static_cast<std::int64_t>(i) * span / static_cast<std::int64_t>(n_);
+    return s;
+  }
+
+ private:
+  std::vector<dedup::ArticleState> seeds_;
+  std::size_t n_;
+};
+
+// Heap bytes `apply` leaves allocated after it has taken every record, per record.
+template <typename State, typename Apply>
+double bytes_per_article(const Records& records, State& state, Apply apply) {
+  const double before = heap_bytes();
+  for (std::size_t i = 0; i < records.size(); ++i) apply(state, records[i]);
+  return (heap_bytes() - before) / static_cast<double>(records.size());
+}
+
+void print_parts(const config::Config& config, const Records& records) {
+  std::printf("bytes per article held, %zu articles (allocator counters, each part alone):\n",
+              records.size());
+  double sum = 0;
+  auto part = [&sum](const char* name, double bytes) {
+    std::printf("  %-34s %7.0f\n", name, bytes);
+    sum += bytes;
+  };
+  {
+    dedup::DedupWindow window(config.window);
+    part("window", bytes_per_article(records, window, [](auto& w, const dedup::ArticleState& s) {
+           w.restore(s.id, s.fp, s.event_time, s.verdict);
+         }));
+  }
+  {
+    dedup::BoilerplateFilter filter(config.boilerplate);
+    part("boilerplate filter",
+         bytes_per_article(records, filter, [](auto& f, const dedup::ArticleState& s) {
+           f.record(s.source, s.url, s.paragraphs, s.event_time);
+         }));
+  }
+  {
+    const double before = heap_bytes();
+    auto stats = std::make_unique<dedup::TermStats>(config.window.window_seconds, 8, 20);
+    part("document frequencies (fixed)",
+         (heap_bytes() - before) / static_cast<double>(records.size()));
+  }
+  {
+    const double before = heap_bytes();
+    auto book = std::make_unique<dedup::StoryBook>(config.stories);
+    const double fixed = heap_bytes() - before;
+    part("story book",
+         fixed / static_cast<double>(records.size()) +
+             bytes_per_article(records, *book, [](auto& b, const dedup::ArticleState& s) {
+               const dedup::StoryBook::Terms terms(s.story_terms.begin(), s.story_terms.end());
+               b.assign_terms({s.id, s.url, s.source, s.verdict.kind, s.language}, s.title,
+                              s.verdict, s.event_time, terms, s.story_id);
+             }));
+  }
+  std::printf("  %-34s %7.0f\n", "sum", sum);
+  // The pipeline as a restore fills it, records decoded from their bytes.
+  const double before = heap_bytes();
+  auto pipeline = std::make_unique<daemon::Pipeline>(config, nullptr);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    pipeline->restore(*dedup::decode_state(dedup::encode_state(records[i])));
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf(
+      "pipeline (records encoded, decoded and applied, no Kafka): %.0f bytes per article held, "
+      "%.0f articles/s (with making the records)\n",
+      (heap_bytes() - before) / static_cast<double>(pipeline->window().size()),
+      static_cast<double>(records.size()) / s);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::size_t articles = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 200000;
-  const int partitions = argc > 2 ? std::atoi(argv[2]) : 256;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  const bool kafka = std::erase(args, "--no-kafka") == 0;
+  const std::size_t articles =
+      args.size() > 0 ? std::strtoul(args[0].c_str(), nullptr, 10) : 200000;
+  const int partitions = args.size() > 1 ? std::atoi(args[1].c_str()) : 256;
   const std::string stream = bench::default_stream();
 
   auto config = config::parse_config("", config::process_environment());
   if (!config) return 2;
   // Real records: the stream through the pipeline.
-  const std::vector<dedup::ArticleState> seeds = bench::stream_states(*config, stream);
-  if (seeds.empty()) return 2;
+  const Records records(bench::stream_states(*config, stream), articles);
+  if (records.seeds() == 0) return 2;
+  print_parts(*config, records);
+  if (!kafka) return 0;
 
   auto cluster = daemon::EmbeddedCluster::start(1, {{config->topics.state, partitions}});
   if (!cluster) {
@@ -75,21 +191,8 @@ int main(int argc, char** argv) {
     rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof err);
     rd_kafka_conf_set(conf, "linger.ms", "50", err, sizeof err);
     daemon::KafkaHandle producer(rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err));
-    // Replicas spread over the window: each its own article and story, newest last.
-    const std::int64_t base = seeds.front().event_time;
-    const std::int64_t span = 70 * 3600;
     for (std::size_t i = 0; i < articles; ++i) {
-      dedup::ArticleState s = seeds[i % seeds.size()];
-      const std::string suffix = "-" + std::to_string(i / seeds.size());
-      s.seq = i + 1;
-      s.id += suffix;
-      s.story_id += suffix;
-      if (!s.verdict.of.empty()) s.verdict.of += suffix;
-      for (auto& m : s.merged_from) m += suffix;
-      s.url += "#" + suffix;
-      distinct(s, i / seeds.size());
-      s.event_time =
-          base + static_cast<std::int64_t>(i) * span / static_cast<std::int64_t>(articles);
+      const dedup::ArticleState s = records[i];
       const std::string value = dedup::encode_state(s);
       bytes += value.size();
       while (rd_kafka_producev(producer.get(), RD_KAFKA_V_TOPIC(config->topics.state.c_str()),
@@ -105,52 +208,33 @@ int main(int argc, char** argv) {
   std::printf(
       "state records: %zu from %zu real articles of %s, %.0f bytes each on average, %d "
       "partitions\n",
-      articles, seeds.size(), stream.c_str(), static_cast<double>(bytes) / articles, partitions);
+      articles, records.seeds(), stream.c_str(), static_cast<double>(bytes) / articles, partitions);
 
-  {
-    // The same records without Kafka: what decoding and applying them costs alone.
-    std::vector<std::string> values;
-    for (std::size_t i = 0; i < std::min<std::size_t>(articles, 100000); ++i) {
-      dedup::ArticleState s = seeds[i % seeds.size()];
-      const std::string suffix = "-" + std::to_string(i / seeds.size());
-      s.seq = i + 1;
-      s.id += suffix;
-      s.story_id += suffix;
-      s.event_time = seeds.front().event_time + static_cast<std::int64_t>(i);
-      distinct(s, i / seeds.size());
-      values.push_back(dedup::encode_state(s));
-    }
-    daemon::Pipeline pipeline(*config, nullptr);
-    const auto t0 = std::chrono::steady_clock::now();
-    for (const auto& v : values) pipeline.restore(*dedup::decode_state(v));
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("decode and apply alone: %.0f articles/s\n",
-                static_cast<double>(values.size()) / s);
-  }
-
+  // The daemon's own start: it restores from the changelog before it subscribes.
   config->kafka.brokers = bootstrap;
   daemon::Metrics metrics;
   const double rss0 = rss_mib();
+  const double heap0 = heap_bytes();
   daemon::Daemon d(*config, metrics);
   const auto t0 = std::chrono::steady_clock::now();
-  auto restored = d.restore_state(bootstrap);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (!restored) {
-    std::fprintf(stderr, "restore failed: %s\n", restored.error().c_str());
+  if (auto started = d.start(bootstrap); !started) {
+    std::fprintf(stderr, "start failed: %s: %s\n", started.error().front().path.c_str(),
+                 started.error().front().message.c_str());
     return 1;
   }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double heap1 = heap_bytes();
   const double rss1 = rss_mib();
   const std::size_t held = d.pipeline().window().size();
-  std::printf("restored %zu articles in %.2f s: %.0f articles/s, %.1f s per million\n", *restored,
-              seconds, static_cast<double>(*restored) / seconds,
-              seconds * 1e6 / static_cast<double>(*restored));
+  std::printf("started with %zu articles restored in %.2f s: %.0f articles/s, %.1f s per million\n",
+              held, seconds, static_cast<double>(held) / seconds,
+              seconds * 1e6 / static_cast<double>(held));
   std::printf(
-      "held %zu articles, %zu stories; window %.0f bytes/article (its own estimate); "
-      "RSS +%.0f MiB for the window, stories, document frequencies and boilerplate "
-      "filter: %.0f MiB per million articles held (16 MiB of it fixed counters)\n",
-      held, d.pipeline().stories().size(),
-      static_cast<double>(d.pipeline().window().memory_bytes()) / held, rss1 - rss0,
-      (rss1 - rss0) * 1e6 / static_cast<double>(held));
+      "held %zu articles, %zu stories: %.0f bytes per article held (allocator counters, the "
+      "daemon's thread), RSS +%.0f MiB\n",
+      held, d.pipeline().stories().size(), (heap1 - heap0) / static_cast<double>(held),
+      rss1 - rss0);
+  d.stop();
   return 0;
 }
