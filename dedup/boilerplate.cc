@@ -37,6 +37,10 @@ std::uint32_t url_key(std::string_view url) {
   return static_cast<std::uint32_t>(XXH3_64bits(url.data(), url.size()) | 1);
 }
 
+std::uint32_t clamp_time(std::int64_t t) {
+  return static_cast<std::uint32_t>(std::clamp<std::int64_t>(t, 0, UINT32_MAX));
+}
+
 }  // namespace
 
 void BoilerplateFilter::advance(std::int64_t event_time) {
@@ -44,22 +48,49 @@ void BoilerplateFilter::advance(std::int64_t event_time) {
   if (watermark_ - last_sweep_ > options_.window_seconds / 8) expire(watermark_);
 }
 
+std::size_t BoilerplateFilter::find(std::uint64_t key) const {
+  // Keys are hashes already: their high bits scaled to the table pick the home entry (any size,
+  // so the table grows by half, not double).
+  const std::size_t n = table_.size();
+  std::size_t i = static_cast<std::size_t>(((key >> 32) * n) >> 32);  // n < 2^32 entries
+  while (table_[i].last_url != 0 && table_[i].key() != key) {
+    if (++i == n) i = 0;
+  }
+  return i;
+}
+
+void BoilerplateFilter::rebuild(std::size_t capacity) {
+  std::vector<Seen> old(capacity);
+  old.swap(table_);
+  for (const Seen& s : old) {
+    if (s.last_url != 0) table_[find(s.key())] = s;
+  }
+}
+
 bool BoilerplateFilter::count(std::uint64_t key, std::uint32_t url_hash, std::int64_t event_time) {
-  Seen& s = seen_[key];
+  if ((size_ + 1) * 5 > table_.size() * 4) {
+    rebuild(std::max<std::size_t>(1024, table_.size() + table_.size() / 2));
+  }
+  Seen& s = table_[find(key)];
+  if (s.last_url == 0) {
+    s.key_low = static_cast<std::uint32_t>(key);
+    s.key_high = static_cast<std::uint32_t>(key >> 32);
+    ++size_;
+  }
   const bool boilerplate = s.pages >= options_.min_other_pages &&
                            !(s.pages == options_.min_other_pages && s.last_url == url_hash);
   if (s.last_url != url_hash) {
     s.last_url = url_hash;
     ++s.pages;
   }
-  s.last_time = std::max(s.last_time, event_time);
+  s.last_time = std::max(s.last_time, clamp_time(event_time));
   return boilerplate;
 }
 
 bool BoilerplateFilter::known(std::uint64_t key, std::uint32_t url_hash) const {
-  const auto it = seen_.find(key);
-  if (it == seen_.end()) return false;
-  const Seen& s = it->second;
+  if (table_.empty()) return false;
+  const Seen& s = table_[find(key)];
+  if (s.last_url == 0) return false;
   return s.pages >= options_.min_other_pages &&
          !(s.pages == options_.min_other_pages && s.last_url == url_hash);
 }
@@ -107,9 +138,19 @@ std::string BoilerplateFilter::filter(std::string_view site, std::string_view ur
 void BoilerplateFilter::expire(std::int64_t now) {
   last_sweep_ = now;
   const std::int64_t horizon = now - options_.window_seconds;
-  for (auto it = seen_.begin(); it != seen_.end();) {
-    it = it->second.last_time < horizon ? seen_.erase(it) : std::next(it);
+  std::size_t live = 0;
+  for (Seen& s : table_) {
+    if (s.last_url == 0) continue;
+    if (s.last_time < horizon) {
+      s.last_url = 0;
+    } else {
+      ++live;
+    }
   }
+  size_ = live;
+  // Rebuilt 60% full: what expired leaves no holes in the probe chains, and the table shrinks
+  // with the window.
+  if (!table_.empty()) rebuild(std::max<std::size_t>(1024, live * 5 / 3));
 }
 
 }  // namespace newsflow::dedup
