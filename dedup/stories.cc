@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <optional>
 #include <unordered_set>
 
 #include "dedup/internal/stopwords.h"
@@ -105,34 +106,26 @@ std::string_view stem(std::string_view w, std::size_t chars) {
   return w.substr(0, std::min(at, w.size()));
 }
 
-// An article's TF-IDF weights, their squared norm and their sum.
+// An article's TF-IDF weights by term (those a story can share, sorted), their squared norm and
+// their sum (over all its terms).
+template <class Key>
 struct Weighted {
-  std::unordered_map<std::string_view, double> weights;
+  std::vector<std::pair<Key, double>> weights;
   double norm2 = 0, mass = 0;
 };
 
-template <class Idf>
-Weighted weigh(const StoryBook::Terms& terms, Idf&& idf) {
-  Weighted a;
-  a.weights.reserve(terms.size());
-  for (const auto& [t, w] : terms) {
-    const double x = w * idf(t);
-    a.weights.emplace(t, x);
-    a.norm2 += x * x;
-    a.mass += x;
-  }
-  return a;
-}
-
-// The features of an article against a story's terms, `decay` applied.
-template <class Idf>
-StoryFeatures compare(const Weighted& a, const StoryBook::Terms& story, double decay, Idf&& idf) {
+// The features of an article against a story's terms (sorted as the article's are), `decay`
+// applied.
+template <class Key, class StoryTerms, class Idf>
+StoryFeatures compare(const Weighted<Key>& a, const StoryTerms& story, double decay, Idf&& idf) {
   StoryFeatures f;
   double dot = 0, s_norm2 = 0, shared_mass = 0;
+  auto at = a.weights.begin();
   for (const auto& [t, w] : story) {
     const double x = w * idf(t);
     s_norm2 += x * x;
-    if (auto at = a.weights.find(t); at != a.weights.end()) {
+    while (at != a.weights.end() && at->first < t) ++at;
+    if (at != a.weights.end() && at->first == t) {
       dot += x * at->second;
       shared_mass += at->second;
     }
@@ -254,42 +247,112 @@ void StoryBook::count_terms(const Terms& terms, std::int64_t event_time,
 StoryFeatures StoryBook::features(const Terms& article, const Terms& story, double hours,
                                   std::string_view language) const {
   const Language lang = language_of(language);
-  const auto idf_of = [this, &lang](const std::string& t) { return idf(t, lang); };
-  return compare(weigh(article, idf_of), story, std::exp(-std::abs(hours) / options_.decay_hours),
-                 idf_of);
+  const auto idf_of = [this, &lang](std::string_view t) { return idf(t, lang); };
+  Weighted<std::string_view> a;
+  for (const auto& [t, w] : article) {
+    const double x = w * idf_of(t);
+    a.weights.emplace_back(t, x);
+    a.norm2 += x * x;
+    a.mass += x;
+  }
+  std::sort(a.weights.begin(), a.weights.end());
+  std::vector<std::pair<std::string_view, float>> s(story.begin(), story.end());
+  std::sort(s.begin(), s.end());
+  return compare(a, s, std::exp(-std::abs(hours) / options_.decay_hours), idf_of);
 }
 
-void StoryBook::add_terms(const std::string& story_id,
-                          const std::unordered_map<std::string, float>& terms) {
-  auto& st = story_terms_[story_id];
-  for (const auto& [t, w] : terms) {
-    auto [it, inserted] = st.try_emplace(t, 0.0f);
-    it->second += w;
-    if (inserted) term_stories_[t].push_back(story_id);
+StoryBook::TermId StoryBook::intern(std::string_view term) {
+  const auto [it, added] = term_ids_.try_emplace(std::string(term), 0);
+  if (!added) return it->second;
+  if (free_terms_.empty()) {
+    it->second = static_cast<TermId>(terms_.size());
+    terms_.emplace_back();
+  } else {
+    it->second = free_terms_.back();
+    free_terms_.pop_back();
   }
-  if (st.size() > kTermsPerStory) {
-    // Heaviest first, ties by term: iterators, not copies of the terms.
-    using Entry = std::unordered_map<std::string, float>::iterator;
-    std::vector<Entry> by_weight;
-    by_weight.reserve(st.size());
-    for (auto e = st.begin(); e != st.end(); ++e) by_weight.push_back(e);
-    std::nth_element(by_weight.begin(), by_weight.begin() + kTermsPerStory, by_weight.end(),
-                     [](const Entry& a, const Entry& b) {
-                       return a->second != b->second ? a->second > b->second : a->first < b->first;
-                     });
-    for (std::size_t i = kTermsPerStory; i < by_weight.size(); ++i) {
-      // The index forgets the story under a term it no longer has (else the index grows with
-      // every article until the next sweep).
-      if (auto it = term_stories_.find(by_weight[i]->first); it != term_stories_.end()) {
-        auto& ids = it->second;
-        if (auto at = std::find(ids.rbegin(), ids.rend(), story_id); at != ids.rend()) {
-          *at = std::move(ids.back());
-          ids.pop_back();
-        }
-        if (ids.empty()) term_stories_.erase(it);
-      }
-      st.erase(by_weight[i]);
+  terms_[it->second].text = term;
+  return it->second;
+}
+
+void StoryBook::release(TermId term) {
+  TermInfo& info = terms_[term];
+  if (--info.uses > 0) return;
+  term_ids_.erase(info.text);
+  info = TermInfo{};
+  free_terms_.push_back(term);
+}
+
+std::uint32_t StoryBook::slot_for(const std::string& story_id) {
+  const auto [it, added] = slot_of_.try_emplace(story_id, 0);
+  if (!added) return it->second;
+  if (free_slots_.empty()) {
+    it->second = static_cast<std::uint32_t>(slots_.size());
+    slots_.emplace_back();
+  } else {
+    it->second = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  slots_[it->second].story_id = story_id;
+  return it->second;
+}
+
+void StoryBook::drop_slot(std::uint32_t slot, bool unindex) {
+  Slot& s = slots_[slot];
+  for (std::size_t k = s.terms.size(); k-- > 0;) {
+    if (unindex) {
+      remove_term(slot, k);
+    } else {
+      release(s.terms[k].first);
     }
+  }
+  for (const auto& [t, w] : s.representative) release(t);
+  slot_of_.erase(s.story_id);
+  s = Slot{};
+  free_slots_.push_back(slot);
+}
+
+void StoryBook::remove_term(std::uint32_t slot, std::size_t k) {
+  TermWeights& terms = slots_[slot].terms;
+  const TermId t = terms[k].first;
+  auto& ids = terms_[t].stories;
+  if (auto at = std::find(ids.rbegin(), ids.rend(), slot); at != ids.rend()) {
+    *at = ids.back();
+    ids.pop_back();
+  }
+  terms.erase(terms.begin() + static_cast<std::ptrdiff_t>(k));
+  release(t);
+}
+
+void StoryBook::add_terms(std::uint32_t slot, const TermWeights& terms) {
+  for (const auto& [t, w] : terms) {
+    TermWeights& st = slots_[slot].terms;
+    auto at = std::lower_bound(st.begin(), st.end(), t,
+                               [](const auto& e, TermId id) { return e.first < id; });
+    if (at != st.end() && at->first == t) {
+      at->second += w;
+      continue;
+    }
+    st.insert(at, {t, w});
+    ++terms_[t].uses;
+    terms_[t].stories.push_back(slot);
+  }
+  TermWeights& st = slots_[slot].terms;
+  if (st.size() > kTermsPerStory) {
+    // Heaviest first, ties by term.
+    std::vector<std::size_t> by_weight(st.size());
+    for (std::size_t k = 0; k < st.size(); ++k) by_weight[k] = k;
+    std::nth_element(by_weight.begin(), by_weight.begin() + kTermsPerStory, by_weight.end(),
+                     [&](std::size_t a, std::size_t b) {
+                       return st[a].second != st[b].second
+                                  ? st[a].second > st[b].second
+                                  : terms_[st[a].first].text < terms_[st[b].first].text;
+                     });
+    // The lightest leave, from the back so the positions of the others hold (the index forgets
+    // the story under each, else it grows with every article until the next sweep).
+    std::vector<std::size_t> leaving(by_weight.begin() + kTermsPerStory, by_weight.end());
+    std::sort(leaving.rbegin(), leaving.rend());
+    for (const std::size_t k : leaving) remove_term(slot, k);
   }
 }
 
@@ -301,15 +364,25 @@ std::vector<std::pair<double, std::string>> StoryBook::similar_stories(
   if (floor <= 0 || terms.empty()) return out;
   // Inverse document frequencies in the article's language, once per term of this call.
   const Language lang = language_of(language);
-  std::unordered_map<std::string_view, double> idfs;
+  std::unordered_map<TermId, double> idfs;
   idfs.reserve(terms.size() * 8);
-  const auto idf_of = [&](const std::string& t) {
+  const auto idf_of = [&](TermId t) {
     auto [it, added] = idfs.try_emplace(t, 0.0);
-    if (added) it->second = idf(t, lang);
+    if (added) it->second = idf(terms_[t].text, lang);
     return it->second;
   };
-  const Weighted article = weigh(terms, idf_of);
+  // The article's weights; of the terms some story may have, by term number.
+  Weighted<TermId> article;
+  for (const auto& [t, w] : terms) {
+    const double x = w * idf(t, lang);
+    article.norm2 += x * x;
+    article.mass += x;
+    if (const auto id = term_ids_.find(t); id != term_ids_.end()) {
+      article.weights.emplace_back(id->second, x);
+    }
+  }
   if (article.norm2 <= 0) return out;
+  std::sort(article.weights.begin(), article.weights.end());
   // Candidates: stories sharing at least two terms (a term in thousands of stories says
   // nothing of any), with what the shared terms weigh in the article: the containment itself
   // and a bound of the cosine (Cauchy-Schwarz), so a story that cannot reach `floor` is left
@@ -318,18 +391,16 @@ std::vector<std::pair<double, std::string>> StoryBook::similar_stories(
     int count = 0;
     double norm2 = 0, mass = 0;
   };
-  std::unordered_map<std::string_view, Shared> shared;
+  std::unordered_map<std::uint32_t, Shared> shared;  // by slot
   Shared everywhere;  // terms too common to follow: any story may have them
-  for (const auto& [t, w] : terms) {
-    const auto it = term_stories_.find(t);
-    if (it == term_stories_.end()) continue;
-    const double x = article.weights.at(t);
-    if (it->second.size() >= 2000) {
+  for (const auto& [t, x] : article.weights) {
+    const std::vector<std::uint32_t>& slots = terms_[t].stories;
+    if (slots.size() >= 2000) {
       everywhere.norm2 += x * x;
       everywhere.mass += x;
     } else {
-      for (const auto& s : it->second) {
-        Shared& c = shared[s];
+      for (const std::uint32_t slot : slots) {
+        Shared& c = shared[slot];
         ++c.count;
         c.norm2 += x * x;
         c.mass += x;
@@ -338,7 +409,7 @@ std::vector<std::pair<double, std::string>> StoryBook::similar_stories(
   }
   const StoryModel& m = options_.model;
   const bool bounded = m.cosine >= 0 && m.containment >= 0;
-  for (const auto& [story_id, c] : shared) {
+  for (const auto& [slot, c] : shared) {
     if (c.count < 2) continue;
     if (bounded) {
       StoryFeatures most;  // the decay is at most 1
@@ -346,9 +417,9 @@ std::vector<std::pair<double, std::string>> StoryBook::similar_stories(
       most.containment = (c.mass + everywhere.mass) / article.mass;
       if (most.probability(m) < floor - 1e-9) continue;
     }
-    const auto st = story_terms_.find(std::string(story_id));
-    const auto story = stories_.find(std::string(story_id));
-    if (st == story_terms_.end() || story == stories_.end()) continue;
+    const Slot& st = slots_[slot];
+    const auto story = stories_.find(st.story_id);
+    if (story == stories_.end()) continue;
     if (options_.within_language && !primary.empty() && !story->second.language.empty()) {
       const std::string_view other = story->second.language;
       if (other.substr(0, other.find('-')) != primary) continue;
@@ -356,9 +427,9 @@ std::vector<std::pair<double, std::string>> StoryBook::similar_stories(
     const double hours =
         std::abs(static_cast<double>(event_time - story->second.last_updated)) / 3600;
     const StoryFeatures f =
-        compare(article, st->second, std::exp(-hours / options_.decay_hours), idf_of);
+        compare(article, st.terms, std::exp(-hours / options_.decay_hours), idf_of);
     const double score = f.probability(options_.model);
-    if (score >= floor) out.emplace_back(score, std::string(story_id));
+    if (score >= floor) out.emplace_back(score, st.story_id);
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
     return a.first != b.first ? a.first > b.first : a.second < b.second;
@@ -389,10 +460,11 @@ void StoryBook::merge(Story& survivor, const std::string& victim_id) {
   survivor.first_seen = std::min(survivor.first_seen, victim.first_seen);
   survivor.last_updated = std::max(survivor.last_updated, victim.last_updated);
   survivor.merged_from.push_back(victim_id);
-  if (auto t = story_terms_.find(victim_id); t != story_terms_.end()) {
-    const auto terms = std::move(t->second);
-    story_terms_.erase(t);
-    add_terms(survivor.story_id, terms);
+  if (auto t = slot_of_.find(victim_id); t != slot_of_.end()) {
+    const std::uint32_t victim_slot = t->second;
+    const TermWeights terms = slots_[victim_slot].terms;
+    add_terms(slot_for(survivor.story_id), terms);  // before the victim's terms are released
+    drop_slot(victim_slot, true);
   }
   merged_into_[victim_id] = survivor.story_id;
   stories_.erase(v);
@@ -449,7 +521,12 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
     }
   }
   if (story_id.empty()) story_id = member.id;
-  add_terms(story_id, terms);
+  {
+    TermWeights weights;
+    weights.reserve(terms.size());
+    for (const auto& [t, w] : terms) weights.emplace_back(intern(t), w);
+    add_terms(slot_for(story_id), weights);
+  }
   auto [it, created] = stories_.try_emplace(story_id);
   Story* story = &it->second;
   story->merged_from.clear();
@@ -510,31 +587,54 @@ void StoryBook::challenge_representative(Story& story, const StoryMember& member
                       return a.first != b.first ? a.first > b.first
                                                 : a.second->first < b.second->first;
                     });
-  std::vector<std::pair<std::string, float>> heaviest;
+  std::vector<std::pair<std::string_view, float>> heaviest;
   heaviest.reserve(n);
   for (std::size_t i = 0; i < n; ++i) heaviest.emplace_back(*by_weight[i].second);
+  const auto held = slot_of_.find(story.story_id);
+  if (held == slot_of_.end()) return;
+  Slot& slot = slots_[held->second];
   if (!story.representative.empty()) {
     if (title.empty()) return;
     // Cosines with the story's TF-IDF vector (its norm and weights made once).
-    const auto st = story_terms_.find(story.story_id);
-    if (st == story_terms_.end()) return;
-    std::unordered_map<std::string_view, double> story_weights;
-    story_weights.reserve(st->second.size());
-    for (const auto& [t, w] : st->second) story_weights.emplace(t, w * idf(t, language));
-    const auto cosine = [&](const std::vector<std::pair<std::string, float>>& v) {
+    std::unordered_map<TermId, double> story_weights;
+    story_weights.reserve(slot.terms.size());
+    for (const auto& [t, w] : slot.terms)
+      story_weights.emplace(t, w * idf(terms_[t].text, language));
+    const auto weight_in_story = [&](TermId t) {
+      const auto at = story_weights.find(t);
+      return at == story_weights.end() ? 0.0 : at->second;
+    };
+    const auto cosine = [&](const auto& v, auto&& id_of, auto&& text_of) {
       double dot = 0, norm2 = 0;
       for (const auto& [t, w] : v) {
-        const double x = w * idf(t, language);
+        const double x = w * idf(text_of(t), language);
         norm2 += x * x;
-        if (auto at = story_weights.find(t); at != story_weights.end()) dot += x * at->second;
+        if (const std::optional<TermId> id = id_of(t)) dot += x * weight_in_story(*id);
       }
       return norm2 > 0 ? dot / std::sqrt(norm2) : 0;  // the story's norm is common to both
     };
-    if (cosine(heaviest) <= cosine(story.representative_terms)) return;
+    const double challenger = cosine(
+        heaviest,
+        [this](std::string_view t) -> std::optional<TermId> {
+          const auto at = term_ids_.find(std::string(t));
+          return at == term_ids_.end() ? std::nullopt : std::optional(at->second);
+        },
+        [](std::string_view t) { return t; });
+    const double holder = cosine(
+        slot.representative, [](TermId t) { return std::optional(t); },
+        [this](TermId t) -> std::string_view { return terms_[t].text; });
+    if (challenger <= holder) return;
   }
   story.representative = member.id;
   story.title = std::string(title);
-  story.representative_terms = std::move(heaviest);
+  TermWeights adopted;
+  adopted.reserve(heaviest.size());
+  for (const auto& [t, w] : heaviest) {
+    adopted.emplace_back(intern(t), w);
+    ++terms_[adopted.back().first].uses;
+  }
+  for (const auto& [t, w] : slot.representative) release(t);
+  slot.representative = std::move(adopted);
 }
 
 std::string StoryBook::story_of(std::string_view article_id) const {
@@ -589,12 +689,14 @@ void StoryBook::expire(std::int64_t watermark) {
   for (auto it = merged_into_.begin(); it != merged_into_.end();) {
     it = stories_.count(resolve(it->second)) ? std::next(it) : merged_into_.erase(it);
   }
-  for (auto it = story_terms_.begin(); it != story_terms_.end();) {
-    it = stories_.count(it->first) ? std::next(it) : story_terms_.erase(it);
+  // The slots of stories gone are freed; the index is made again from the slots held (removing
+  // each gone story from each of its terms' lists would cost more than that).
+  for (std::uint32_t k = 0; k < slots_.size(); ++k) {
+    if (!slots_[k].story_id.empty() && !stories_.count(slots_[k].story_id)) drop_slot(k, false);
   }
-  term_stories_.clear();
-  for (const auto& [id, terms] : story_terms_) {
-    for (const auto& [t, w] : terms) term_stories_[t].push_back(id);
+  for (TermInfo& info : terms_) info.stories.clear();
+  for (std::uint32_t k = 0; k < slots_.size(); ++k) {
+    for (const auto& [t, w] : slots_[k].terms) terms_[t].stories.push_back(k);
   }
 }
 

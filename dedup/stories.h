@@ -39,8 +39,6 @@ struct Story {
   /// Stories merged into this one by its latest update: they are gone (a tombstone each on the
   /// stories topic) and their articles are this story's now.
   std::vector<std::string> merged_from;
-  /// The representative's heaviest terms, what its centrality is measured with (not published).
-  std::vector<std::pair<std::string, float>> representative_terms;
 };
 
 /// A logistic model of "this article reports the story's event": the probability
@@ -180,10 +178,39 @@ class StoryBook {
   double idf(std::string_view term, const Language& language) const;
   std::unordered_map<std::string, Story> stories_;
   std::unordered_map<std::string, std::string> story_of_;  // article id -> story id
-  // Term weights per story (title and lead of its articles), capped, and the index from terms
-  // to the stories that have them; rebuilt at every sweep.
-  std::unordered_map<std::string, std::unordered_map<std::string, float>> story_terms_;
-  std::unordered_map<std::string, std::vector<std::string>> term_stories_;
+
+  // Terms are interned: each distinct term once, with the stories that have it (the index the
+  // candidates come from) and a count of its uses (stories' terms and representatives' terms);
+  // a term no longer used is forgotten and its number reused.
+  using TermId = std::uint32_t;
+  using TermWeights = std::vector<std::pair<TermId, float>>;
+  struct TermInfo {
+    std::string text;
+    std::uint32_t uses = 0;
+    std::vector<std::uint32_t> stories;  // slots of the stories that have it
+  };
+  std::vector<TermInfo> terms_;
+  std::vector<TermId> free_terms_;
+  std::unordered_map<std::string, TermId> term_ids_;
+  TermId intern(std::string_view term);
+  void release(TermId term);
+  // What a story compares with, in a slot of its own: its term weights (title and lead of its
+  // articles, capped), sorted by term number, and its representative's heaviest terms.
+  struct Slot {
+    std::string story_id;  // "" when free
+    TermWeights terms;
+    TermWeights representative;
+  };
+  std::vector<Slot> slots_;
+  std::vector<std::uint32_t> free_slots_;
+  std::unordered_map<std::string, std::uint32_t> slot_of_;  // story id -> slot
+  std::uint32_t slot_for(const std::string& story_id);
+  // Frees a story's slot, its terms and representative's terms released; `unindex`: its terms'
+  // lists of stories forget it (else the caller makes the index again).
+  void drop_slot(std::uint32_t slot, bool unindex);
+  void add_terms(std::uint32_t slot, const TermWeights& terms);
+  // Leaves the story's `k`-th term (out of the index, released).
+  void remove_term(std::uint32_t slot, std::size_t k);
   // Stories whose probability reaches `floor` against the terms, best first.
   // With `within_language`, stories begun in another known language are left out.
   std::vector<std::pair<double, std::string>> similar_stories(
@@ -198,7 +225,6 @@ class StoryBook {
   // Moves `victim` into `survivor` (both held).
   void merge(Story& survivor, const std::string& victim);
   std::unordered_map<std::string, std::string> merged_into_;  // merged story id -> survivor
-  void add_terms(const std::string& story_id, const std::unordered_map<std::string, float>& terms);
   std::int64_t watermark_ = 0;
   std::size_t since_sweep_ = 0;
 };
