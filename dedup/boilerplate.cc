@@ -68,6 +68,7 @@ void BoilerplateFilter::rebuild(std::size_t capacity) {
 }
 
 bool BoilerplateFilter::count(std::uint64_t key, std::uint32_t url_hash, std::int64_t event_time) {
+  if (options_.max_entries > 0 && size_ >= options_.max_entries) shrink();
   if ((size_ + 1) * 5 > table_.size() * 4) {
     rebuild(std::max<std::size_t>(1024, table_.size() + table_.size() / 2));
   }
@@ -133,6 +134,35 @@ std::string BoilerplateFilter::filter(std::string_view site, std::string_view ur
   if (!kept.empty()) return kept;
   const std::string_view trimmed = trim_spaces(title);
   return std::string(trimmed.empty() ? text : trimmed);
+}
+
+void BoilerplateFilter::shrink() {
+  // The time from which the newest 90% were seen; what was seen before it goes. Ties at it
+  // stay, unless that would leave the filter full (pages all of one second).
+  std::vector<std::uint32_t> times;
+  times.reserve(size_);
+  for (const Seen& s : table_) {
+    if (s.last_url != 0) times.push_back(s.last_time);
+  }
+  const std::size_t keep = options_.max_entries * 9 / 10;
+  if (times.size() <= keep) return;
+  const auto cut = times.end() - static_cast<std::ptrdiff_t>(keep);
+  std::nth_element(times.begin(), cut, times.end());
+  const std::uint32_t horizon = keep > 0 ? *cut : UINT32_MAX;
+  const auto kept = static_cast<std::size_t>(std::count_if(
+      times.begin(), times.end(), [horizon](std::uint32_t t) { return t >= horizon; }));
+  const bool ties_go = keep == 0 || kept >= options_.max_entries;
+  std::size_t live = 0;
+  for (Seen& s : table_) {
+    if (s.last_url == 0) continue;
+    if (s.last_time < horizon || (ties_go && s.last_time == horizon)) {
+      s.last_url = 0;
+    } else {
+      ++live;
+    }
+  }
+  size_ = live;
+  rebuild(std::max<std::size_t>(1024, live * 5 / 3));
 }
 
 void BoilerplateFilter::expire(std::int64_t now) {

@@ -18,6 +18,9 @@ struct BoilerplateOptions {
   std::uint32_t min_other_pages = 2;        ///< a paragraph seen on this many other pages of the
                                             ///< same site is boilerplate there
   std::int64_t window_seconds = 72 * 3600;  ///< paragraphs not seen for this long are forgotten
+  /// (Site, paragraph) pairs held at most (0: no bound but time); past it those seen longest
+  /// ago are forgotten first. The pipeline bounds it by `window.max_articles`.
+  std::size_t max_entries = 0;
 };
 
 /// Finds a site's page furniture that extraction let through ("Related", "Trending" lists,
@@ -67,6 +70,8 @@ class BoilerplateFilter {
     std::uint64_t key() const { return std::uint64_t{key_high} << 32 | key_low; }
   };
   void expire(std::int64_t now);
+  // Forgets the pairs seen longest ago until at most 90% of `max_entries` are left.
+  void shrink();
   // Counts one page's paragraph; true when it was boilerplate for the site before this page.
   bool count(std::uint64_t key, std::uint32_t url_hash, std::int64_t event_time);
   // The same verdict as `count`, counting nothing.

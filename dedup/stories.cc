@@ -501,6 +501,7 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
   // A sweep costs as much as the book holds: one every half a book's worth of articles keeps
   // it O(1) per article (a sweep every 1,024 made a restore of 100,000 articles quadratic).
   if (++since_sweep_ >= std::max<std::size_t>(1024, story_of_.size() / 2)) expire(watermark_);
+  if (options_.max_stories > 0 && stories_.size() >= options_.max_stories) shrink();
 
   std::string story_id = story_hint.empty() ? std::string() : resolve(std::string(story_hint));
   if (story_id.empty() && verdict.kind != DupKind::kUnique) {
@@ -677,9 +678,25 @@ std::vector<Story> StoryBook::newest(std::size_t n) const {
   });
 }
 
-void StoryBook::expire(std::int64_t watermark) {
+void StoryBook::shrink() {
+  // The time from which the newest 90% were updated; the stories updated before it go. Ties at
+  // it stay, unless that would leave the book full.
+  std::vector<std::int64_t> times;
+  times.reserve(stories_.size());
+  for (const auto& [id, story] : stories_) times.push_back(story.last_updated);
+  const std::size_t keep = options_.max_stories * 9 / 10;
+  if (times.size() <= keep) return;
+  const auto cut = times.end() - static_cast<std::ptrdiff_t>(keep);
+  std::nth_element(times.begin(), cut, times.end());
+  const std::int64_t horizon = keep > 0 ? *cut : INT64_MAX;
+  const auto kept = static_cast<std::size_t>(std::count_if(
+      times.begin(), times.end(), [horizon](std::int64_t t) { return t >= horizon; }));
+  expire(watermark_, kept >= options_.max_stories ? horizon + 1 : horizon);
+}
+
+void StoryBook::expire(std::int64_t watermark, std::int64_t horizon) {
   since_sweep_ = 0;
-  const std::int64_t horizon = watermark - options_.window_seconds;
+  horizon = std::max(horizon, watermark - options_.window_seconds);
   for (auto it = stories_.begin(); it != stories_.end();) {
     it = it->second.last_updated < horizon ? stories_.erase(it) : std::next(it);
   }

@@ -85,6 +85,9 @@ struct StoryOptions {
   /// A story gathers articles of one language: an article whose language is known joins no
   /// story (by similarity) begun in another (Simplified and Traditional Chinese are one).
   bool within_language = true;
+  /// Stories held at most (0: no bound but time); past it those updated longest ago are
+  /// forgotten first. The pipeline bounds it by `window.max_articles`.
+  std::size_t max_stories = 0;
   StoryModel model;
 };
 
@@ -162,7 +165,11 @@ class StoryBook {
   std::vector<Story> newest(std::size_t n) const;
 
  private:
-  void expire(std::int64_t watermark);
+  // Forgets the stories idle for the window behind `watermark`, and those updated before
+  // `horizon`.
+  void expire(std::int64_t watermark, std::int64_t horizon = INT64_MIN);
+  // Forgets the stories updated longest ago until at most 90% of `max_stories` are left.
+  void shrink();
 
   StoryOptions options_;
   // Document frequencies of the articles' terms over the window (stems hashed).

@@ -152,6 +152,7 @@ class Pipeline {
   const dedup::DedupWindow& window() const { return window_; }
   const dedup::TermStats& term_stats() const { return term_stats_; }
   const dedup::StoryBook& stories() const { return stories_; }
+  const dedup::BoilerplateFilter& boilerplate() const { return boilerplate_; }
 
  private:
   dedup::Fingerprint fingerprint(const std::string& id, const std::string& core,

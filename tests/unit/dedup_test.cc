@@ -494,6 +494,26 @@ TEST(Boilerplate, TheTableShrinksWithTheWindowAndKeepsWhatItKnows) {
   EXPECT_EQ(f.filter("a.test", "https://a.test/new", "Menu\n\nNews", 14000), "Menu\n\nNews");
 }
 
+// Bounded, it forgets the paragraphs seen longest ago, and stays bounded when every page has the
+// same second (no oldest to tell apart).
+TEST(Boilerplate, ABoundForgetsThoseSeenLongestAgo) {
+  BoilerplateFilter f({.enabled = true, .min_other_pages = 2, .max_entries = 100});
+  for (int i = 0; i < 1000; ++i) {
+    f.filter("a.test", "https://a.test/" + std::to_string(i), "Menu\n\nStory " + std::to_string(i),
+             i);
+    ASSERT_LE(f.size(), 100u);
+  }
+  // The menu, seen on every page, is still furniture; an old page's paragraph is forgotten.
+  EXPECT_EQ(f.filter("a.test", "https://a.test/x", "Menu\n\nStory x", 1000), "Story x");
+  EXPECT_EQ(f.filter("a.test", "https://a.test/y", "Story 3\n\nMore", 1001), "Story 3\n\nMore");
+  BoilerplateFilter same_second({.enabled = true, .min_other_pages = 2, .max_entries = 100});
+  for (int i = 0; i < 1000; ++i) {
+    same_second.filter("a.test", "https://a.test/" + std::to_string(i),
+                       "Story " + std::to_string(i), 5);
+    ASSERT_LE(same_second.size(), 100u);
+  }
+}
+
 StoryOptions merging() {
   StoryOptions o;
   o.similarity_threshold = 0.3;

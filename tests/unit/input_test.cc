@@ -553,5 +553,60 @@ TEST(Pipeline, FarFutureDateDoesNotExpireTheWindow) {
   EXPECT_EQ((*third)[0].event_time, *in.fetched_at + 1800);
 }
 
+// Articles coming faster than the window's time lets go of them: past `window.max_articles` the
+// story book and the boilerplate filter shrink with the window (a story per article held, 32
+// paragraphs per article held), and a restore from the state records holds the same.
+TEST(Pipeline, TheStoryBookAndBoilerplateFilterAreBoundedByTheWindowsBound) {
+  config::Config c;
+  c.window.max_articles = 40;
+  Pipeline live(c, nullptr);
+  std::vector<dedup::ArticleState> records;
+  std::size_t most_paragraphs = 0, most_stories = 0;
+  auto site_page = [](int i) {
+    const std::string n = std::to_string(i);
+    std::string body = "<html><body><article>";
+    for (int k = 0; k < 8; ++k) {
+      const std::string m = std::to_string(i * 10 + k);
+      body += "<p>Section " + m + " of report " + n + ": the council of district " + m +
+              " met on the " + n + "th to weigh plan " + m + " against budget line " + n + ".</p>";
+    }
+    body += "<p>Subscribe to our newsletter for the morning briefing from site " +
+            std::to_string(i % 10) + " every day before seven.</p></article></body></html>";
+    Input in = page("https://site" + std::to_string(i % 10) + ".test/report-" + n, "", i * 60);
+    in.body = body;
+    return in;
+  };
+  for (int i = 0; i < 400; ++i) {
+    auto out = live.process(site_page(i));
+    ASSERT_TRUE(out) << out.error().reason << ": " << out.error().detail;
+    for (const auto& o : *out) records.push_back(o.state);
+    most_paragraphs = std::max(most_paragraphs, live.boilerplate().size());
+    most_stories = std::max(most_stories, live.stories().size());
+  }
+  EXPECT_EQ(live.window().size(), 40u);
+  EXPECT_LE(most_stories, 40u);
+  EXPECT_GE(most_stories, 36u);  // it fills up to the bound, then keeps the newest 90%
+  EXPECT_LE(most_paragraphs, 40u * 32);
+  EXPECT_GT(most_paragraphs, 40u * 32 * 8 / 10);
+  // The same bounds, at the same points, from the records: a restore holds what the run holds.
+  Pipeline restored(c, nullptr);
+  for (const auto& r : records) restored.restore(r);
+  EXPECT_EQ(restored.window().size(), live.window().size());
+  EXPECT_EQ(restored.stories().size(), live.stories().size());
+  EXPECT_EQ(restored.boilerplate().size(), live.boilerplate().size());
+  auto a = live.process(site_page(400));
+  auto b = restored.process(site_page(400));
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ((*a)[0].content_hash, (*b)[0].content_hash);
+  EXPECT_EQ((*a)[0].story_id, (*b)[0].story_id);
+  // Without the bound both hold every article of these hours.
+  config::Config unbounded;
+  unbounded.window.max_articles = 0;
+  Pipeline all(unbounded, nullptr);
+  for (int i = 0; i < 400; ++i) ASSERT_TRUE(all.process(site_page(i)));
+  EXPECT_GT(all.stories().size(), 300u);
+  EXPECT_GT(all.boilerplate().size(), 3000u);
+}
+
 }  // namespace
 }  // namespace newsflow::daemon
