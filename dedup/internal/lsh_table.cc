@@ -1,17 +1,16 @@
 #include "dedup/internal/lsh_table.h"
 
+#include <algorithm>
+
 namespace newsflow::dedup::internal {
 
 void LshTable::insert(std::uint32_t key, std::uint32_t slot) {
-  // Rehash at 80% use (live entries and tombstones) to a load of at most 50%.
+  // Rehash at 80% use (live entries and tombstones) to a load of 60%.
   if ((size_ + tombstones_ + 1) * 10 > entries_.size() * 8) {
-    std::size_t capacity = 1024;
-    while (capacity < (size_ + 1) * 2) capacity *= 2;
-    rehash(capacity);
+    rehash(std::max<std::size_t>(1024, (size_ + 1) * 5 / 3));
   }
-  const std::size_t mask = entries_.size() - 1;
   std::size_t i = home(key);
-  while (entries_[i].slot != kEmpty && entries_[i].slot != kTombstone) i = (i + 1) & mask;
+  while (entries_[i].slot != kEmpty && entries_[i].slot != kTombstone) i = next(i);
   if (entries_[i].slot == kTombstone) --tombstones_;
   entries_[i] = {key, slot};
   ++size_;
@@ -19,8 +18,7 @@ void LshTable::insert(std::uint32_t key, std::uint32_t slot) {
 
 void LshTable::erase(std::uint32_t key, std::uint32_t slot) {
   if (entries_.empty()) return;
-  const std::size_t mask = entries_.size() - 1;
-  for (std::size_t i = home(key); entries_[i].slot != kEmpty; i = (i + 1) & mask) {
+  for (std::size_t i = home(key); entries_[i].slot != kEmpty; i = next(i)) {
     if (entries_[i].key == key && entries_[i].slot == slot) {
       entries_[i].slot = kTombstone;
       --size_;
@@ -36,11 +34,10 @@ void LshTable::rehash(std::size_t capacity) {
   entries_.assign(capacity, Entry{0, kEmpty});
   size_ = 0;
   tombstones_ = 0;
-  const std::size_t mask = capacity - 1;
   for (const Entry& e : old) {
     if (e.slot == kEmpty || e.slot == kTombstone) continue;
     std::size_t i = home(e.key);
-    while (entries_[i].slot != kEmpty) i = (i + 1) & mask;
+    while (entries_[i].slot != kEmpty) i = next(i);
     entries_[i] = e;
     ++size_;
   }

@@ -6,8 +6,8 @@
 namespace newsflow::dedup::internal {
 
 /// A flat multimap from 32-bit band keys to window slots with linear probing: 8 bytes an entry
-/// instead of a node per entry, which is what keeps the window under 1 KiB an article. Not
-/// thread-safe.
+/// instead of a node per entry, 53-80% full (live entries and tombstones; rebuilt 60% full).
+/// Not thread-safe.
 class LshTable {
  public:
   void insert(std::uint32_t key, std::uint32_t slot);
@@ -17,8 +17,7 @@ class LshTable {
   template <typename F>
   void for_each(std::uint32_t key, F&& fn) const {
     if (entries_.empty()) return;
-    const std::size_t mask = entries_.size() - 1;
-    for (std::size_t i = home(key); entries_[i].slot != kEmpty; i = (i + 1) & mask) {
+    for (std::size_t i = home(key); entries_[i].slot != kEmpty; i = next(i)) {
       if (entries_[i].key == key && entries_[i].slot != kTombstone) fn(entries_[i].slot);
     }
   }
@@ -35,9 +34,12 @@ class LshTable {
   static constexpr std::uint32_t kEmpty = UINT32_MAX;
   static constexpr std::uint32_t kTombstone = UINT32_MAX - 1;
 
+  // Any number of entries (below 2^32): the table grows by half, not double.
   std::size_t home(std::uint32_t key) const {
-    return (static_cast<std::uint64_t>(key) * 0x9E3779B97F4A7C15ULL >> 20) & (entries_.size() - 1);
+    const std::uint64_t mixed = static_cast<std::uint64_t>(key) * 0x9E3779B97F4A7C15ULL >> 32;
+    return static_cast<std::size_t>(mixed * entries_.size() >> 32);
   }
+  std::size_t next(std::size_t i) const { return i + 1 == entries_.size() ? 0 : i + 1; }
   void rehash(std::size_t capacity);
 
   std::vector<Entry> entries_;
