@@ -172,6 +172,10 @@ int main(int argc, char** argv) {
 
   auto config = config::parse_config("", config::process_environment());
   if (!config) return 2;
+  // Every record held (the bound not reached), so bytes are per article held.
+  if (config->window.max_articles > 0 && config->window.max_articles < articles) {
+    config->window.max_articles = articles;
+  }
   // Real records: the stream through the pipeline.
   const Records records(bench::stream_states(*config, stream), articles);
   if (records.seeds() == 0) return 2;
