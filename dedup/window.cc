@@ -134,8 +134,8 @@ Verdict DedupWindow::judge(const Fingerprint& fp) const {
 
 Verdict DedupWindow::observe(std::string_view id, const Fingerprint& fp, std::int64_t event_time,
                              std::int64_t low_watermark) {
+  if (const std::uint32_t held = find(id); held != kNone) return slots_[held].verdict;
   const std::string key(id);
-  if (auto it = by_id_.find(key); it != by_id_.end()) return slots_[it->second].verdict;
 
   // Expire first, so an original that just left the window is not matched.
   advance(event_time, low_watermark);
@@ -151,37 +151,45 @@ void DedupWindow::advance(std::int64_t event_time, std::int64_t low_watermark) {
 
 void DedupWindow::remember(std::string_view id, const Fingerprint& fp, std::int64_t event_time,
                            const Verdict& verdict) {
-  std::string key(id);
-  if (by_id_.count(key)) return;
-  insert(std::move(key), fp, event_time, verdict);
+  if (contains(id)) return;
+  insert(std::string(id), fp, event_time, verdict);
 }
 
 void DedupWindow::restore(std::string_view id, const Fingerprint& fp, std::int64_t event_time,
                           const Verdict& verdict) {
-  std::string key(id);
-  if (by_id_.count(key)) return;
+  if (contains(id)) return;
   watermark_ = std::max(watermark_, event_time);
   expire();
   if (event_time < watermark_ - options_.window_seconds) return;
-  insert(std::move(key), fp, event_time, verdict);
+  insert(std::string(id), fp, event_time, verdict);
+}
+
+std::uint32_t DedupWindow::id_key(std::string_view id) {
+  return static_cast<std::uint32_t>(hash64(id));
+}
+
+std::uint32_t DedupWindow::find(std::string_view id) const {
+  std::uint32_t found = kNone;
+  ids_.for_each(id_key(id), [&](std::uint32_t slot) {
+    if (found == kNone && slots_[slot].id == id) found = slot;
+  });
+  return found;
 }
 
 std::size_t DedupWindow::heap_bytes(const Entry& e) {
-  // Strings longer than the small-string buffer live on the heap; the id is held twice (slot
-  // and index key).
+  // Strings longer than the small-string buffer live on the heap.
   auto heap = [](const std::string& s) { return s.size() > 15 ? s.capacity() + 1 : 0; };
-  return 2 * heap(e.id) + heap(e.verdict.of);
+  return heap(e.id) + heap(e.verdict.of);
 }
 
 std::size_t DedupWindow::memory_bytes() const {
-  // Node-based maps: one node per element (key, value, next pointer, cached hash) plus the
+  // Node-based map: one node per element (key, value, next pointer, cached hash) plus the
   // bucket array.
-  const std::size_t id_node = sizeof(std::string) + sizeof(std::uint32_t) + 2 * sizeof(void*);
   const std::size_t hash_node = sizeof(ContentHash) + 2 * sizeof(std::uint32_t) + 2 * sizeof(void*);
   return slots_.capacity() * sizeof(Entry) + free_slots_.capacity() * sizeof(std::uint32_t) +
-         by_id_.size() * id_node + by_id_.bucket_count() * sizeof(void*) +
-         by_hash_.size() * hash_node + by_hash_.bucket_count() * sizeof(void*) +
-         buckets_.memory_bytes() + by_time_.capacity() * sizeof(Expiry) + string_bytes_;
+         ids_.memory_bytes() + by_hash_.size() * hash_node +
+         by_hash_.bucket_count() * sizeof(void*) + buckets_.memory_bytes() +
+         by_time_.capacity() * sizeof(Expiry) + string_bytes_;
 }
 
 void DedupWindow::insert(std::string key, const Fingerprint& fp, std::int64_t event_time,
@@ -194,9 +202,9 @@ void DedupWindow::insert(std::string key, const Fingerprint& fp, std::int64_t ev
     slot = static_cast<std::uint32_t>(slots_.size());
     slots_.emplace_back();
   }
-  slots_[slot] = Entry{key, fp, event_time, verdict, kNone, kNone};
+  slots_[slot] = Entry{std::move(key), fp, event_time, verdict, kNone, kNone};
   string_bytes_ += heap_bytes(slots_[slot]);
-  by_id_.emplace(std::move(key), slot);
+  ids_.insert(id_key(slots_[slot].id), slot);
   if (auto [it, inserted] = by_hash_.try_emplace(fp.exact, slot, slot); !inserted) {
     slots_[it->second.second].next_same = slot;
     slots_[slot].prev_same = it->second.second;
@@ -213,7 +221,7 @@ void DedupWindow::expire(std::int64_t low_watermark) {
   const std::int64_t horizon = std::min(watermark_, low_watermark) - options_.window_seconds;
   while (!by_time_.empty() && by_time_.front().event_time < horizon) remove_oldest();
   // Bounded memory: past `max_articles` (the one about to join included) the oldest leave.
-  while (options_.max_articles > 0 && !by_time_.empty() && by_id_.size() >= options_.max_articles) {
+  while (options_.max_articles > 0 && !by_time_.empty() && ids_.size() >= options_.max_articles) {
     remove_oldest();
     ++evicted_;
   }
@@ -235,7 +243,7 @@ void DedupWindow::remove_oldest() {
   if (e.fp.phrases > 0) {
     for (const std::uint32_t k : band_keys(e.fp)) buckets_.erase(k, slot);
   }
-  by_id_.erase(e.id);
+  ids_.erase(id_key(e.id), slot);
   string_bytes_ -= heap_bytes(e);
   if (track_left_) left_.push_back(std::move(e.id));
   e = Entry{};

@@ -93,10 +93,10 @@ class DedupWindow {
                 const Verdict& verdict);
 
   /// True while the article `id` is held.
-  bool contains(std::string_view id) const { return by_id_.find(std::string(id)) != by_id_.end(); }
+  bool contains(std::string_view id) const { return find(id) != kNone; }
 
   /// Number of articles held.
-  std::size_t size() const { return by_id_.size(); }
+  std::size_t size() const { return ids_.size(); }
 
   /// Estimated bytes the window holds on the heap (slots, indexes, ids), for the
   /// `newsflow_window_bytes` gauge; O(1).
@@ -141,7 +141,11 @@ class DedupWindow {
   std::int64_t watermark_ = 0;
   std::vector<Entry> slots_;
   std::vector<std::uint32_t> free_slots_;
-  std::unordered_map<std::string, std::uint32_t> by_id_;
+  // Slots by the low 32 bits of their id's hash (the id itself is kept once, in the slot).
+  internal::LshTable ids_;
+  static std::uint32_t id_key(std::string_view id);
+  // The slot holding `id`, or kNone.
+  std::uint32_t find(std::string_view id) const;
   // Oldest and newest slot per exact fingerprint; entries in between are linked through
   // prev_same/next_same in arrival order, so the oldest held copy is always at hand.
   std::unordered_map<ContentHash, std::pair<std::uint32_t, std::uint32_t>, ContentHashHasher>
