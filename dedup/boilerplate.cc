@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "dedup/internal/codec.h"
 #include "dedup/normalize.h"
 
 namespace newsflow::dedup {
@@ -181,6 +182,29 @@ void BoilerplateFilter::expire(std::int64_t now) {
   // Rebuilt 60% full: what expired leaves no holes in the probe chains, and the table shrinks
   // with the window.
   if (!table_.empty()) rebuild(std::max<std::size_t>(1024, live * 5 / 3));
+}
+
+void BoilerplateFilter::save(internal::Writer& w) const {
+  w.array(table_);
+  w.varint(size_);
+  w.signed_varint(watermark_);
+  w.signed_varint(last_sweep_);
+}
+
+bool BoilerplateFilter::load(internal::Reader& r) {
+  std::vector<Seen> table;
+  if (!r.array(table)) return false;
+  const std::size_t size = r.varint();
+  const std::int64_t watermark = r.signed_varint();
+  const std::int64_t last_sweep = r.signed_varint();
+  const auto used = static_cast<std::size_t>(
+      std::count_if(table.begin(), table.end(), [](const Seen& s) { return s.last_url != 0; }));
+  if (!r.ok() || used != size || (!table.empty() && used >= table.size())) return false;
+  table_ = std::move(table);
+  size_ = size;
+  watermark_ = watermark;
+  last_sweep_ = last_sweep;
+  return true;
 }
 
 }  // namespace newsflow::dedup

@@ -7,6 +7,11 @@
 
 namespace newsflow::dedup {
 
+namespace internal {
+class Reader;
+class Writer;
+}  // namespace internal
+
 /// A teaser of another page: a paragraph of a dozen words or more cut mid-word with an
 /// ellipsis ("... stands for the story" boxes that extraction let through). Never article
 /// prose, so it says nothing about which article a page carries.
@@ -57,6 +62,10 @@ class BoilerplateFilter {
 
   /// Distinct (site, paragraph) pairs held.
   std::size_t size() const { return size_; }
+  /// The filter as it is, and back (false, and the filter unchanged, for other bytes).
+  void save(internal::Writer& w) const;
+  bool load(internal::Reader& r);
+
   /// Bytes of its table.
   std::size_t memory_bytes() const { return table_.capacity() * sizeof(Seen); }
 

@@ -3,96 +3,16 @@
 #include <algorithm>
 #include <cstring>
 
+#include "dedup/internal/codec.h"
+
 namespace newsflow::dedup {
 namespace {
 
 constexpr std::string_view kMagic = "NFS1";
 constexpr std::size_t kMaxItems = 1 << 20;  // per list: anything larger is not a record of ours
 
-class Writer {
- public:
-  void varint(std::uint64_t v) {
-    while (v >= 0x80) {
-      out_.push_back(static_cast<char>(v | 0x80));
-      v >>= 7;
-    }
-    out_.push_back(static_cast<char>(v));
-  }
-  void signed_varint(std::int64_t v) {
-    varint((static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63));
-  }
-  template <typename T>
-  void fixed(T v) {
-    char buf[sizeof(T)];
-    std::memcpy(buf, &v, sizeof(T));  // little-endian hosts (x86-64, arm64)
-    out_.append(buf, sizeof(T));
-  }
-  void string(std::string_view s) {
-    varint(s.size());
-    out_.append(s);
-  }
-  std::string take() { return std::move(out_); }
-  void raw(std::string_view s) { out_.append(s); }
-
- private:
-  std::string out_;
-};
-
-class Reader {
- public:
-  explicit Reader(std::string_view in) : in_(in) {}
-  bool ok() const { return ok_; }
-  bool done() const { return ok_ && pos_ == in_.size(); }
-  std::uint64_t varint() {
-    std::uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (pos_ >= in_.size()) return fail();
-      const auto byte = static_cast<unsigned char>(in_[pos_++]);
-      v |= static_cast<std::uint64_t>(byte & 0x7F) << shift;
-      if (!(byte & 0x80)) return v;
-    }
-    return fail();
-  }
-  std::int64_t signed_varint() {
-    const std::uint64_t z = varint();
-    return static_cast<std::int64_t>((z >> 1) ^ (~(z & 1) + 1));
-  }
-  template <typename T>
-  T fixed() {
-    T v{};
-    if (in_.size() - pos_ < sizeof(T)) return fail(), v;
-    std::memcpy(&v, in_.data() + pos_, sizeof(T));
-    pos_ += sizeof(T);
-    return v;
-  }
-  std::string string() {
-    const std::uint64_t n = varint();
-    if (!ok_ || n > in_.size() - pos_) return fail(), std::string();
-    std::string s(in_.substr(pos_, n));
-    pos_ += n;
-    return s;
-  }
-  std::size_t count() {
-    const std::uint64_t n = varint();
-    if (n > kMaxItems || n > in_.size() - pos_) return fail(), 0;
-    return static_cast<std::size_t>(n);
-  }
-  bool expect(std::string_view magic) {
-    if (in_.substr(0, magic.size()) != magic) return fail(), false;
-    pos_ = magic.size();
-    return true;
-  }
-
- private:
-  std::uint64_t fail() {
-    ok_ = false;
-    pos_ = in_.size();
-    return 0;
-  }
-  std::string_view in_;
-  std::size_t pos_ = 0;
-  bool ok_ = true;
-};
+using internal::Reader;
+using internal::Writer;
 
 }  // namespace
 
@@ -139,14 +59,14 @@ std::string encode_state(const ArticleState& s) {
 }
 
 std::optional<std::uint64_t> state_seq(std::string_view bytes) {
-  Reader r(bytes);
+  Reader r(bytes, kMaxItems);
   if (!r.expect(kMagic)) return std::nullopt;
   const std::uint64_t seq = r.varint();
   return r.ok() ? std::optional(seq) : std::nullopt;
 }
 
 std::optional<ArticleState> decode_state(std::string_view bytes) {
-  Reader r(bytes);
+  Reader r(bytes, kMaxItems);
   if (!r.expect(kMagic)) return std::nullopt;
   ArticleState s;
   s.seq = r.varint();

@@ -10,6 +10,7 @@
 #include <optional>
 #include <unordered_set>
 
+#include "dedup/internal/codec.h"
 #include "dedup/internal/stopwords.h"
 #include "dedup/normalize.h"
 
@@ -715,6 +716,180 @@ void StoryBook::expire(std::int64_t watermark, std::int64_t horizon) {
   for (std::uint32_t k = 0; k < slots_.size(); ++k) {
     for (const auto& [t, w] : slots_[k].terms) terms_[t].stories.push_back(k);
   }
+}
+
+namespace {
+
+void save_strings(internal::Writer& w, const std::vector<std::string>& v) {
+  w.varint(v.size());
+  for (const auto& x : v) w.string(x);
+}
+
+bool load_strings(internal::Reader& r, std::vector<std::string>& v) {
+  v.resize(r.count());
+  for (auto& x : v) x = r.string();
+  return r.ok();
+}
+
+template <class Map>
+void save_map(internal::Writer& w, const Map& m) {
+  w.varint(m.size());
+  for (const auto& [k, v] : m) {
+    w.string(k);
+    w.string(v);
+  }
+}
+
+template <class Map>
+bool load_map(internal::Reader& r, Map& m) {
+  const std::size_t n = r.count();
+  m.reserve(n);
+  for (std::size_t i = 0; i < n && r.ok(); ++i) {
+    std::string k = r.string();
+    m.emplace(std::move(k), r.string());
+  }
+  return r.ok();
+}
+
+template <class Weights>
+void save_weights(internal::Writer& w, const Weights& v) {
+  w.varint(v.size());
+  for (const auto& [t, x] : v) {
+    w.fixed(t);
+    w.fixed(x);
+  }
+}
+
+template <class Weights>
+bool load_weights(internal::Reader& r, Weights& v, std::size_t terms) {
+  v.resize(r.count());
+  for (auto& [t, x] : v) {
+    t = r.fixed<std::uint32_t>();
+    x = r.fixed<float>();
+    if (t >= terms) return false;
+  }
+  return r.ok();
+}
+
+}  // namespace
+
+void StoryBook::save(internal::Writer& w) const {
+  w.raw("NFB1");
+  df_.save(w);
+  w.varint(stories_.size());
+  for (const auto& [id, s] : stories_) {
+    w.string(s.story_id);
+    w.string(s.title);
+    w.string(s.representative);
+    w.string(s.language);
+    w.varint(s.articles.size());
+    for (const StoryMember& m : s.articles) {
+      w.string(m.id);
+      w.string(m.url);
+      w.string(m.source);
+      w.varint(static_cast<std::uint64_t>(m.kind));
+      w.string(m.language);
+    }
+    w.varint(s.article_count);
+    w.varint(s.sources);
+    w.varint(s.copies);
+    save_strings(w, s.languages);
+    w.signed_varint(s.first_seen);
+    w.signed_varint(s.last_updated);
+    w.varint(s.version);
+    save_strings(w, s.merged_from);
+  }
+  save_map(w, story_of_);
+  save_map(w, merged_into_);
+  w.varint(terms_.size());
+  for (const TermInfo& t : terms_) {
+    w.string(t.text);
+    w.varint(t.uses);
+    w.array(t.stories);
+  }
+  w.array(free_terms_);
+  w.varint(slots_.size());
+  for (const Slot& s : slots_) {
+    w.string(s.story_id);
+    save_weights(w, s.terms);
+    save_weights(w, s.representative);
+  }
+  w.array(free_slots_);
+  w.signed_varint(watermark_);
+  w.varint(since_sweep_);
+}
+
+bool StoryBook::load(internal::Reader& r) {
+  StoryBook next(options_);
+  if (!r.expect("NFB1") || !next.df_.load(r)) return false;
+  const std::size_t stories = r.count();
+  next.stories_.reserve(stories);
+  for (std::size_t i = 0; i < stories && r.ok(); ++i) {
+    Story s;
+    s.story_id = r.string();
+    s.title = r.string();
+    s.representative = r.string();
+    s.language = r.string();
+    s.articles.resize(r.count());
+    for (StoryMember& m : s.articles) {
+      m.id = r.string();
+      m.url = r.string();
+      m.source = r.string();
+      const std::uint64_t kind = r.varint();
+      if (kind > static_cast<std::uint64_t>(DupKind::kContained)) return false;
+      m.kind = static_cast<DupKind>(kind);
+      m.language = r.string();
+    }
+    s.article_count = r.varint();
+    s.sources = r.varint();
+    s.copies = r.varint();
+    if (!load_strings(r, s.languages)) return false;
+    s.first_seen = r.signed_varint();
+    s.last_updated = r.signed_varint();
+    s.version = r.varint();
+    if (!load_strings(r, s.merged_from)) return false;
+    std::string id = s.story_id;
+    next.stories_.emplace(std::move(id), std::move(s));
+  }
+  if (!load_map(r, next.story_of_) || !load_map(r, next.merged_into_)) return false;
+  next.terms_.resize(r.count());
+  for (TermInfo& t : next.terms_) {
+    t.text = r.string();
+    t.uses = static_cast<std::uint32_t>(r.varint());
+    if (!r.array(t.stories)) return false;
+  }
+  if (!r.array(next.free_terms_)) return false;
+  for (TermId t = 0; t < next.terms_.size(); ++t) {
+    if (next.terms_[t].uses > 0) next.term_ids_.emplace(next.terms_[t].text, t);
+  }
+  next.slots_.resize(r.count());
+  for (Slot& s : next.slots_) {
+    s.story_id = r.string();
+    if (!load_weights(r, s.terms, next.terms_.size()) ||
+        !load_weights(r, s.representative, next.terms_.size())) {
+      return false;
+    }
+  }
+  if (!r.array(next.free_slots_)) return false;
+  for (std::uint32_t k = 0; k < next.slots_.size(); ++k) {
+    if (!next.slots_[k].story_id.empty()) next.slot_of_.emplace(next.slots_[k].story_id, k);
+  }
+  next.watermark_ = r.signed_varint();
+  next.since_sweep_ = r.varint();
+  for (const TermInfo& t : next.terms_) {
+    for (const std::uint32_t s : t.stories) {
+      if (s >= next.slots_.size()) return false;
+    }
+  }
+  for (const std::uint32_t t : next.free_terms_) {
+    if (t >= next.terms_.size()) return false;
+  }
+  for (const std::uint32_t s : next.free_slots_) {
+    if (s >= next.slots_.size()) return false;
+  }
+  if (!r.ok()) return false;
+  *this = std::move(next);
+  return true;
 }
 
 }  // namespace newsflow::dedup

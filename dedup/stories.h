@@ -11,6 +11,11 @@
 
 namespace newsflow::dedup {
 
+namespace internal {
+class Reader;
+class Writer;
+}  // namespace internal
+
 /// One article as a story lists it.
 struct StoryMember {
   std::string id;
@@ -163,6 +168,12 @@ class StoryBook {
 
   /// The `n` most recently updated stories, newest first (ties: the larger).
   std::vector<Story> newest(std::size_t n) const;
+
+  /// The book as it is, and back: `load` makes a book equal to the one saved (its stories,
+  /// index, terms and their numbers, document frequencies), which places every later article
+  /// as that one would. False, and the book unchanged, for bytes that are not a saved book.
+  void save(internal::Writer& w) const;
+  bool load(internal::Reader& r);
 
  private:
   // Forgets the stories idle for the window behind `watermark`, and those updated before

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dedup/internal/codec.h"
+
 namespace newsflow::dedup {
 
 TermStats::TermStats(std::int64_t window_seconds, int segments, int bits)
@@ -68,6 +70,30 @@ std::uint64_t TermStats::documents() const {
 double TermStats::idf(std::uint64_t term) const {
   const double n = static_cast<double>(documents());
   return std::log((n + 1) / (std::min<double>(df(term), n) + 1));
+}
+
+void TermStats::save(internal::Writer& w) const {
+  w.array(counts_);
+  w.array(slice_docs_);
+  w.array(slice_epoch_);
+  w.signed_varint(newest_epoch_);
+}
+
+bool TermStats::load(internal::Reader& r) {
+  std::vector<std::uint16_t> counts;
+  std::vector<std::uint64_t> docs;
+  std::vector<std::int64_t> epochs;
+  if (!r.array(counts) || !r.array(docs) || !r.array(epochs)) return false;
+  const std::int64_t newest = r.signed_varint();
+  if (!r.ok() || counts.size() != counts_.size() || docs.size() != slice_docs_.size() ||
+      epochs.size() != slice_epoch_.size()) {
+    return false;
+  }
+  counts_ = std::move(counts);
+  slice_docs_ = std::move(docs);
+  slice_epoch_ = std::move(epochs);
+  newest_epoch_ = newest;
+  return true;
 }
 
 }  // namespace newsflow::dedup

@@ -6,6 +6,11 @@
 
 namespace newsflow::dedup {
 
+namespace internal {
+class Reader;
+class Writer;
+}  // namespace internal
+
 /// Document frequencies of terms over the sliding window, for phrase weights: in how many of
 /// the window's documents each term occurs. Counts live in `segments` time slices of the window
 /// (hashed saturating 16-bit counters, 2^bits per slice); when event time moves past a slice, the
@@ -29,6 +34,10 @@ class TermStats {
   double idf(std::uint64_t term) const;
 
   std::size_t memory_bytes() const { return counts_.size() * sizeof(std::uint16_t); }
+
+  /// The counters as they are, and back (`load` needs the same shape; false otherwise).
+  void save(internal::Writer& w) const;
+  bool load(internal::Reader& r);
 
  private:
   std::int64_t slice_seconds_;

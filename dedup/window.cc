@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 
+#include "dedup/internal/codec.h"
 #include "dedup/normalize.h"
 
 namespace newsflow::dedup {
@@ -248,6 +249,91 @@ void DedupWindow::remove_oldest() {
   if (track_left_) left_.push_back(std::move(e.id));
   e = Entry{};
   free_slots_.push_back(slot);
+}
+
+void DedupWindow::save(internal::Writer& w) const {
+  w.raw("NFW1");
+  w.signed_varint(watermark_);
+  w.varint(evicted_);
+  w.varint(slots_.size());
+  for (const Entry& e : slots_) {
+    w.string(e.id);
+    w.fixed(e.fp.exact.high);
+    w.fixed(e.fp.exact.low);
+    for (const std::uint16_t v : e.fp.sketch) w.fixed(v);
+    w.varint(e.fp.phrases);
+    w.fixed(e.fp.simhash);
+    w.signed_varint(e.event_time);
+    w.varint(static_cast<std::uint64_t>(e.verdict.kind));
+    w.string(e.verdict.of);
+    w.fixed(e.verdict.similarity);
+    w.fixed(e.prev_same);
+    w.fixed(e.next_same);
+  }
+  w.array(free_slots_);
+  w.varint(by_time_.size());
+  for (const Expiry& x : by_time_) {  // the heap as it is: equal times leave in the same order
+    w.signed_varint(x.event_time);
+    w.fixed(x.slot);
+  }
+  ids_.save(w);
+  buckets_.save(w);
+}
+
+bool DedupWindow::load(internal::Reader& r) {
+  DedupWindow next(options_);
+  next.track_left_ = track_left_;
+  if (!r.expect("NFW1")) return false;
+  next.watermark_ = r.signed_varint();
+  next.evicted_ = r.varint();
+  const std::size_t n = r.count();
+  next.slots_.resize(n);
+  const auto in_range = [n](std::uint32_t s) { return s == kNone || s < n; };
+  for (Entry& e : next.slots_) {
+    e.id = r.string();
+    e.fp.exact.high = r.fixed<std::uint64_t>();
+    e.fp.exact.low = r.fixed<std::uint64_t>();
+    for (auto& v : e.fp.sketch) v = r.fixed<std::uint16_t>();
+    e.fp.phrases = static_cast<std::uint32_t>(r.varint());
+    e.fp.simhash = r.fixed<std::uint64_t>();
+    e.event_time = r.signed_varint();
+    const std::uint64_t kind = r.varint();
+    if (kind > static_cast<std::uint64_t>(DupKind::kContained)) return false;
+    e.verdict.kind = static_cast<DupKind>(kind);
+    e.verdict.of = r.string();
+    e.verdict.similarity = r.fixed<double>();
+    e.prev_same = r.fixed<std::uint32_t>();
+    e.next_same = r.fixed<std::uint32_t>();
+    if (!r.ok() || !in_range(e.prev_same) || !in_range(e.next_same)) return false;
+  }
+  if (!r.array(next.free_slots_)) return false;
+  next.by_time_.resize(r.count());
+  for (Expiry& x : next.by_time_) {
+    x.event_time = r.signed_varint();
+    x.slot = r.fixed<std::uint32_t>();
+    if (x.slot >= n) return false;
+  }
+  if (!r.ok() || !next.ids_.load(r) || !next.buckets_.load(r)) return false;
+  if (next.by_time_.size() + next.free_slots_.size() != n ||
+      next.ids_.size() != next.by_time_.size()) {
+    return false;
+  }
+  // The exact-fingerprint index from the chains: the oldest and the newest held of each.
+  std::vector<bool> free(n, false);
+  for (const std::uint32_t s : next.free_slots_) {
+    if (s >= n) return false;
+    free[s] = true;
+  }
+  for (std::uint32_t s = 0; s < n; ++s) {
+    if (free[s]) continue;
+    const Entry& e = next.slots_[s];
+    auto& ends = next.by_hash_.try_emplace(e.fp.exact, kNone, kNone).first->second;
+    if (e.prev_same == kNone) ends.first = s;
+    if (e.next_same == kNone) ends.second = s;
+    next.string_bytes_ += heap_bytes(e);
+  }
+  *this = std::move(next);
+  return true;
 }
 
 }  // namespace newsflow::dedup

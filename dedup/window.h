@@ -13,6 +13,11 @@
 
 namespace newsflow::dedup {
 
+namespace internal {
+class Reader;
+class Writer;
+}  // namespace internal
+
 /// What an article is relative to the articles in the window.
 enum class DupKind { kUnique, kExact, kNear, kContained };
 
@@ -104,6 +109,12 @@ class DedupWindow {
 
   /// Largest event time seen (0 before the first article).
   std::int64_t watermark() const { return watermark_; }
+
+  /// The whole window as bytes, and back: `load` makes a window equal to the one saved (same
+  /// slots, heap, indexes and counters, so it judges every later article as that one would),
+  /// at memory speed. False, and the window unchanged, for bytes that are not a saved window.
+  void save(internal::Writer& w) const;
+  bool load(internal::Reader& r);
 
   /// Articles that left before their time because the window held `max_articles`.
   std::uint64_t evicted() const { return evicted_; }

@@ -7,6 +7,7 @@
 #include "daemon/ops/metrics.h"
 #include "daemon/pipeline/fetcher.h"
 #include "dedup/fingerprint.h"
+#include "dedup/internal/codec.h"
 #include "dedup/normalize.h"
 #include "extractors/charset.h"
 #include "extractors/feed.h"
@@ -532,6 +533,65 @@ void Pipeline::restore(const dedup::ArticleState& s) {
   // judged live is not once it expired).
   if (!window_.contains(s.id)) stories_.forget(s.id);
   forget_left();
+}
+
+std::string Pipeline::save_state() const {
+  dedup::internal::Writer w;
+  w.raw("NFP1");
+  w.varint(next_seq_);
+  w.varint(evictions_reported_);
+  window_.save(w);
+  term_stats_.save(w);
+  boilerplate_.save(w);
+  stories_.save(w);
+  w.varint(seen_order_.size());
+  for (const auto& [t, url] : seen_order_) {
+    w.signed_varint(t);
+    w.string(url);
+  }
+  w.varint(seen_links_.size());
+  for (const auto& [url, t] : seen_links_) {
+    w.string(url);
+    w.signed_varint(t);
+  }
+  return w.take();
+}
+
+bool Pipeline::load_state(std::string_view bytes) {
+  dedup::internal::Reader r(bytes, bytes.size());
+  if (!r.expect("NFP1")) return false;
+  const std::uint64_t next_seq = r.varint();
+  const std::uint64_t evictions = r.varint();
+  dedup::DedupWindow window(config_.window);
+  window.track_left();
+  dedup::TermStats term_stats = term_stats_;
+  dedup::BoilerplateFilter boilerplate = boilerplate_;
+  dedup::StoryBook stories = stories_;
+  if (!window.load(r) || !term_stats.load(r) || !boilerplate.load(r) || !stories.load(r)) {
+    return false;
+  }
+  std::deque<std::pair<std::int64_t, std::string>> order(r.count());
+  for (auto& [t, url] : order) {
+    t = r.signed_varint();
+    url = r.string();
+  }
+  std::unordered_map<std::string, std::int64_t> links;
+  const std::size_t n = r.count();
+  links.reserve(n);
+  for (std::size_t i = 0; i < n && r.ok(); ++i) {
+    std::string url = r.string();
+    links.emplace(std::move(url), r.signed_varint());
+  }
+  if (!r.done()) return false;
+  next_seq_ = next_seq;
+  evictions_reported_ = evictions;
+  window_ = std::move(window);
+  term_stats_ = std::move(term_stats);
+  boilerplate_ = std::move(boilerplate);
+  stories_ = std::move(stories);
+  seen_order_ = std::move(order);
+  seen_links_ = std::move(links);
+  return true;
 }
 
 void Pipeline::remember_published_links(const dedup::ArticleState& s) {

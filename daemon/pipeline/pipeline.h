@@ -140,6 +140,13 @@ class Pipeline {
   /// holds.
   void restore(const dedup::ArticleState& state);
 
+  /// The whole judging state (window, document frequencies, boilerplate filter, stories, links
+  /// seen, the next record's `seq`) as bytes, and back: a pipeline that loads them judges every
+  /// later input as this one would, without applying records one by one. `load_state` is false,
+  /// and the pipeline unchanged, for bytes that are not a saved state of this configuration.
+  std::string save_state() const;
+  bool load_state(std::string_view bytes);
+
   /// Only what a state record says of links: the feed item's link and identity were published,
   /// so they are not fetched again. Extractors, which hold no window, learn this way from the
   /// changelog what every extractor has fetched.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "dedup/internal/codec.h"
+
 namespace newsflow::dedup::internal {
 
 void LshTable::insert(std::uint32_t key, std::uint32_t slot) {
@@ -41,6 +43,26 @@ void LshTable::rehash(std::size_t capacity) {
     entries_[i] = e;
     ++size_;
   }
+}
+
+void LshTable::save(Writer& w) const {
+  w.array(entries_);
+  w.varint(size_);
+  w.varint(tombstones_);
+}
+
+bool LshTable::load(Reader& r) {
+  if (!r.array(entries_)) return false;
+  size_ = r.varint();
+  tombstones_ = r.varint();
+  std::size_t live = 0, dead = 0, empty = 0;
+  for (const Entry& e : entries_) {
+    live += e.slot != kEmpty && e.slot != kTombstone;
+    dead += e.slot == kTombstone;
+    empty += e.slot == kEmpty;
+  }
+  // Probing ends at an empty entry: a table without one is not ours.
+  return r.ok() && live == size_ && dead == tombstones_ && (entries_.empty() || empty > 0);
 }
 
 }  // namespace newsflow::dedup::internal

@@ -5,6 +5,9 @@
 
 namespace newsflow::dedup::internal {
 
+class Reader;
+class Writer;
+
 /// A flat multimap from 32-bit band keys to window slots with linear probing: 8 bytes an entry
 /// instead of a node per entry, 53-80% full (live entries and tombstones; rebuilt 60% full).
 /// Not thread-safe.
@@ -25,6 +28,10 @@ class LshTable {
   std::size_t size() const { return size_; }
   std::size_t capacity() const { return entries_.size(); }
   std::size_t memory_bytes() const { return entries_.capacity() * sizeof(Entry); }
+
+  /// The table as it is (`load` makes an equal one; false for bytes that are not a table).
+  void save(Writer& w) const;
+  bool load(Reader& r);
 
  private:
   struct Entry {

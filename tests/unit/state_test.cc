@@ -138,6 +138,68 @@ TEST(StateRecord, RestoredPipelineJudgesLikeAnUninterruptedOne) {
   EXPECT_GT(duplicates, 30u);
 }
 
+// The whole judging state saved and loaded (what a snapshot gives a restore, without applying
+// records one by one): the loaded pipeline publishes byte for byte what the saved one does, with
+// the window, story book and boilerplate filter under their bounds and without.
+TEST(StateSnapshot, ALoadedPipelinePublishesWhatTheSavedOneDoes) {
+  std::vector<daemon::Input> inputs;
+  for (int copy = 0; copy < 3; ++copy) {
+    daemon::read_lines(NEWSFLOW_SOURCE_DIR "/samples/pages.jsonl.gz", [&](std::string_view line) {
+      auto p = daemon::parse_replay_line(line);
+      if (p.failure) return;
+      if (copy > 0) {
+        p.input.id += "-" + std::to_string(copy);
+        p.input.url += "#" + std::to_string(copy);
+        *p.input.fetched_at += 3600 * copy;
+      }
+      inputs.push_back(std::move(p.input));
+    });
+  }
+  std::stable_sort(inputs.begin(), inputs.end(),
+                   [](const auto& a, const auto& b) { return *a.fetched_at < *b.fetched_at; });
+  for (const std::uint64_t bound : {std::uint64_t{0}, std::uint64_t{40}}) {
+    auto config = config::parse_config("", {});
+    ASSERT_TRUE(config);
+    config->window.max_articles = bound;
+    daemon::Pipeline whole(*config, nullptr), loaded(*config, nullptr);
+    const std::size_t half = inputs.size() / 2;
+    for (std::size_t i = 0; i < half; ++i) (void)whole.process(inputs[i]);
+    const std::string snapshot = whole.save_state();
+    // Bytes that are not a saved state are refused and change nothing.
+    EXPECT_FALSE(loaded.load_state(snapshot.substr(0, snapshot.size() / 2)));
+    EXPECT_FALSE(loaded.load_state("NFP1 not a state"));
+    EXPECT_EQ(loaded.window().size(), 0u);
+    ASSERT_TRUE(loaded.load_state(snapshot));
+    EXPECT_EQ(loaded.window().size(), whole.window().size());
+    EXPECT_EQ(loaded.stories().size(), whole.stories().size());
+    EXPECT_EQ(loaded.boilerplate().size(), whole.boilerplate().size());
+    std::size_t compared = 0, duplicates = 0, joined = 0;
+    for (std::size_t i = half; i < inputs.size(); ++i) {
+      auto a = whole.process(inputs[i]);
+      auto b = loaded.process(inputs[i]);
+      ASSERT_EQ(a.has_value(), b.has_value());
+      if (!a) continue;
+      ASSERT_EQ(a->size(), b->size());
+      for (std::size_t k = 0; k < a->size(); ++k) {
+        const auto& x = (*a)[k];
+        const auto& y = (*b)[k];
+        EXPECT_EQ(daemon::article_json(x), daemon::article_json(y));
+        EXPECT_EQ(daemon::story_json(x.story), daemon::story_json(y.story));
+        EXPECT_EQ(dedup::encode_state(x.state), dedup::encode_state(y.state));
+        ++compared;
+        duplicates += x.verdict.kind != dedup::DupKind::kUnique;
+        joined += x.story.article_count > 1;
+      }
+    }
+    EXPECT_GT(compared, 40u);
+    EXPECT_GT(duplicates, 20u);
+    EXPECT_GT(joined, 20u);
+    if (bound > 0) {
+      EXPECT_EQ(whole.window().size(), bound);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace newsflow
 
