@@ -65,6 +65,11 @@ struct KafkaConfig {
   /// Dead-letter records carry at most this much of the input (a 50 MB page must not become a
   /// 50 MB DLQ record the brokers refuse); the header payload_truncated_from gives the size.
   std::int64_t dlq_max_payload_bytes = 1 << 20;
+  /// Every this many articles judged, the judging state is saved whole in the state changelog
+  /// (a snapshot in chunks) and the records it covers are tombstoned: the changelog holds one
+  /// snapshot and the records since, and a restore loads the snapshot and applies only those.
+  /// 0: never (the changelog keeps a record per article ever judged).
+  std::int64_t state_snapshot_articles = 100000;
 };
 
 /// Topic names.

@@ -113,4 +113,33 @@ std::optional<ArticleState> decode_state(std::string_view bytes) {
   return s;
 }
 
+std::string encode_snapshot_chunk(std::uint64_t seq, std::uint64_t index, std::uint64_t count,
+                                  std::string_view bytes) {
+  Writer w;
+  w.raw("NFC1");
+  w.varint(seq);
+  w.varint(index);
+  w.varint(count);
+  w.raw(bytes);
+  return w.take();
+}
+
+std::optional<SnapshotChunk> decode_snapshot_chunk(std::string_view record) {
+  Reader r(record);
+  if (!r.expect("NFC1")) return std::nullopt;
+  SnapshotChunk c;
+  c.seq = r.varint();
+  c.index = r.varint();
+  c.count = r.varint();
+  if (!r.ok() || c.count == 0 || c.index >= c.count || c.count > (std::uint64_t{1} << 24)) {
+    return std::nullopt;
+  }
+  c.bytes = record.substr(r.position());  // what is left
+  return c;
+}
+
+std::string snapshot_key(std::uint64_t seq, std::uint64_t index) {
+  return "snapshot/" + std::to_string(seq) + "/" + std::to_string(index);
+}
+
 }  // namespace newsflow::dedup

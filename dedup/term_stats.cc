@@ -73,7 +73,23 @@ double TermStats::idf(std::uint64_t term) const {
 }
 
 void TermStats::save(internal::Writer& w) const {
-  w.array(counts_);
+  // Sparse while few counters are set (a young window: mostly zeros), as they are otherwise.
+  const auto set = static_cast<std::size_t>(
+      std::count_if(counts_.begin(), counts_.end(), [](std::uint16_t c) { return c != 0; }));
+  if (set < counts_.size() / 4) {
+    w.varint(1);
+    w.varint(set);
+    std::size_t previous = 0;
+    for (std::size_t i = 0; i < counts_.size(); ++i) {
+      if (counts_[i] == 0) continue;
+      w.varint(i - previous);
+      w.varint(counts_[i]);
+      previous = i;
+    }
+  } else {
+    w.varint(0);
+    w.array(counts_);
+  }
   w.array(slice_docs_);
   w.array(slice_epoch_);
   w.signed_varint(newest_epoch_);
@@ -83,7 +99,21 @@ bool TermStats::load(internal::Reader& r) {
   std::vector<std::uint16_t> counts;
   std::vector<std::uint64_t> docs;
   std::vector<std::int64_t> epochs;
-  if (!r.array(counts) || !r.array(docs) || !r.array(epochs)) return false;
+  const std::uint64_t sparse = r.varint();
+  if (sparse == 1) {
+    counts.assign(counts_.size(), 0);
+    const std::size_t set = r.count();
+    std::size_t at = 0;
+    for (std::size_t k = 0; k < set && r.ok(); ++k) {
+      at += r.varint();
+      const std::uint64_t c = r.varint();
+      if (at >= counts.size() || c > UINT16_MAX) return false;
+      counts[at] = static_cast<std::uint16_t>(c);
+    }
+  } else if (sparse != 0 || !r.array(counts)) {
+    return false;
+  }
+  if (!r.array(docs) || !r.array(epochs)) return false;
   const std::int64_t newest = r.signed_varint();
   if (!r.ok() || counts.size() != counts_.size() || docs.size() != slice_docs_.size() ||
       epochs.size() != slice_epoch_.size()) {

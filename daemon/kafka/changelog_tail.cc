@@ -99,8 +99,22 @@ void ChangelogTail::file(rd_kafka_message_t* m) {
   if (m->err) return;  // transient: librdkafka retries the fetch
   position_[m->partition] = std::max(position_[m->partition], m->offset + 1);
   if (!m->payload) return;  // a tombstone
-  const auto seq = dedup::state_seq(std::string_view(static_cast<const char*>(m->payload), m->len));
-  if (!seq) return;  // a record of another version
+  const std::string_view value(static_cast<const char*>(m->payload), m->len);
+  const auto seq = dedup::state_seq(value);
+  if (!seq) {
+    // A snapshot's chunk, or a record of another version.
+    if (const auto chunk = dedup::decode_snapshot_chunk(value);
+        chunk && chunk->seq > snapshot_seq_) {
+      auto& parts = snapshot_parts_[chunk->seq];
+      parts.insert(chunk->index);
+      if (parts.size() == chunk->count) {
+        snapshot_seq_ = chunk->seq;
+        snapshot_chunks_ = chunk->count;
+        snapshot_parts_.erase(snapshot_parts_.begin(), snapshot_parts_.upper_bound(chunk->seq));
+      }
+    }
+    return;
+  }
   // A record older than the last one applied comes late (it was written while a restore read
   // past it on another partition): it goes now. Its place in the order matters little (the
   // record carries the owner's verdict and story), and it is read once (the restore's positions

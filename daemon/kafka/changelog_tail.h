@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -84,6 +85,12 @@ class ChangelogTail {
   std::uint64_t late() const { return late_; }
   /// Records dropped because their input was never committed (judged again by the new owner).
   std::uint64_t dropped() const { return dropped_; }
+  /// The newest snapshot of the judging state read whole (every chunk): its `seq` and chunk
+  /// count (0, 0 before one). A standby needs no snapshot (it applies every record), only to
+  /// know which records one covers.
+  std::pair<std::uint64_t, std::uint64_t> snapshot() const {
+    return {snapshot_seq_, snapshot_chunks_};
+  }
 
  private:
   ChangelogTail(KafkaHandle consumer, std::string topic, std::uint64_t last_seq,
@@ -106,7 +113,9 @@ class ChangelogTail {
   std::uint64_t last_seq_;
   std::chrono::milliseconds hold_;
   Admit admit_;
-  std::map<std::uint64_t, Held> buffer_;  // by seq
+  std::map<std::uint64_t, Held> buffer_;                             // by seq
+  std::map<std::uint64_t, std::set<std::uint64_t>> snapshot_parts_;  // seq -> chunks read
+  std::uint64_t snapshot_seq_ = 0, snapshot_chunks_ = 0;
   std::map<int, std::int64_t> position_;  // partition -> next offset to read
   std::int64_t behind_ = 0;
   std::uint64_t late_ = 0;

@@ -499,6 +499,7 @@ int Daemon::run() {
       exit_code = 3;
       break;
     }
+    maybe_snapshot();
     if (config_.role == "extract" && tail_) {
       tail_->poll([this](const dedup::ArticleState& s) { pipeline_.remember_published_links(s); });
     }

@@ -294,6 +294,31 @@ class Daemon {
   std::unique_ptr<ChangelogTail> tail_;
   std::map<int, std::int64_t> changelog_positions_;
   std::uint64_t changelog_last_seq_ = 0;
+
+  // Snapshots of the judging state in the changelog (`kafka.state_snapshot_articles`): the last
+  // one's `seq` and chunk count, the keys of the records written or read since it (tombstoned
+  // by the next one), and chunks of older snapshots found by the restore.
+  std::uint64_t snapshot_seq_ = 0;
+  std::uint64_t snapshot_chunks_ = 0;
+  std::uint64_t snapshot_retry_seq_ = 0;  // after a failed snapshot: the next try's seq
+  std::vector<std::pair<std::uint64_t, std::string>> changelog_keys_;  // (seq, key)
+  // A standby: the owner's newest snapshot read whole by the tail covers the records up to it.
+  void note_snapshot_read();
+  std::vector<std::string> stale_snapshot_keys_;
+  /// Writes a snapshot when `state_snapshot_articles` articles were judged since the last one,
+  /// once every judged input is acknowledged and committed (the snapshot holds committed state
+  /// only). The owner's loop calls it between batches.
+  void maybe_snapshot();
+  bool write_snapshot();
+  /// The changelog's newest complete snapshot: its `seq`, chunk count and bytes (nothing when
+  /// there is none); the keys of the chunks of any other go to `stale_snapshot_keys_`.
+  struct FoundSnapshot {
+    std::uint64_t seq = 0;
+    std::uint64_t chunks = 0;
+    std::string bytes;
+  };
+  tl::expected<std::optional<FoundSnapshot>, std::string> find_snapshot(
+      rd_kafka_t* c, const std::vector<std::pair<int, std::int64_t>>& partitions);
   // The input offsets this role's group has committed: a state record of an input beyond them
   // is not state yet (`admit_state_record`). Read before the restore, and by a standby about
   // twice a second and once more when it takes over.

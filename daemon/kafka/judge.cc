@@ -92,6 +92,7 @@ void Daemon::publish(rd_kafka_message_t* msg, Work& work) {
           {kInputHeader, input_header(rd_kafka_topic_name(msg->rkt), msg->partition, msg->offset)}};
       if (!source.empty()) headers.emplace_back(kSourceHeader, std::string(source));
       produce(config_.topics.state, o.article.id, r.state, headers);
+      changelog_keys_.emplace_back(o.state.seq, o.article.id);
       metrics_.state_written();
     }
     produce(config_.topics.stories, o.story.story_id, r.story, {{"schema", "newsflow.story/1"}});

@@ -19,6 +19,7 @@
 #include "daemon/ops/metrics.h"
 #include "daemon/pipeline/input.h"
 #include "daemon/version.h"
+#include "dedup/state.h"
 
 namespace newsflow::daemon {
 
@@ -63,6 +64,63 @@ tl::expected<std::vector<PartitionRange>, std::string> partitions_with_data(
 }
 
 }  // namespace
+
+tl::expected<std::optional<Daemon::FoundSnapshot>, std::string> Daemon::find_snapshot(
+    rd_kafka_t* c, const std::vector<std::pair<int, std::int64_t>>& partitions) {
+  const std::string& topic = config_.topics.state;
+  rd_kafka_topic_partition_list_t* list =
+      rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size()));
+  for (const auto& [p, low] : partitions) {
+    rd_kafka_topic_partition_list_add(list, topic.c_str(), p)->offset = low;
+  }
+  rd_kafka_assign(c, list);
+  rd_kafka_topic_partition_list_destroy(list);
+  // seq -> (chunk count, chunks by index)
+  std::map<std::uint64_t, std::pair<std::uint64_t, std::map<std::uint64_t, std::string>>> seen;
+  std::size_t ended = 0;
+  const auto deadline = Clock::now() + std::chrono::minutes(10);
+  auto last_extend = Clock::now();
+  while (ended < partitions.size() && !stop_.load() && Clock::now() < deadline) {
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(c, 500);
+    if (!m) continue;
+    if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      ++ended;
+    } else if (!m->err && m->payload && m->key_len > 9 &&
+               std::string_view(static_cast<const char*>(m->key), 9) == "snapshot/") {
+      if (const auto chunk = dedup::decode_snapshot_chunk(payload(m))) {
+        auto& [count, parts] = seen[chunk->seq];
+        count = chunk->count;
+        parts[chunk->index] = std::string(chunk->bytes);
+      }
+    }
+    rd_kafka_message_destroy(m);
+    if (Clock::now() - last_extend > std::chrono::seconds(10)) {
+      last_extend = Clock::now();
+      notifier_.extend_timeout(30'000'000);
+      notifier_.status("looking for a snapshot in " + topic);
+    }
+  }
+  rd_kafka_assign(c, nullptr);
+  if (ended < partitions.size() && !stop_.load()) {
+    return tl::unexpected("looking for a snapshot did not reach the end of every partition of " +
+                          topic);
+  }
+  std::optional<FoundSnapshot> best;
+  for (auto it = seen.rbegin(); it != seen.rend(); ++it) {
+    const auto& [count, parts] = it->second;
+    if (!best && parts.size() == count) {
+      best.emplace();
+      best->seq = it->first;
+      best->chunks = count;
+      for (const auto& [i, bytes] : parts) best->bytes += bytes;
+      continue;
+    }
+    // Older snapshots (and one never finished): deleted with the next one.
+    for (const auto& [i, bytes] : parts)
+      stale_snapshot_keys_.push_back(dedup::snapshot_key(it->first, i));
+  }
+  return best;
+}
 
 tl::expected<void, std::string> Daemon::refresh_committed() {
   committed_at_ = Clock::now();
@@ -196,6 +254,38 @@ tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(
   auto ranges = partitions_with_data(c, topic);
   if (!ranges) return tl::unexpected(ranges.error());
   if (ranges->empty()) return std::optional<std::size_t>();
+  // A snapshot first: loaded whole, it stands for every record up to its `seq`, which are then
+  // only read past (deleted by compaction once the snapshot's tombstones are compacted).
+  std::vector<std::pair<int, std::int64_t>> starts;
+  for (const auto& r : *ranges) starts.emplace_back(r.partition, r.low);
+  auto found = find_snapshot(c, starts);
+  if (!found) return tl::unexpected(found.error());
+  std::uint64_t covered_seq = 0;
+  std::size_t covered = 0;
+  if (*found) {
+    const auto t1 = Clock::now();
+    if (pipeline_.load_state((*found)->bytes)) {
+      covered_seq = (*found)->seq;
+      snapshot_seq_ = (*found)->seq;
+      snapshot_chunks_ = (*found)->chunks;
+      changelog_last_seq_ = std::max(changelog_last_seq_, covered_seq);
+      log::info("state_snapshot_loaded", {{"seq", std::to_string(covered_seq)},
+                                          {"bytes", std::to_string((*found)->bytes.size())},
+                                          {"held", std::to_string(pipeline_.window().size())},
+                                          {"seconds", std::to_string(seconds_since(t1))}});
+    } else {
+      // Written by another version or under another configuration (the document frequencies'
+      // size, say): the records are all the state there is.
+      log::error("state_snapshot_not_loaded",
+                 {{"seq", std::to_string((*found)->seq)},
+                  {"consequence",
+                   "the window is rebuilt from the records the changelog still "
+                   "holds; those the snapshot covered may be gone"}});
+      for (std::uint64_t i = 0; i < (*found)->chunks; ++i) {
+        stale_snapshot_keys_.push_back(dedup::snapshot_key((*found)->seq, i));
+      }
+    }
+  }
   // Records are keyed by article, so they spread over the partitions; each partition holds them
   // in the order they were written. Merged by `seq` across the partitions (the merger that
   // orders input by event time), they are applied in the order the articles were judged.
@@ -262,7 +352,12 @@ tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(
           auto [from, first] = defer_from.try_emplace((*m)->partition, (*m)->offset);
           if (!first) from->second = std::min(from->second, (*m)->offset);
         }
+      } else if (const auto seq = dedup::state_seq(payload(*m)); seq && *seq <= covered_seq) {
+        ++covered;  // in the snapshot
+        note_judged(*m);
+        changelog_keys_.emplace_back(*seq, std::string(key_of(*m)));
       } else if (auto state = dedup::decode_state(payload(*m))) {
+        changelog_keys_.emplace_back(state->seq, std::string(key_of(*m)));
         // The same `seq` again: a batch written once more after a crash, the same judgment.
         if (!applied_seq || *applied_seq != state->seq) {
           pipeline_.restore(*state);
@@ -301,6 +396,7 @@ tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(
                                 {"articles", std::to_string(restored)},
                                 {"skipped", std::to_string(skipped)},
                                 {"uncommitted", std::to_string(uncommitted)},
+                                {"in_snapshot", std::to_string(covered)},
                                 {"held", std::to_string(pipeline_.window().size())},
                                 {"seconds", std::to_string(seconds_since(t0))}});
   if (ended < queues.size() && !stop_.load()) {

@@ -148,13 +148,17 @@ bool Daemon::serve_lease() {
     return true;
   }
   lease_revoked_ = false;  // a lease granted and taken back before this standby used it
-  auto apply = [this](const dedup::ArticleState& s) { pipeline_.restore(s); };
+  auto apply = [this](const dedup::ArticleState& s) {
+    pipeline_.restore(s);
+    changelog_keys_.emplace_back(s.seq, s.id);
+  };
   if (lease_granted_) return take_over();
   if (Clock::now() - committed_at_ > std::chrono::milliseconds(500)) {
     if (auto c = refresh_committed(); !c)
       log::warn("committed_offsets_failed", {{"error", c.error()}});
   }
   const std::size_t applied = tail_->poll(apply);
+  note_snapshot_read();
   metrics_.standby_lag(static_cast<double>(tail_->pending() + tail_->behind()));
   if (applied > 0) {
     metrics_.window_size(static_cast<double>(pipeline_.window().size()),
@@ -182,7 +186,10 @@ bool Daemon::take_over() {
       return false;
     }
   }
-  auto apply = [this](const dedup::ArticleState& s) { pipeline_.restore(s); };
+  auto apply = [this](const dedup::ArticleState& s) {
+    pipeline_.restore(s);
+    changelog_keys_.emplace_back(s.seq, s.id);
+  };
   // The old owner is gone (the group gave its lease away): nothing older can arrive, and its
   // commits are final; the records of inputs it did not commit are judged again here.
   if (auto c = refresh_committed(); !c) {
@@ -194,6 +201,7 @@ bool Daemon::take_over() {
     log::error("takeover_failed", {{"error", applied.error()}});
     return false;
   }
+  note_snapshot_read();
   const std::uint64_t last_seq = tail_->last_seq();
   const std::uint64_t tail_dropped = tail_->dropped();
   const double catch_up_seconds = seconds_since(t0);

@@ -106,6 +106,15 @@ Metrics::Metrics()
       state_records_(counter(*registry_, "newsflow_state_records_total",
                              "Per-article state records queued to the state changelog")
                          .Add({})),
+      snapshots_(counter(*registry_, "newsflow_state_snapshots_total",
+                         "Snapshots of the judging state written to the state changelog")
+                     .Add({})),
+      snapshot_bytes_(gauge(*registry_, "newsflow_state_snapshot_bytes",
+                            "Bytes of the last snapshot of the judging state")
+                          .Add({})),
+      snapshot_seconds_(gauge(*registry_, "newsflow_state_snapshot_seconds",
+                              "Seconds the judging paused to write the last snapshot")
+                            .Add({})),
       restore_articles_(gauge(*registry_, "newsflow_restore_articles",
                               "Articles put back into the window by the last restore")
                             .Add({})),

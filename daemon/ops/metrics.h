@@ -88,6 +88,12 @@ class Metrics {
   }
   /// State records written to the changelog, and the last restore.
   void state_written() { state_records_.Increment(); }
+  /// A snapshot of the judging state written to the changelog (its bytes, how long it took).
+  void snapshot_written(double bytes, double seconds) {
+    snapshots_.Increment();
+    snapshot_bytes_.Set(bytes);
+    snapshot_seconds_.Set(seconds);
+  }
   void restored(double articles, double seconds) {
     restore_articles_.Set(articles);
     restore_seconds_.Set(seconds);
@@ -137,6 +143,9 @@ class Metrics {
   prometheus::Gauge& order_buffer_messages_;
   prometheus::Gauge& order_buffer_bytes_;
   prometheus::Counter& state_records_;
+  prometheus::Counter& snapshots_;
+  prometheus::Gauge& snapshot_bytes_;
+  prometheus::Gauge& snapshot_seconds_;
   prometheus::Gauge& restore_articles_;
   prometheus::Gauge& restore_seconds_;
   prometheus::Gauge& producer_queue_;

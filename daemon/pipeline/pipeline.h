@@ -145,6 +145,8 @@ class Pipeline {
   /// later input as this one would, without applying records one by one. `load_state` is false,
   /// and the pipeline unchanged, for bytes that are not a saved state of this configuration.
   std::string save_state() const;
+  /// The `seq` of the last state record made (0 before the first).
+  std::uint64_t last_seq() const { return next_seq_ - 1; }
   bool load_state(std::string_view bytes);
 
   /// Only what a state record says of links: the feed item's link and identity were published,

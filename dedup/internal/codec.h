@@ -55,6 +55,8 @@ class Reader {
       : in_(in), max_items_(max_items) {}
   bool ok() const { return ok_; }
   bool done() const { return ok_ && pos_ == in_.size(); }
+  /// Bytes read so far.
+  std::size_t position() const { return pos_; }
   std::uint64_t varint() {
     std::uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {

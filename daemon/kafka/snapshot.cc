@@ -1,0 +1,152 @@
+#include "daemon/kafka/daemon.h"
+
+// Snapshots of the judging state in the state changelog: every `kafka.state_snapshot_articles`
+// articles, at a moment when every judged input is committed, the owner writes its whole state
+// in chunks, then tombstones the records the snapshot covers and the previous snapshot's chunks.
+// Compaction then leaves one snapshot and the records since; a restore loads the one and
+// applies the others (restore.cc).
+
+#include <librdkafka/rdkafka.h>
+
+#include <chrono>
+
+#include "daemon/ops/log.h"
+#include "daemon/ops/metrics.h"
+#include "dedup/state.h"
+
+namespace newsflow::daemon {
+
+namespace {
+
+// Below the brokers' default limit on a record (1 MB) with room for the headers.
+constexpr std::size_t kChunkBytes = 512 * 1024;
+
+double seconds_from(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+void Daemon::maybe_snapshot() {
+  const auto every = static_cast<std::uint64_t>(config_.kafka.state_snapshot_articles);
+  if (every == 0 || config_.topics.state.empty() || config_.role == "extract") return;
+  if (lease_ && !owner_) return;  // a standby follows the owner's changelog
+  if (pipeline_.last_seq() < std::max(snapshot_seq_ + every, snapshot_retry_seq_)) return;
+  // Fault injection makes commits fail or records go missing: what is judged is not state.
+  if (lost_state_ || no_commit_ || stop_.load()) return;
+  judge_waiting();
+  if (!settle(/*drain=*/true)) return;  // not delivered: judged again first
+  if (!in_flight_.empty() || waiting_ || !pending_commit_.empty() || commit_in_flight_) return;
+  write_snapshot();
+}
+
+void Daemon::note_snapshot_read() {
+  if (!tail_) return;
+  const auto [seq, chunks] = tail_->snapshot();
+  if (seq <= snapshot_seq_) return;
+  snapshot_seq_ = seq;
+  snapshot_chunks_ = chunks;
+  std::erase_if(changelog_keys_, [seq = seq](const auto& k) { return k.first <= seq; });
+}
+
+bool Daemon::write_snapshot() {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::uint64_t seq = pipeline_.last_seq();
+  const std::string state = pipeline_.save_state();
+  const std::uint64_t chunks =
+      std::max<std::uint64_t>(1, (state.size() + kChunkBytes - 1) / kChunkBytes);
+  const std::string& topic = config_.topics.state;
+  const int timeout = std::max(1, flush_timeout_ms());
+  auto failed = [&](const std::string& error) {
+    // Nothing is lost: the records stay. Chunks of this snapshot that made it are deleted with
+    // the next one; it is tried again after as many articles more.
+    log::error("snapshot_failed", {{"seq", std::to_string(seq)}, {"error", error}});
+    for (std::uint64_t i = 0; i < chunks; ++i) {
+      stale_snapshot_keys_.push_back(dedup::snapshot_key(seq, i));
+    }
+    delivery_errors_ = 0;
+    snapshot_retry_seq_ = seq + static_cast<std::uint64_t>(config_.kafka.state_snapshot_articles);
+    return false;
+  };
+  if (exactly_once_) {
+    if (rd_kafka_error_t* e = rd_kafka_begin_transaction(producer_.get())) {
+      const std::string error = rd_kafka_error_string(e);
+      rd_kafka_error_destroy(e);
+      return failed(error);
+    }
+  }
+  delivery_errors_ = 0;
+  last_delivery_error_.clear();
+  producing_ = nullptr;
+  bool ok = true;
+  for (std::uint64_t i = 0; i < chunks && ok; ++i) {
+    const std::string_view part = std::string_view(state).substr(i * kChunkBytes, kChunkBytes);
+    ok = produce(topic, dedup::snapshot_key(seq, i),
+                 dedup::encode_snapshot_chunk(seq, i, chunks, part),
+                 {{"schema", "newsflow.state-snapshot/1"}});
+  }
+  // Without a transaction the chunks are acknowledged before anything they replace is deleted.
+  if (ok && !exactly_once_) {
+    ok = rd_kafka_flush(producer_.get(), timeout) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+         delivery_errors_ == 0;
+  }
+  if (!ok) {
+    if (exactly_once_) {
+      if (rd_kafka_error_t* a = rd_kafka_abort_transaction(producer_.get(), timeout)) {
+        rd_kafka_error_destroy(a);
+      }
+    }
+    return failed(last_delivery_error_.empty() ? "chunks not acknowledged" : last_delivery_error_);
+  }
+  // What the snapshot covers: the records since the last one, that one's chunks, and chunks of
+  // any older snapshot.
+  std::vector<std::string> gone;
+  gone.reserve(changelog_keys_.size() + stale_snapshot_keys_.size() + snapshot_chunks_);
+  for (const auto& [s, key] : changelog_keys_) gone.push_back(key);
+  for (std::uint64_t i = 0; snapshot_seq_ > 0 && i < snapshot_chunks_; ++i) {
+    gone.push_back(dedup::snapshot_key(snapshot_seq_, i));
+  }
+  gone.insert(gone.end(), stale_snapshot_keys_.begin(), stale_snapshot_keys_.end());
+  bool deleted = true;
+  for (const std::string& key : gone) deleted = deleted && produce(topic, key, {}, {}, true);
+  if (exactly_once_) {
+    rd_kafka_error_t* e = deleted ? rd_kafka_commit_transaction(producer_.get(), timeout) : nullptr;
+    if (!deleted || e || delivery_errors_ > 0) {
+      const std::string error = e ? rd_kafka_error_string(e) : last_delivery_error_;
+      if (e) rd_kafka_error_destroy(e);
+      if (rd_kafka_error_t* a = rd_kafka_abort_transaction(producer_.get(), timeout)) {
+        rd_kafka_error_destroy(a);
+      }
+      return failed(error.empty() ? "transaction not committed" : error);
+    }
+  } else {
+    deleted = deleted && rd_kafka_flush(producer_.get(), timeout) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+              delivery_errors_ == 0;
+  }
+  const std::uint64_t previous = snapshot_seq_, previous_chunks = snapshot_chunks_;
+  snapshot_seq_ = seq;
+  snapshot_chunks_ = chunks;
+  if (deleted) {
+    changelog_keys_.clear();
+    stale_snapshot_keys_.clear();
+  } else {
+    // The snapshot stands; what was not deleted is deleted with the next one.
+    log::warn("snapshot_tombstones_failed",
+              {{"seq", std::to_string(seq)}, {"error", last_delivery_error_}});
+    for (std::uint64_t i = 0; previous > 0 && i < previous_chunks; ++i) {
+      stale_snapshot_keys_.push_back(dedup::snapshot_key(previous, i));
+    }
+    delivery_errors_ = 0;
+  }
+  const double seconds = seconds_from(t0);
+  metrics_.snapshot_written(static_cast<double>(state.size()), seconds);
+  log::info("state_snapshot_written", {{"seq", std::to_string(seq)},
+                                       {"bytes", std::to_string(state.size())},
+                                       {"chunks", std::to_string(chunks)},
+                                       {"tombstones", std::to_string(gone.size())},
+                                       {"articles_held", std::to_string(pipeline_.window().size())},
+                                       {"seconds", std::to_string(seconds)}});
+  return true;
+}
+
+}  // namespace newsflow::daemon
