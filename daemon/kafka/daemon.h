@@ -66,7 +66,10 @@ class Daemon {
 
   /// The restore from the state changelog (`topics.state`), with the restore consumer `c`: the
   /// number of articles put back, or nothing when the changelog holds no records.
-  tl::expected<std::optional<std::size_t>, std::string> restore_changelog(rd_kafka_t* c);
+  tl::expected<std::optional<std::size_t>, std::string> restore_changelog(
+      rd_kafka_t* c, const std::string& bootstrap);
+  /// A consumer for reading the changelog from its start (no group membership, no commits).
+  tl::expected<KafkaHandle, std::string> restore_consumer(const std::string& bootstrap) const;
 
   /// Processes batches until `stop`; returns the process exit code (0 after a clean drain).
   int run();
@@ -318,7 +321,7 @@ class Daemon {
     std::string bytes;
   };
   tl::expected<std::optional<FoundSnapshot>, std::string> find_snapshot(
-      rd_kafka_t* c, const std::vector<std::pair<int, std::int64_t>>& partitions);
+      const std::string& bootstrap, const std::vector<std::pair<int, std::int64_t>>& partitions);
   // The input offsets this role's group has committed: a state record of an input beyond them
   // is not state yet (`admit_state_record`). Read before the restore, and by a standby about
   // twice a second and once more when it takes over.

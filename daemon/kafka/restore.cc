@@ -66,8 +66,12 @@ tl::expected<std::vector<PartitionRange>, std::string> partitions_with_data(
 }  // namespace
 
 tl::expected<std::optional<Daemon::FoundSnapshot>, std::string> Daemon::find_snapshot(
-    rd_kafka_t* c, const std::vector<std::pair<int, std::int64_t>>& partitions) {
+    const std::string& bootstrap, const std::vector<std::pair<int, std::int64_t>>& partitions) {
   const std::string& topic = config_.topics.state;
+  // A consumer of its own: the restore's reads the changelog again from its start afterwards.
+  auto consumer = restore_consumer(bootstrap);
+  if (!consumer) return tl::unexpected(consumer.error());
+  rd_kafka_t* c = consumer->get();
   rd_kafka_topic_partition_list_t* list =
       rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size()));
   for (const auto& [p, low] : partitions) {
@@ -100,7 +104,7 @@ tl::expected<std::optional<Daemon::FoundSnapshot>, std::string> Daemon::find_sna
       notifier_.status("looking for a snapshot in " + topic);
     }
   }
-  rd_kafka_assign(c, nullptr);
+  rd_kafka_consumer_close(c);
   if (ended < partitions.size() && !stop_.load()) {
     return tl::unexpected("looking for a snapshot did not reach the end of every partition of " +
                           topic);
@@ -161,8 +165,8 @@ Admission Daemon::admit(const rd_kafka_message_t* state_record, bool final) cons
                             final);
 }
 
-tl::expected<std::size_t, std::string> Daemon::restore_state(const std::string& bootstrap) {
-  const auto t0 = Clock::now();
+tl::expected<KafkaHandle, std::string> Daemon::restore_consumer(
+    const std::string& bootstrap) const {
   auto conf = make_kafka_conf({{"bootstrap.servers", bootstrap},
                                {"group.id", config_.kafka.group_id + ".restore"},
                                {"enable.auto.commit", "false"},
@@ -179,12 +183,20 @@ tl::expected<std::size_t, std::string> Daemon::restore_state(const std::string& 
   KafkaHandle c(rd_kafka_new(RD_KAFKA_CONSUMER, conf->get(), err, sizeof err));
   if (!c) return tl::unexpected(std::string(err));
   conf->release();
+  return c;
+}
+
+tl::expected<std::size_t, std::string> Daemon::restore_state(const std::string& bootstrap) {
+  const auto t0 = Clock::now();
+  auto consumer = restore_consumer(bootstrap);
+  if (!consumer) return tl::unexpected(consumer.error());
+  KafkaHandle c = std::move(*consumer);
   if (!config_.topics.state.empty()) {
     // What the group committed says which records are state (`admit_state_record`).
     if (auto committed = refresh_committed(); !committed) return tl::unexpected(committed.error());
     // The changelog when it holds anything; the articles topic otherwise (a first start after
     // an upgrade from a version without it).
-    auto from_changelog = restore_changelog(c.get());
+    auto from_changelog = restore_changelog(c.get(), bootstrap);
     if (!from_changelog) return tl::unexpected(from_changelog.error());
     if (*from_changelog) {
       const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -248,7 +260,8 @@ tl::expected<std::size_t, std::string> Daemon::restore_state(const std::string& 
   return restored;
 }
 
-tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(rd_kafka_t* c) {
+tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(
+    rd_kafka_t* c, const std::string& bootstrap) {
   const auto t0 = Clock::now();
   const std::string& topic = config_.topics.state;
   auto ranges = partitions_with_data(c, topic);
@@ -258,7 +271,7 @@ tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(
   // only read past (deleted by compaction once the snapshot's tombstones are compacted).
   std::vector<std::pair<int, std::int64_t>> starts;
   for (const auto& r : *ranges) starts.emplace_back(r.partition, r.low);
-  auto found = find_snapshot(c, starts);
+  auto found = find_snapshot(bootstrap, starts);
   if (!found) return tl::unexpected(found.error());
   std::uint64_t covered_seq = 0;
   std::size_t covered = 0;
