@@ -113,13 +113,13 @@ std::optional<ArticleState> decode_state(std::string_view bytes) {
   return s;
 }
 
-std::string encode_snapshot_chunk(std::uint64_t seq, std::uint64_t index, std::uint64_t count,
+std::string encode_snapshot_chunk(std::uint64_t seq, std::uint64_t index, bool last,
                                   std::string_view bytes) {
   Writer w;
   w.raw("NFC1");
   w.varint(seq);
   w.varint(index);
-  w.varint(count);
+  w.varint(last ? 1 : 0);
   w.raw(bytes);
   return w.take();
 }
@@ -130,10 +130,9 @@ std::optional<SnapshotChunk> decode_snapshot_chunk(std::string_view record) {
   SnapshotChunk c;
   c.seq = r.varint();
   c.index = r.varint();
-  c.count = r.varint();
-  if (!r.ok() || c.count == 0 || c.index >= c.count || c.count > (std::uint64_t{1} << 24)) {
-    return std::nullopt;
-  }
+  const std::uint64_t last = r.varint();
+  if (!r.ok() || last > 1 || c.index >= (std::uint64_t{1} << 24)) return std::nullopt;
+  c.last = last == 1;
   c.bytes = record.substr(r.position());  // what is left
   return c;
 }

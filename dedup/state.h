@@ -47,17 +47,18 @@ std::optional<std::uint64_t> state_seq(std::string_view bytes);
 std::optional<ArticleState> decode_state(std::string_view bytes);
 
 /// A chunk of a snapshot of the judging state (`Pipeline::save_state`) in the changelog: "NFC1",
-/// then varints `seq` (the last record the snapshot covers), `index` and `count` (of its
-/// chunks), then the chunk's bytes.
+/// then varints `seq` (the last record the snapshot covers), `index` and `last` (1 for the
+/// snapshot's last chunk: it is written as it is made, so the count is known only at the end),
+/// then the chunk's bytes.
 struct SnapshotChunk {
   std::uint64_t seq = 0;
   std::uint64_t index = 0;
-  std::uint64_t count = 0;
+  bool last = false;
   std::string_view bytes;  ///< a view into the record read
 };
-std::string encode_snapshot_chunk(std::uint64_t seq, std::uint64_t index, std::uint64_t count,
+std::string encode_snapshot_chunk(std::uint64_t seq, std::uint64_t index, bool last,
                                   std::string_view bytes);
-/// Nothing for anything else than a chunk (a state record, junk, an index beyond the count).
+/// Nothing for anything else than a chunk (a state record, junk).
 std::optional<SnapshotChunk> decode_snapshot_chunk(std::string_view record);
 /// The key of a snapshot chunk: "snapshot/<seq>/<index>".
 std::string snapshot_key(std::uint64_t seq, std::uint64_t index);

@@ -105,11 +105,12 @@ void ChangelogTail::file(rd_kafka_message_t* m) {
     // A snapshot's chunk, or a record of another version.
     if (const auto chunk = dedup::decode_snapshot_chunk(value);
         chunk && chunk->seq > snapshot_seq_) {
-      auto& parts = snapshot_parts_[chunk->seq];
+      auto& [count, parts] = snapshot_parts_[chunk->seq];
       parts.insert(chunk->index);
-      if (parts.size() == chunk->count) {
+      if (chunk->last) count = chunk->index + 1;
+      if (count > 0 && parts.size() == count) {
         snapshot_seq_ = chunk->seq;
-        snapshot_chunks_ = chunk->count;
+        snapshot_chunks_ = count;
         snapshot_parts_.erase(snapshot_parts_.begin(), snapshot_parts_.upper_bound(chunk->seq));
       }
     }

@@ -113,8 +113,9 @@ class ChangelogTail {
   std::uint64_t last_seq_;
   std::chrono::milliseconds hold_;
   Admit admit_;
-  std::map<std::uint64_t, Held> buffer_;                             // by seq
-  std::map<std::uint64_t, std::set<std::uint64_t>> snapshot_parts_;  // seq -> chunks read
+  std::map<std::uint64_t, Held> buffer_;  // by seq
+  // seq -> (chunk count once its last chunk is read, chunks read)
+  std::map<std::uint64_t, std::pair<std::uint64_t, std::set<std::uint64_t>>> snapshot_parts_;
   std::uint64_t snapshot_seq_ = 0, snapshot_chunks_ = 0;
   std::map<int, std::int64_t> position_;  // partition -> next offset to read
   std::int64_t behind_ = 0;

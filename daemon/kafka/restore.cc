@@ -79,7 +79,7 @@ tl::expected<std::optional<Daemon::FoundSnapshot>, std::string> Daemon::find_sna
   }
   rd_kafka_assign(c, list);
   rd_kafka_topic_partition_list_destroy(list);
-  // seq -> (chunk count, chunks by index)
+  // seq -> (chunk count once its last chunk is read, chunks by index)
   std::map<std::uint64_t, std::pair<std::uint64_t, std::map<std::uint64_t, std::string>>> seen;
   std::size_t ended = 0;
   const auto deadline = Clock::now() + std::chrono::minutes(10);
@@ -93,7 +93,7 @@ tl::expected<std::optional<Daemon::FoundSnapshot>, std::string> Daemon::find_sna
                std::string_view(static_cast<const char*>(m->key), 9) == "snapshot/") {
       if (const auto chunk = dedup::decode_snapshot_chunk(payload(m))) {
         auto& [count, parts] = seen[chunk->seq];
-        count = chunk->count;
+        if (chunk->last) count = chunk->index + 1;
         parts[chunk->index] = std::string(chunk->bytes);
       }
     }
@@ -112,7 +112,7 @@ tl::expected<std::optional<Daemon::FoundSnapshot>, std::string> Daemon::find_sna
   std::optional<FoundSnapshot> best;
   for (auto it = seen.rbegin(); it != seen.rend(); ++it) {
     const auto& [count, parts] = it->second;
-    if (!best && parts.size() == count) {
+    if (!best && count > 0 && parts.size() == count) {
       best.emplace();
       best->seq = it->first;
       best->chunks = count;

@@ -52,11 +52,11 @@ void Daemon::note_snapshot_read() {
 bool Daemon::write_snapshot() {
   const auto t0 = std::chrono::steady_clock::now();
   const std::uint64_t seq = pipeline_.last_seq();
-  const std::string state = pipeline_.save_state();
-  const std::uint64_t chunks =
-      std::max<std::uint64_t>(1, (state.size() + kChunkBytes - 1) / kChunkBytes);
+  std::uint64_t chunks = 0, bytes = 0;
   const std::string& topic = config_.topics.state;
-  const int timeout = std::max(1, flush_timeout_ms());
+  // The snapshot is as large as the state (a gigabyte at 750,000 articles): the acknowledgements
+  // may take longer than a batch's.
+  const int timeout = std::max(120000, flush_timeout_ms());
   auto failed = [&](const std::string& error) {
     // Nothing is lost: the records stay. Chunks of this snapshot that made it are deleted with
     // the next one; it is tried again after as many articles more.
@@ -79,12 +79,21 @@ bool Daemon::write_snapshot() {
   last_delivery_error_.clear();
   producing_ = nullptr;
   bool ok = true;
-  for (std::uint64_t i = 0; i < chunks && ok; ++i) {
-    const std::string_view part = std::string_view(state).substr(i * kChunkBytes, kChunkBytes);
-    ok = produce(topic, dedup::snapshot_key(seq, i),
-                 dedup::encode_snapshot_chunk(seq, i, chunks, part),
-                 {{"schema", "newsflow.state-snapshot/1"}});
-  }
+  // Chunks go out as they are made, at most kQueued waiting in the producer: the snapshot is
+  // never held whole beside the state.
+  constexpr int kQueued = 64;
+  pipeline_.save_state(kChunkBytes, [&](std::string_view part, bool last) {
+    if (!ok) return;
+    while (rd_kafka_outq_len(producer_.get()) > kQueued && delivery_errors_ == 0) {
+      rd_kafka_poll(producer_.get(), 10);
+      tick();  // a long snapshot is progress, not a hung loop
+    }
+    ok = delivery_errors_ == 0 && produce(topic, dedup::snapshot_key(seq, chunks),
+                                          dedup::encode_snapshot_chunk(seq, chunks, last, part),
+                                          {{"schema", "newsflow.state-snapshot/1"}});
+    ++chunks;
+    bytes += part.size();
+  });
   // Without a transaction the chunks are acknowledged before anything they replace is deleted.
   if (ok && !exactly_once_) {
     ok = rd_kafka_flush(producer_.get(), timeout) == RD_KAFKA_RESP_ERR_NO_ERROR &&
@@ -139,9 +148,9 @@ bool Daemon::write_snapshot() {
     delivery_errors_ = 0;
   }
   const double seconds = seconds_from(t0);
-  metrics_.snapshot_written(static_cast<double>(state.size()), seconds);
+  metrics_.snapshot_written(static_cast<double>(bytes), seconds);
   log::info("state_snapshot_written", {{"seq", std::to_string(seq)},
-                                       {"bytes", std::to_string(state.size())},
+                                       {"bytes", std::to_string(bytes)},
                                        {"chunks", std::to_string(chunks)},
                                        {"tombstones", std::to_string(gone.size())},
                                        {"articles_held", std::to_string(pipeline_.window().size())},

@@ -537,6 +537,18 @@ void Pipeline::restore(const dedup::ArticleState& s) {
 
 std::string Pipeline::save_state() const {
   dedup::internal::Writer w;
+  save_to(w);
+  return w.take();
+}
+
+void Pipeline::save_state(std::size_t chunk,
+                          const std::function<void(std::string_view, bool last)>& sink) const {
+  dedup::internal::Writer w(chunk, sink);
+  save_to(w);
+  w.finish();
+}
+
+void Pipeline::save_to(dedup::internal::Writer& w) const {
   w.raw("NFP1");
   w.varint(next_seq_);
   w.varint(evictions_reported_);
@@ -554,7 +566,6 @@ std::string Pipeline::save_state() const {
     w.string(url);
     w.signed_varint(t);
   }
-  return w.take();
 }
 
 bool Pipeline::load_state(std::string_view bytes) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -15,6 +16,10 @@
 #include "dedup/window.h"
 #include "extractors/article.h"
 #include "tl/expected.hpp"
+
+namespace newsflow::dedup::internal {
+class Writer;
+}  // namespace newsflow::dedup::internal
 
 namespace newsflow::daemon {
 
@@ -145,6 +150,9 @@ class Pipeline {
   /// later input as this one would, without applying records one by one. `load_state` is false,
   /// and the pipeline unchanged, for bytes that are not a saved state of this configuration.
   std::string save_state() const;
+  /// The same bytes, `chunk` at a time to `sink(bytes, last)`, without holding them all.
+  void save_state(std::size_t chunk,
+                  const std::function<void(std::string_view, bool last)>& sink) const;
   /// The `seq` of the last state record made (0 before the first).
   std::uint64_t last_seq() const { return next_seq_ - 1; }
   bool load_state(std::string_view bytes);
@@ -164,6 +172,7 @@ class Pipeline {
   const dedup::BoilerplateFilter& boilerplate() const { return boilerplate_; }
 
  private:
+  void save_to(dedup::internal::Writer& w) const;
   dedup::Fingerprint fingerprint(const std::string& id, const std::string& core,
                                  std::int64_t event_time, std::vector<std::uint32_t>* df_terms,
                                  std::string* normalized = nullptr);

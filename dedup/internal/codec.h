@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -13,12 +14,19 @@ namespace newsflow::dedup::internal {
 /// plain values: the state record's and the state snapshot's coding.
 class Writer {
  public:
+  /// Bytes out as they come, `chunk` at a time (the last, shorter, at `finish`), instead of all
+  /// held: `sink(bytes, last)`.
+  using Sink = std::function<void(std::string_view, bool last)>;
+  Writer() = default;
+  Writer(std::size_t chunk, Sink sink) : chunk_(chunk), sink_(std::move(sink)) {}
+
   void varint(std::uint64_t v) {
     while (v >= 0x80) {
       out_.push_back(static_cast<char>(v | 0x80));
       v >>= 7;
     }
     out_.push_back(static_cast<char>(v));
+    spill();
   }
   void signed_varint(std::int64_t v) {
     varint((static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63));
@@ -28,10 +36,12 @@ class Writer {
     char buf[sizeof(T)];
     std::memcpy(buf, &v, sizeof(T));  // little-endian hosts (x86-64, arm64)
     out_.append(buf, sizeof(T));
+    spill();
   }
   void string(std::string_view s) {
     varint(s.size());
     out_.append(s);
+    spill();
   }
   /// A count, then the elements' bytes as they are in memory (types without padding).
   template <typename T>
@@ -39,12 +49,31 @@ class Writer {
     static_assert(std::has_unique_object_representations_v<T>);
     varint(v.size());
     out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+    spill();
   }
-  void raw(std::string_view s) { out_.append(s); }
+  void raw(std::string_view s) {
+    out_.append(s);
+    spill();
+  }
   std::string take() { return std::move(out_); }
+  /// With a sink: what is left goes out as the last chunk (possibly empty).
+  void finish() {
+    if (sink_) sink_(out_, true);
+    out_.clear();
+  }
 
  private:
+  void spill() {
+    if (!sink_ || out_.size() < chunk_) return;
+    std::size_t at = 0;
+    for (; out_.size() - at >= chunk_; at += chunk_) {
+      sink_(std::string_view(out_).substr(at, chunk_), false);
+    }
+    out_.erase(0, at);
+  }
   std::string out_;
+  std::size_t chunk_ = 0;
+  Sink sink_;
 };
 
 /// Reads what `Writer` wrote; any read past the end or out of bounds fails the reader (`ok`

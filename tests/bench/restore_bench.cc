@@ -274,7 +274,7 @@ int main(int argc, char** argv) {
     for (std::uint64_t i = 0; i < chunks; ++i) {
       const std::string key = dedup::snapshot_key(seq, i);
       const std::string value = dedup::encode_snapshot_chunk(
-          seq, i, chunks, std::string_view(state).substr(i * kChunk, kChunk));
+          seq, i, i + 1 == chunks, std::string_view(state).substr(i * kChunk, kChunk));
       while (rd_kafka_producev(producer.get(), RD_KAFKA_V_TOPIC(compacted.c_str()),
                                RD_KAFKA_V_KEY(key.data(), key.size()),
                                RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),

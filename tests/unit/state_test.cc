@@ -169,6 +169,18 @@ TEST(StateSnapshot, ALoadedPipelinePublishesWhatTheSavedOneDoes) {
     EXPECT_FALSE(loaded.load_state(snapshot.substr(0, snapshot.size() / 2)));
     EXPECT_FALSE(loaded.load_state("NFP1 not a state"));
     EXPECT_EQ(loaded.window().size(), 0u);
+    // Made a chunk at a time, the same bytes (what the daemon writes to the changelog).
+    std::string chunked;
+    std::size_t chunks = 0, lasts = 0;
+    whole.save_state(4096, [&](std::string_view part, bool last) {
+      EXPECT_TRUE(last || part.size() == 4096);
+      chunked.append(part);
+      ++chunks;
+      lasts += last;
+    });
+    EXPECT_EQ(chunked, snapshot);
+    EXPECT_EQ(lasts, 1u);
+    EXPECT_EQ(chunks, snapshot.size() / 4096 + 1);
     ASSERT_TRUE(loaded.load_state(snapshot));
     EXPECT_EQ(loaded.window().size(), whole.window().size());
     EXPECT_EQ(loaded.stories().size(), whole.stories().size());
