@@ -35,8 +35,14 @@ void Daemon::maybe_snapshot() {
   // Fault injection makes commits fail or records go missing: what is judged is not state.
   if (lost_state_ || no_commit_ || stop_.load()) return;
   judge_waiting();
-  if (!settle(/*drain=*/true)) return;  // not delivered: judged again first
-  if (!in_flight_.empty() || waiting_ || !pending_commit_.empty() || commit_in_flight_) return;
+  const bool settled = settle(/*drain=*/true);  // not delivered: judged again first
+  if (!settled || !in_flight_.empty() || waiting_ || !pending_commit_.empty() ||
+      commit_in_flight_) {
+    // Tried again a few batches later, not at every turn of the loop (each try waits for every
+    // output and commits synchronously).
+    snapshot_retry_seq_ = pipeline_.last_seq() + std::max<std::uint64_t>(1, every / 100);
+    return;
+  }
   write_snapshot();
 }
 

@@ -127,7 +127,7 @@ class Reader {
     const std::uint64_t n = varint();
     if (!ok_ || n > (in_.size() - pos_) / sizeof(T)) return fail(), false;
     v.resize(static_cast<std::size_t>(n));
-    std::memcpy(v.data(), in_.data() + pos_, v.size() * sizeof(T));
+    if (!v.empty()) std::memcpy(v.data(), in_.data() + pos_, v.size() * sizeof(T));
     pos_ += v.size() * sizeof(T);
     return true;
   }
