@@ -80,10 +80,9 @@ TEST(StateRecord, RefusesWhatItDidNotWrite) {
   EXPECT_FALSE(dedup::decode_state(dedup::encode_state(far)));
 }
 
-// A pipeline restored from the state records of the first half of a stream judges the second
-// half exactly as the pipeline that saw the whole stream: the window, the document frequencies,
-// the boilerplate filter and the stories come back without the text.
-TEST(StateRecord, RestoredPipelineJudgesLikeAnUninterruptedOne) {
+// The sample pages three times, each copy an hour later under new ids, in event-time order:
+// copies within the window and stories that grow.
+std::vector<daemon::Input> sample_inputs() {
   std::vector<daemon::Input> inputs;
   for (int copy = 0; copy < 3; ++copy) {
     daemon::read_lines(NEWSFLOW_SOURCE_DIR "/samples/pages.jsonl.gz", [&](std::string_view line) {
@@ -97,9 +96,17 @@ TEST(StateRecord, RestoredPipelineJudgesLikeAnUninterruptedOne) {
       inputs.push_back(std::move(p.input));
     });
   }
-  ASSERT_GT(inputs.size(), 60u);
   std::stable_sort(inputs.begin(), inputs.end(),
                    [](const auto& a, const auto& b) { return *a.fetched_at < *b.fetched_at; });
+  return inputs;
+}
+
+// A pipeline restored from the state records of the first half of a stream judges the second
+// half exactly as the pipeline that saw the whole stream: the window, the document frequencies,
+// the boilerplate filter and the stories come back without the text.
+TEST(StateRecord, RestoredPipelineJudgesLikeAnUninterruptedOne) {
+  const std::vector<daemon::Input> inputs = sample_inputs();
+  ASSERT_GT(inputs.size(), 60u);
   const auto config = config::parse_config("", {});
   ASSERT_TRUE(config);
   daemon::Pipeline whole(*config, nullptr), restored(*config, nullptr);
@@ -142,21 +149,7 @@ TEST(StateRecord, RestoredPipelineJudgesLikeAnUninterruptedOne) {
 // records one by one): the loaded pipeline publishes byte for byte what the saved one does, with
 // the window, story book and boilerplate filter under their bounds and without.
 TEST(StateSnapshot, ALoadedPipelinePublishesWhatTheSavedOneDoes) {
-  std::vector<daemon::Input> inputs;
-  for (int copy = 0; copy < 3; ++copy) {
-    daemon::read_lines(NEWSFLOW_SOURCE_DIR "/samples/pages.jsonl.gz", [&](std::string_view line) {
-      auto p = daemon::parse_replay_line(line);
-      if (p.failure) return;
-      if (copy > 0) {
-        p.input.id += "-" + std::to_string(copy);
-        p.input.url += "#" + std::to_string(copy);
-        *p.input.fetched_at += 3600 * copy;
-      }
-      inputs.push_back(std::move(p.input));
-    });
-  }
-  std::stable_sort(inputs.begin(), inputs.end(),
-                   [](const auto& a, const auto& b) { return *a.fetched_at < *b.fetched_at; });
+  const std::vector<daemon::Input> inputs = sample_inputs();
   for (const std::uint64_t bound : {std::uint64_t{0}, std::uint64_t{40}}) {
     auto config = config::parse_config("", {});
     ASSERT_TRUE(config);
