@@ -22,14 +22,8 @@ std::string encode_state(const ArticleState& s) {
   w.varint(s.seq);
   w.string(s.id);
   w.signed_varint(s.event_time);
-  w.fixed(s.fp.exact.high);
-  w.fixed(s.fp.exact.low);
-  for (const std::uint16_t slot : s.fp.sketch) w.fixed(slot);
-  w.varint(s.fp.phrases);
-  w.fixed(s.fp.simhash);
-  w.varint(static_cast<std::uint64_t>(s.verdict.kind));
-  w.string(s.verdict.of);
-  w.fixed(s.verdict.similarity);
+  internal::write_fingerprint(w, s.fp);
+  internal::write_verdict(w, s.verdict);
   w.string(s.url);
   w.string(s.source);
   w.string(s.title);
@@ -77,16 +71,8 @@ std::optional<ArticleState> decode_state(std::string_view bytes) {
   if (s.event_time > (std::int64_t{1} << 40) || s.event_time < -(std::int64_t{1} << 40)) {
     return std::nullopt;
   }
-  s.fp.exact.high = r.fixed<std::uint64_t>();
-  s.fp.exact.low = r.fixed<std::uint64_t>();
-  for (auto& slot : s.fp.sketch) slot = r.fixed<std::uint16_t>();
-  s.fp.phrases = static_cast<std::uint32_t>(r.varint());
-  s.fp.simhash = r.fixed<std::uint64_t>();
-  const std::uint64_t kind = r.varint();
-  if (kind > static_cast<std::uint64_t>(DupKind::kContained)) return std::nullopt;
-  s.verdict.kind = static_cast<DupKind>(kind);
-  s.verdict.of = r.string();
-  s.verdict.similarity = r.fixed<double>();
+  internal::read_fingerprint(r, s.fp);
+  if (!internal::read_verdict(r, s.verdict)) return std::nullopt;
   s.url = r.string();
   s.source = r.string();
   s.title = r.string();

@@ -251,6 +251,41 @@ void DedupWindow::remove_oldest() {
   free_slots_.push_back(slot);
 }
 
+namespace internal {
+
+void write_fingerprint(Writer& w, const Fingerprint& fp) {
+  w.fixed(fp.exact.high);
+  w.fixed(fp.exact.low);
+  for (const std::uint16_t v : fp.sketch) w.fixed(v);
+  w.varint(fp.phrases);
+  w.fixed(fp.simhash);
+}
+
+void read_fingerprint(Reader& r, Fingerprint& fp) {
+  fp.exact.high = r.fixed<std::uint64_t>();
+  fp.exact.low = r.fixed<std::uint64_t>();
+  for (auto& v : fp.sketch) v = r.fixed<std::uint16_t>();
+  fp.phrases = static_cast<std::uint32_t>(r.varint());
+  fp.simhash = r.fixed<std::uint64_t>();
+}
+
+void write_verdict(Writer& w, const Verdict& v) {
+  w.varint(static_cast<std::uint64_t>(v.kind));
+  w.string(v.of);
+  w.fixed(v.similarity);
+}
+
+bool read_verdict(Reader& r, Verdict& v) {
+  const std::uint64_t kind = r.varint();
+  if (kind > static_cast<std::uint64_t>(DupKind::kContained)) return false;
+  v.kind = static_cast<DupKind>(kind);
+  v.of = r.string();
+  v.similarity = r.fixed<double>();
+  return true;
+}
+
+}  // namespace internal
+
 void DedupWindow::save(internal::Writer& w) const {
   w.raw("NFW1");
   w.signed_varint(watermark_);
@@ -258,15 +293,9 @@ void DedupWindow::save(internal::Writer& w) const {
   w.varint(slots_.size());
   for (const Entry& e : slots_) {
     w.string(e.id);
-    w.fixed(e.fp.exact.high);
-    w.fixed(e.fp.exact.low);
-    for (const std::uint16_t v : e.fp.sketch) w.fixed(v);
-    w.varint(e.fp.phrases);
-    w.fixed(e.fp.simhash);
+    internal::write_fingerprint(w, e.fp);
     w.signed_varint(e.event_time);
-    w.varint(static_cast<std::uint64_t>(e.verdict.kind));
-    w.string(e.verdict.of);
-    w.fixed(e.verdict.similarity);
+    internal::write_verdict(w, e.verdict);
     w.fixed(e.prev_same);
     w.fixed(e.next_same);
   }
@@ -291,17 +320,9 @@ bool DedupWindow::load(internal::Reader& r) {
   const auto in_range = [n](std::uint32_t s) { return s == kNone || s < n; };
   for (Entry& e : next.slots_) {
     e.id = r.string();
-    e.fp.exact.high = r.fixed<std::uint64_t>();
-    e.fp.exact.low = r.fixed<std::uint64_t>();
-    for (auto& v : e.fp.sketch) v = r.fixed<std::uint16_t>();
-    e.fp.phrases = static_cast<std::uint32_t>(r.varint());
-    e.fp.simhash = r.fixed<std::uint64_t>();
+    internal::read_fingerprint(r, e.fp);
     e.event_time = r.signed_varint();
-    const std::uint64_t kind = r.varint();
-    if (kind > static_cast<std::uint64_t>(DupKind::kContained)) return false;
-    e.verdict.kind = static_cast<DupKind>(kind);
-    e.verdict.of = r.string();
-    e.verdict.similarity = r.fixed<double>();
+    if (!internal::read_verdict(r, e.verdict)) return false;
     e.prev_same = r.fixed<std::uint32_t>();
     e.next_same = r.fixed<std::uint32_t>();
     if (!r.ok() || !in_range(e.prev_same) || !in_range(e.next_same)) return false;

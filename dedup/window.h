@@ -49,6 +49,14 @@ Fingerprint make_fingerprint(std::string_view text, const SignatureOptions& opti
                              std::vector<std::uint64_t>* terms = nullptr,
                              std::string* normalized = nullptr);
 
+namespace internal {
+/// A fingerprint and a verdict as the state record and the window's snapshot both write them.
+void write_fingerprint(Writer& w, const Fingerprint& fp);
+void read_fingerprint(Reader& r, Fingerprint& fp);
+void write_verdict(Writer& w, const Verdict& v);
+bool read_verdict(Reader& r, Verdict& v);  ///< false for a kind that is not one
+}  // namespace internal
+
 /// Options of the dedup window; filled by `config/`.
 struct WindowOptions {
   std::int64_t window_seconds = 72 * 3600;  ///< how far behind the watermark entries live

@@ -101,6 +101,21 @@ std::vector<daemon::Input> sample_inputs() {
   return inputs;
 }
 
+// Judges inputs[from..] with both pipelines, which must give the same number of outputs for each,
+// and calls `check` on each pair.
+template <class Check>
+void judge_both(daemon::Pipeline& one, daemon::Pipeline& other,
+                const std::vector<daemon::Input>& inputs, std::size_t from, Check check) {
+  for (std::size_t i = from; i < inputs.size(); ++i) {
+    auto a = one.process(inputs[i]);
+    auto b = other.process(inputs[i]);
+    ASSERT_EQ(a.has_value(), b.has_value());
+    if (!a) continue;
+    ASSERT_EQ(a->size(), b->size());
+    for (std::size_t k = 0; k < a->size(); ++k) check((*a)[k], (*b)[k]);
+  }
+}
+
 // A pipeline restored from the state records of the first half of a stream judges the second
 // half exactly as the pipeline that saw the whole stream: the window, the document frequencies,
 // the boilerplate filter and the stories come back without the text.
@@ -122,25 +137,16 @@ TEST(StateRecord, RestoredPipelineJudgesLikeAnUninterruptedOne) {
   EXPECT_EQ(restored.window().size(), whole.window().size());
   EXPECT_EQ(restored.stories().size(), whole.stories().size());
   std::size_t compared = 0, duplicates = 0;
-  for (std::size_t i = half; i < inputs.size(); ++i) {
-    auto a = whole.process(inputs[i]);
-    auto b = restored.process(inputs[i]);
-    ASSERT_EQ(a.has_value(), b.has_value());
-    if (!a) continue;
-    ASSERT_EQ(a->size(), b->size());
-    for (std::size_t k = 0; k < a->size(); ++k) {
-      const auto& x = (*a)[k];
-      const auto& y = (*b)[k];
-      EXPECT_EQ(x.verdict.kind, y.verdict.kind) << x.article.id;
-      EXPECT_EQ(x.verdict.of, y.verdict.of) << x.article.id;
-      EXPECT_DOUBLE_EQ(x.verdict.similarity, y.verdict.similarity) << x.article.id;
-      EXPECT_EQ(x.story_id, y.story_id) << x.article.id;
-      EXPECT_EQ(x.content_hash, y.content_hash);
-      EXPECT_EQ(x.state.seq, y.state.seq);
-      ++compared;
-      duplicates += x.verdict.kind != dedup::DupKind::kUnique;
-    }
-  }
+  judge_both(whole, restored, inputs, half, [&](const daemon::Output& x, const daemon::Output& y) {
+    EXPECT_EQ(x.verdict.kind, y.verdict.kind) << x.article.id;
+    EXPECT_EQ(x.verdict.of, y.verdict.of) << x.article.id;
+    EXPECT_DOUBLE_EQ(x.verdict.similarity, y.verdict.similarity) << x.article.id;
+    EXPECT_EQ(x.story_id, y.story_id) << x.article.id;
+    EXPECT_EQ(x.content_hash, y.content_hash);
+    EXPECT_EQ(x.state.seq, y.state.seq);
+    ++compared;
+    duplicates += x.verdict.kind != dedup::DupKind::kUnique;
+  });
   EXPECT_GT(compared, 40u);
   EXPECT_GT(duplicates, 30u);
 }
@@ -179,23 +185,14 @@ TEST(StateSnapshot, ALoadedPipelinePublishesWhatTheSavedOneDoes) {
     EXPECT_EQ(loaded.stories().size(), whole.stories().size());
     EXPECT_EQ(loaded.boilerplate().size(), whole.boilerplate().size());
     std::size_t compared = 0, duplicates = 0, joined = 0;
-    for (std::size_t i = half; i < inputs.size(); ++i) {
-      auto a = whole.process(inputs[i]);
-      auto b = loaded.process(inputs[i]);
-      ASSERT_EQ(a.has_value(), b.has_value());
-      if (!a) continue;
-      ASSERT_EQ(a->size(), b->size());
-      for (std::size_t k = 0; k < a->size(); ++k) {
-        const auto& x = (*a)[k];
-        const auto& y = (*b)[k];
-        EXPECT_EQ(daemon::article_json(x), daemon::article_json(y));
-        EXPECT_EQ(daemon::story_json(x.story), daemon::story_json(y.story));
-        EXPECT_EQ(dedup::encode_state(x.state), dedup::encode_state(y.state));
-        ++compared;
-        duplicates += x.verdict.kind != dedup::DupKind::kUnique;
-        joined += x.story.article_count > 1;
-      }
-    }
+    judge_both(whole, loaded, inputs, half, [&](const daemon::Output& x, const daemon::Output& y) {
+      EXPECT_EQ(daemon::article_json(x), daemon::article_json(y));
+      EXPECT_EQ(daemon::story_json(x.story), daemon::story_json(y.story));
+      EXPECT_EQ(dedup::encode_state(x.state), dedup::encode_state(y.state));
+      ++compared;
+      duplicates += x.verdict.kind != dedup::DupKind::kUnique;
+      joined += x.story.article_count > 1;
+    });
     EXPECT_GT(compared, 40u);
     EXPECT_GT(duplicates, 20u);
     EXPECT_GT(joined, 20u);
