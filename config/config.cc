@@ -290,6 +290,7 @@ tl::expected<Config, std::vector<Problem>> parse(std::string_view yaml_text, con
       k.integer("extractor_silence_ms", c.kafka.extractor_silence_ms, 0, 3600000);
       k.integer("dlq_max_payload_bytes", c.kafka.dlq_max_payload_bytes, 0, 1LL << 30);
       k.integer("state_snapshot_articles", c.kafka.state_snapshot_articles, 0, 1LL << 32);
+      k.integer("restore_buffer_bytes", c.kafka.restore_buffer_bytes, 0, 1LL << 40);
       k.string_choice("delivery", c.kafka.delivery, {"at_least_once", "exactly_once"});
       k.string("transactional_id", c.kafka.transactional_id);
       if (c.kafka.transactional_id.empty()) k.problem("transactional_id", "must not be empty");

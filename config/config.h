@@ -70,6 +70,10 @@ struct KafkaConfig {
   /// snapshot and the records since, and a restore loads the snapshot and applies only those.
   /// 0: never (the changelog keeps a record per article ever judged).
   std::int64_t state_snapshot_articles = 100000;
+  /// A restart reads the changelog once, holding the state records until the snapshot is
+  /// loaded, while they take at most this many bytes (a snapshot interval's records at the
+  /// default interval); past it, or at 0, it reads them a second time instead.
+  std::int64_t restore_buffer_bytes = std::int64_t{512} << 20;
 };
 
 /// Topic names.

@@ -190,6 +190,7 @@ class Daemon {
   // judges and from the state records it restores or follows.
   HandoverLedger handover_ledger_;
   void note_judged(const rd_kafka_message_t* state_record);
+  void note_judged(std::string_view source_header, std::string_view input_header);
   // The result of an asynchronous commit, served by the consumer poll.
   static void on_commit(rd_kafka_t* rk, int err, void* partitions, void* opaque);
   static int on_statistics(rd_kafka_t* rk, char* json, size_t len, void* opaque);
@@ -313,14 +314,34 @@ class Daemon {
   /// only). The owner's loop calls it between batches.
   void maybe_snapshot();
   bool write_snapshot();
-  /// The changelog's newest complete snapshot: its `seq`, chunk count and bytes (nothing when
-  /// there is none); the keys of the chunks of any other go to `stale_snapshot_keys_`.
+  /// The changelog's newest complete snapshot: its `seq`, chunk count and bytes.
   struct FoundSnapshot {
     std::uint64_t seq = 0;
     std::uint64_t chunks = 0;
     std::string bytes;
   };
-  tl::expected<std::optional<FoundSnapshot>, std::string> find_snapshot(
+  /// A state record as the restore holds it between reading and applying it.
+  struct ChangelogRecord {
+    std::uint64_t seq = 0;
+    std::int32_t partition = 0;
+    std::int64_t offset = 0;
+    std::string key;
+    std::string value;  // "" once a complete snapshot read before it covers its `seq`
+    std::string input;  // its `input` and `source` headers
+    std::string source;
+  };
+  /// What one read of the whole changelog found: the newest complete snapshot (the keys of the
+  /// chunks of any other go to `stale_snapshot_keys_`) and, unless they outgrew the restore's
+  /// buffer, every state record in the order of its partition, so the changelog is read once.
+  struct ChangelogRead {
+    std::optional<FoundSnapshot> snapshot;
+    bool buffered = true;            // false: the records must be read again
+    std::uint64_t stripped_seq = 0;  // records up to this `seq` are held without their values
+    std::map<int, std::deque<ChangelogRecord>> records;
+    std::map<int, std::int64_t> ends;  // partition -> its end offset
+    std::size_t skipped = 0;           // tombstones and records of another version
+  };
+  tl::expected<ChangelogRead, std::string> read_changelog(
       const std::string& bootstrap, const std::vector<std::pair<int, std::int64_t>>& partitions);
   // The input offsets this role's group has committed: a state record of an input beyond them
   // is not state yet (`admit_state_record`). Read before the restore, and by a standby about
@@ -329,6 +350,7 @@ class Daemon {
   std::chrono::steady_clock::time_point committed_at_{};
   tl::expected<void, std::string> refresh_committed();
   Admission admit(const rd_kafka_message_t* state_record, bool final) const;
+  Admission admit(std::string_view input_header, bool final) const;
   bool owner_ = false;
   bool lease_granted_ = false;  // set by the lease consumer's rebalance callback
   bool lease_revoked_ = false;

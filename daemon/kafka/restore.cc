@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "daemon/kafka/message.h"
@@ -65,10 +66,11 @@ tl::expected<std::vector<PartitionRange>, std::string> partitions_with_data(
 
 }  // namespace
 
-tl::expected<std::optional<Daemon::FoundSnapshot>, std::string> Daemon::find_snapshot(
+tl::expected<Daemon::ChangelogRead, std::string> Daemon::read_changelog(
     const std::string& bootstrap, const std::vector<std::pair<int, std::int64_t>>& partitions) {
   const std::string& topic = config_.topics.state;
-  // A consumer of its own: the restore's reads the changelog again from its start afterwards.
+  // A consumer of its own: when the records outgrow the buffer, the restore's consumer reads
+  // them again from the start afterwards.
   auto consumer = restore_consumer(bootstrap);
   if (!consumer) return tl::unexpected(consumer.error());
   rd_kafka_t* c = consumer->get();
@@ -79,51 +81,90 @@ tl::expected<std::optional<Daemon::FoundSnapshot>, std::string> Daemon::find_sna
   }
   rd_kafka_assign(c, list);
   rd_kafka_topic_partition_list_destroy(list);
+  ChangelogRead read;
+  read.buffered = config_.kafka.restore_buffer_bytes > 0;
+  std::size_t buffered_bytes = 0;
   // seq -> (chunk count once its last chunk is read, chunks by index)
   std::map<std::uint64_t, std::pair<std::uint64_t, std::map<std::uint64_t, std::string>>> seen;
+  // A snapshot complete: the records it covers are kept without their values (their keys and
+  // headers are still needed: tombstoned by the next snapshot, judged inputs of their sources).
+  auto covered_by = [&](std::uint64_t seq) {
+    if (seq <= read.stripped_seq) return;
+    read.stripped_seq = seq;
+    for (auto& [p, records] : read.records) {
+      for (auto& r : records) {
+        if (r.seq > seq || r.value.empty()) continue;
+        buffered_bytes -= r.value.size();
+        std::string().swap(r.value);
+      }
+    }
+  };
   std::size_t ended = 0;
   const auto deadline = Clock::now() + std::chrono::minutes(10);
   auto last_extend = Clock::now();
   while (ended < partitions.size() && !stop_.load() && Clock::now() < deadline) {
     rd_kafka_message_t* m = rd_kafka_consumer_poll(c, 500);
     if (!m) continue;
+    const std::string_view key = m->err ? std::string_view() : key_of(m);
     if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
       ++ended;
-    } else if (!m->err && m->payload && m->key_len > 9 &&
-               std::string_view(static_cast<const char*>(m->key), 9) == "snapshot/") {
+      read.ends[m->partition] = m->offset;
+    } else if (m->err) {
+      log::warn("window_restore_error", {{"error", rd_kafka_message_errstr(m)}});
+    } else if (m->payload && key.size() > 9 && key.substr(0, 9) == "snapshot/") {
       if (const auto chunk = dedup::decode_snapshot_chunk(payload(m))) {
         auto& [count, parts] = seen[chunk->seq];
         if (chunk->last) count = chunk->index + 1;
         parts[chunk->index] = std::string(chunk->bytes);
+        if (count > 0 && parts.size() == count) covered_by(chunk->seq);
+      }
+    } else if (const auto seq = m->payload ? dedup::state_seq(payload(m)) : std::nullopt; !seq) {
+      ++read.skipped;  // a tombstone or a record of another version
+    } else if (read.buffered) {
+      ChangelogRecord r{*seq,
+                        m->partition,
+                        m->offset,
+                        std::string(key),
+                        *seq <= read.stripped_seq ? std::string() : std::string(payload(m)),
+                        std::string(header_of(m, kInputHeader)),
+                        std::string(header_of(m, kSourceHeader))};
+      buffered_bytes += r.value.size() + r.key.size() + r.input.size() + r.source.size();
+      read.records[m->partition].push_back(std::move(r));
+      if (buffered_bytes > static_cast<std::size_t>(config_.kafka.restore_buffer_bytes)) {
+        // More than a snapshot interval's records (compaction behind, or no snapshots): read
+        // again after the snapshot is loaded rather than held.
+        read.buffered = false;
+        read.records.clear();
       }
     }
     rd_kafka_message_destroy(m);
     if (Clock::now() - last_extend > std::chrono::seconds(10)) {
       last_extend = Clock::now();
       notifier_.extend_timeout(30'000'000);
-      notifier_.status("looking for a snapshot in " + topic);
+      notifier_.status("reading " + topic);
     }
   }
   rd_kafka_consumer_close(c);
   if (ended < partitions.size() && !stop_.load()) {
-    return tl::unexpected("looking for a snapshot did not reach the end of every partition of " +
-                          topic);
+    return tl::unexpected("reading " + topic + " did not reach the end of every partition");
   }
-  std::optional<FoundSnapshot> best;
   for (auto it = seen.rbegin(); it != seen.rend(); ++it) {
-    const auto& [count, parts] = it->second;
-    if (!best && count > 0 && parts.size() == count) {
-      best.emplace();
-      best->seq = it->first;
-      best->chunks = count;
-      for (const auto& [i, bytes] : parts) best->bytes += bytes;
+    auto& [count, parts] = it->second;
+    if (!read.snapshot && count > 0 && parts.size() == count) {
+      auto& found = read.snapshot.emplace();
+      found.seq = it->first;
+      found.chunks = count;
+      std::size_t size = 0;
+      for (const auto& [i, bytes] : parts) size += bytes.size();
+      found.bytes.reserve(size);
+      for (auto& [i, bytes] : parts) found.bytes += std::exchange(bytes, {});
       continue;
     }
     // Older snapshots (and one never finished): deleted with the next one.
     for (const auto& [i, bytes] : parts)
       stale_snapshot_keys_.push_back(dedup::snapshot_key(it->first, i));
   }
-  return best;
+  return read;
 }
 
 tl::expected<void, std::string> Daemon::refresh_committed() {
@@ -153,16 +194,24 @@ tl::expected<void, std::string> Daemon::refresh_committed() {
 
 void Daemon::note_judged(const rd_kafka_message_t* state_record) {
   if (config_.role != "dedup") return;
-  const auto source = parse_position(header_of(state_record, kSourceHeader));
-  const auto at = parse_position(header_of(state_record, kInputHeader));
+  note_judged(header_of(state_record, kSourceHeader), header_of(state_record, kInputHeader));
+}
+
+void Daemon::note_judged(std::string_view source_header, std::string_view input_header) {
+  if (config_.role != "dedup") return;
+  const auto source = parse_position(source_header);
+  const auto at = parse_position(input_header);
   if (source && at && at->topic == config_.topics.extracted) {
     handover_ledger_.judged(*source, at->partition, at->offset);
   }
 }
 
 Admission Daemon::admit(const rd_kafka_message_t* state_record, bool final) const {
-  return admit_state_record(header_of(state_record, kInputHeader), input_topics(), committed_,
-                            final);
+  return admit(header_of(state_record, kInputHeader), final);
+}
+
+Admission Daemon::admit(std::string_view input_header, bool final) const {
+  return admit_state_record(input_header, input_topics(), committed_, final);
 }
 
 tl::expected<KafkaHandle, std::string> Daemon::restore_consumer(
@@ -267,114 +316,139 @@ tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(
   auto ranges = partitions_with_data(c, topic);
   if (!ranges) return tl::unexpected(ranges.error());
   if (ranges->empty()) return std::optional<std::size_t>();
-  // A snapshot first: loaded whole, it stands for every record up to its `seq`, which are then
-  // only read past (deleted by compaction once the snapshot's tombstones are compacted).
+  // One read finds the newest complete snapshot and holds the records. The snapshot, loaded
+  // whole, stands for every record up to its `seq` (deleted by compaction once the snapshot's
+  // tombstones are compacted); the records after it are applied.
   std::vector<std::pair<int, std::int64_t>> starts;
   for (const auto& r : *ranges) starts.emplace_back(r.partition, r.low);
-  auto found = find_snapshot(bootstrap, starts);
-  if (!found) return tl::unexpected(found.error());
+  auto read = read_changelog(bootstrap, starts);
+  if (!read) return tl::unexpected(read.error());
   std::uint64_t covered_seq = 0;
   std::size_t covered = 0;
-  if (*found) {
+  if (auto& found = read->snapshot) {
     const auto t1 = Clock::now();
-    if (pipeline_.load_state((*found)->bytes)) {
-      covered_seq = (*found)->seq;
-      snapshot_seq_ = (*found)->seq;
-      snapshot_chunks_ = (*found)->chunks;
+    if (pipeline_.load_state(found->bytes)) {
+      covered_seq = found->seq;
+      snapshot_seq_ = found->seq;
+      snapshot_chunks_ = found->chunks;
       changelog_last_seq_ = std::max(changelog_last_seq_, covered_seq);
       log::info("state_snapshot_loaded", {{"seq", std::to_string(covered_seq)},
-                                          {"bytes", std::to_string((*found)->bytes.size())},
+                                          {"bytes", std::to_string(found->bytes.size())},
                                           {"held", std::to_string(pipeline_.window().size())},
                                           {"seconds", std::to_string(seconds_since(t1))}});
     } else {
       // Written by another version or under another configuration (the document frequencies'
       // size, say): the records are all the state there is.
       log::error("state_snapshot_not_loaded",
-                 {{"seq", std::to_string((*found)->seq)},
+                 {{"seq", std::to_string(found->seq)},
                   {"consequence",
                    "the window is rebuilt from the records the changelog still "
                    "holds; those the snapshot covered may be gone"}});
-      for (std::uint64_t i = 0; i < (*found)->chunks; ++i) {
-        stale_snapshot_keys_.push_back(dedup::snapshot_key((*found)->seq, i));
+      for (std::uint64_t i = 0; i < found->chunks; ++i) {
+        stale_snapshot_keys_.push_back(dedup::snapshot_key(found->seq, i));
       }
+      // The records it covers were held without their values: read them again.
+      if (read->stripped_seq > 0) read->buffered = false, read->records.clear();
     }
+    std::string().swap(found->bytes);
   }
   // Records are keyed by article, so they spread over the partitions; each partition holds them
   // in the order they were written. Merged by `seq` across the partitions (the merger that
-  // orders input by event time), they are applied in the order the articles were judged.
-  rd_kafka_topic_partition_list_t* list =
-      rd_kafka_topic_partition_list_new(static_cast<int>(ranges->size()));
-  for (const auto& r : *ranges) {
-    rd_kafka_topic_partition_list_add(list, topic.c_str(), r.partition)->offset = r.low;
-  }
-  EventTimeMerger<rd_kafka_message_t*> merger({std::chrono::hours(1), std::chrono::hours(1)});
+  // orders input by event time), they are applied in the order the articles were judged. They
+  // come from the read above, or from a second read when they did not fit in its buffer.
+  const bool again = !read->buffered;
+  EventTimeMerger<ChangelogRecord> merger({std::chrono::hours(1), std::chrono::hours(1)});
   std::map<int, rd_kafka_queue_t*> queues;
   const auto now = Clock::now();
-  for (const auto& r : *ranges) {
-    merger.assign({topic, r.partition}, now);
-    rd_kafka_queue_t* q = rd_kafka_queue_get_partition(c, topic.c_str(), r.partition);
-    rd_kafka_queue_forward(q, nullptr);  // before the assignment starts fetching
-    queues[r.partition] = q;
+  for (const auto& r : *ranges) merger.assign({topic, r.partition}, now);
+  if (again) {
+    rd_kafka_topic_partition_list_t* list =
+        rd_kafka_topic_partition_list_new(static_cast<int>(ranges->size()));
+    for (const auto& r : *ranges) {
+      rd_kafka_topic_partition_list_add(list, topic.c_str(), r.partition)->offset = r.low;
+      rd_kafka_queue_t* q = rd_kafka_queue_get_partition(c, topic.c_str(), r.partition);
+      rd_kafka_queue_forward(q, nullptr);  // before the assignment starts fetching
+      queues[r.partition] = q;
+    }
+    rd_kafka_assign(c, list);
+    rd_kafka_topic_partition_list_destroy(list);
   }
-  rd_kafka_assign(c, list);
-  rd_kafka_topic_partition_list_destroy(list);
-  std::size_t restored = 0, skipped = 0, ended = 0, uncommitted = 0;
+  std::size_t restored = 0, skipped = again ? 0 : read->skipped, ended = 0, uncommitted = 0;
   std::optional<std::uint64_t> applied_seq;
   const bool standby_role = config_.role == "dedup" && !config_.topics.dedup_lease.empty();
   bool deferred = false;
   std::map<int, std::int64_t> defer_from;  // partition -> first record left to the tail
-  auto file = [&](rd_kafka_message_t* m) {
+  std::set<int> at_end;
+  auto end_partition = [&](int p, std::int64_t end) {
+    merger.end_of_partition({topic, p});
+    // Where a standby's tail goes on: what the restore did not read.
+    changelog_positions_[p] = std::max(changelog_positions_[p], end);
+    at_end.insert(p);
+    ++ended;
+  };
+  auto file = [&](rd_kafka_message_t* m) {  // the second read's
     if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-      merger.end_of_partition({topic, m->partition});
-      // Where a standby's tail goes on: what the restore did not read.
-      changelog_positions_[m->partition] = std::max(changelog_positions_[m->partition], m->offset);
-      ++ended;
-      rd_kafka_message_destroy(m);
-      return;
+      end_partition(m->partition, m->offset);
+    } else if (m->err) {
+      log::warn("window_restore_error", {{"error", rd_kafka_message_errstr(m)}});
+    } else if (const auto seq = m->payload ? dedup::state_seq(payload(m)) : std::nullopt; !seq) {
+      changelog_positions_[m->partition] = m->offset + 1;
+      // A tombstone or a record of another version (a snapshot's chunk was read before).
+      if (!key_of(m).starts_with("snapshot/")) ++skipped;
+    } else {
+      changelog_positions_[m->partition] = m->offset + 1;
+      merger.add({topic, m->partition},
+                 ChangelogRecord{*seq, m->partition, m->offset, std::string(key_of(m)),
+                                 std::string(payload(m)), std::string(header_of(m, kInputHeader)),
+                                 std::string(header_of(m, kSourceHeader))},
+                 static_cast<std::int64_t>(*seq), 0);
     }
-    if (!m->err) changelog_positions_[m->partition] = m->offset + 1;
-    const auto seq = m->err || !m->payload ? std::nullopt : dedup::state_seq(payload(m));
-    if (m->err) log::warn("window_restore_error", {{"error", rd_kafka_message_errstr(m)}});
-    if (!seq) {
-      if (!m->err) ++skipped;  // a tombstone or a record of another version
-      rd_kafka_message_destroy(m);
-      return;
-    }
-    merger.add({topic, m->partition}, m, static_cast<std::int64_t>(*seq), 0);
+    rd_kafka_message_destroy(m);
   };
   const auto deadline = Clock::now() + std::chrono::minutes(10);
   auto last_extend = Clock::now();
   while (!stop_.load() && Clock::now() < deadline) {
-    for (auto& [p, q] : queues) {
-      while (merger.buffered_records({topic, p}) < 256) {
-        rd_kafka_message_t* m = rd_kafka_consume_queue(q, 0);
-        if (!m) break;
-        file(m);
+    for (const auto& r : *ranges) {
+      const int p = r.partition;
+      if (again) {
+        while (merger.buffered_records({topic, p}) < 256) {
+          rd_kafka_message_t* m = rd_kafka_consume_queue(queues[p], 0);
+          if (!m) break;
+          file(m);
+        }
+        continue;
       }
+      auto& held = read->records[p];
+      while (merger.buffered_records({topic, p}) < 256 && !held.empty()) {
+        const auto seq = static_cast<std::int64_t>(held.front().seq);
+        merger.add({topic, p}, std::move(held.front()), seq, 0);
+        held.pop_front();
+      }
+      if (held.empty() && !at_end.count(p)) end_partition(p, read->ends[p]);
     }
     bool progressed = false;
-    while (auto m = merger.next(Clock::now())) {
+    while (auto r = merger.next(Clock::now())) {
       progressed = true;
-      if (deferred || admit(*m, true) != Admission::kApply) {
+      if (deferred || admit(r->input, true) != Admission::kApply) {
         ++uncommitted;
         // This process judges them again; a standby leaves them, and every later record (they
         // belong to later batches), to its changelog tail, which waits for their commits: the
         // owner is likely alive and about to commit them.
         if (standby_role) {
           deferred = true;
-          auto [from, first] = defer_from.try_emplace((*m)->partition, (*m)->offset);
-          if (!first) from->second = std::min(from->second, (*m)->offset);
+          auto [from, first] = defer_from.try_emplace(r->partition, r->offset);
+          if (!first) from->second = std::min(from->second, r->offset);
         }
-      } else if (const auto seq = dedup::state_seq(payload(*m)); seq && *seq <= covered_seq) {
+      } else if (r->seq <= covered_seq) {
         ++covered;  // in the snapshot
-        note_judged(*m);
-        changelog_keys_.emplace_back(*seq, std::string(key_of(*m)));
-      } else if (auto state = dedup::decode_state(payload(*m))) {
-        changelog_keys_.emplace_back(state->seq, std::string(key_of(*m)));
+        note_judged(r->source, r->input);
+        changelog_keys_.emplace_back(r->seq, std::move(r->key));
+      } else if (auto state = dedup::decode_state(r->value)) {
+        changelog_keys_.emplace_back(state->seq, std::move(r->key));
         // The same `seq` again: a batch written once more after a crash, the same judgment.
         if (!applied_seq || *applied_seq != state->seq) {
           pipeline_.restore(*state);
-          note_judged(*m);
+          note_judged(r->source, r->input);
           changelog_last_seq_ = std::max(changelog_last_seq_, state->seq);
           applied_seq = state->seq;
           ++restored;
@@ -384,10 +458,9 @@ tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(
       } else {
         ++skipped;
       }
-      rd_kafka_message_destroy(*m);
     }
-    if (ended >= queues.size() && merger.buffered_records() == 0) break;
-    if (!progressed) {
+    if (ended >= ranges->size() && merger.buffered_records() == 0) break;
+    if (!progressed && again) {
       // Serves the consumer (and anything fetched before a partition got its own queue).
       if (rd_kafka_message_t* m = rd_kafka_consumer_poll(c, 5)) file(m);
     }
@@ -397,7 +470,7 @@ tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(
       notifier_.status("restoring from " + topic + ": " + std::to_string(restored) + " articles");
     }
   }
-  for (rd_kafka_message_t* m : merger.clear()) rd_kafka_message_destroy(m);
+  merger.clear();
   for (auto& [p, q] : queues) rd_kafka_queue_destroy(q);
   for (const auto& [p, from] : defer_from) {
     changelog_positions_[p] = std::min(changelog_positions_[p], from);
@@ -410,9 +483,10 @@ tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(
                                 {"skipped", std::to_string(skipped)},
                                 {"uncommitted", std::to_string(uncommitted)},
                                 {"in_snapshot", std::to_string(covered)},
+                                {"read_twice", again ? "true" : "false"},
                                 {"held", std::to_string(pipeline_.window().size())},
                                 {"seconds", std::to_string(seconds_since(t0))}});
-  if (ended < queues.size() && !stop_.load()) {
+  if (ended < ranges->size() && !stop_.load()) {
     return tl::unexpected("restore did not reach the end of every partition of " + topic);
   }
   return std::optional<std::size_t>(restored);

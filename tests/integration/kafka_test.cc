@@ -244,7 +244,8 @@ class DaemonOnMockCluster : public ::testing::Test {
   }
 
   // A copy produced after a restart is still an exact duplicate of the original.
-  void restart_recognizes_copies();
+  // `after_snapshot`: the first daemon runs until it has written a snapshot.
+  void restart_recognizes_copies(bool after_snapshot = false);
 
   int brokers_ = 1;
   config::Config config_;
@@ -396,16 +397,50 @@ TEST_F(DaemonOnMockCluster, ARestartedDaemonWithoutAChangelogRestoresFromTheArti
   restart_recognizes_copies();
 }
 
-void DaemonOnMockCluster::restart_recognizes_copies() {
+// A restart that reads the changelog twice (its records past `kafka.restore_buffer_bytes`),
+// after a snapshot at every article: the records the snapshot covers are read past, the window
+// is the snapshot's.
+TEST_F(DaemonOnMockCluster, ARestartedDaemonReadingTheChangelogTwiceStillRecognizesCopies) {
+  config_.kafka.restore_buffer_bytes = 0;
+  config_.kafka.state_snapshot_articles = 1;
+  restart_recognizes_copies(true);
+}
+
+TEST_F(DaemonOnMockCluster, ARestartedDaemonLoadingASnapshotStillRecognizesCopies) {
+  config_.kafka.state_snapshot_articles = 1;
+  restart_recognizes_copies(true);
+}
+
+void DaemonOnMockCluster::restart_recognizes_copies(bool after_snapshot) {
   const auto pages = sample_pages(2);
   produce(producer_.get(), config_.topics.pages, "orig", pages[1].input.body,
           {{"url", pages[1].input.url}, {"id", "orig"}, {"fetched_at", "2023-05-01T00:00:00Z"}});
   ASSERT_EQ(rd_kafka_flush(producer_.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
-  {
+  if (!after_snapshot) {
     Metrics metrics;
     run_daemon(1, metrics);
+  } else {
+    // Until the judged page is committed and the snapshot of the state after it is written.
+    Metrics metrics;
+    Daemon daemon(config_, metrics);
+    ASSERT_TRUE(daemon.start(cluster_->bootstrap()));
+    std::thread t([&] { daemon.run(); });
+    bool snapshot = false;
+    for (const auto deadline = std::chrono::steady_clock::now() + 30s;
+         !snapshot && std::chrono::steady_clock::now() < deadline;) {
+      std::this_thread::sleep_for(100ms);
+      if (daemon.progress().committed.load() < 1) continue;
+      for (const auto& r : read_topic(cluster_->bootstrap(), config_.topics.state,
+                                      config_.kafka.embedded_partitions)) {
+        snapshot = snapshot || r.key.starts_with("snapshot/");
+      }
+    }
+    daemon.stop();
+    t.join();
+    ASSERT_TRUE(snapshot) << "no snapshot in " << config_.topics.state;
   }
-  // A new process: its window is rebuilt from newsflow.articles before it reads the copy.
+  // A new process: its window is rebuilt from the changelog (or newsflow.articles without one)
+  // before it reads the copy.
   produce(producer_.get(), config_.topics.pages, "copy", pages[1].input.body,
           {{"url", "https://elsewhere.test/copy"},
            {"id", "copy"},
