@@ -398,7 +398,7 @@ tl::expected<Config, std::vector<Problem>> parse(std::string_view yaml_text, con
         d.problem("site_boilerplate", "must be true or false, got '" + site_boilerplate + "'");
       }
       c.boilerplate.enabled = site_boilerplate == "true";
-      d.integer("boilerplate_min_pages", c.boilerplate.min_other_pages, 1, 1000);
+      d.integer("boilerplate_min_pages", c.boilerplate.min_other_pages, 1, 254);
       if (dedup::kSketchSlots % c.window.bands != 0) {
         d.problem("bands", "must divide " + std::to_string(dedup::kSketchSlots));
       }

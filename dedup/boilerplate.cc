@@ -49,52 +49,90 @@ void BoilerplateFilter::advance(std::int64_t event_time) {
   if (watermark_ - last_sweep_ > options_.window_seconds / 8) expire(watermark_);
 }
 
+std::size_t BoilerplateFilter::home(std::uint64_t key) const {
+  // Mixed, then scaled to the table (any size, so the table grows by a quarter, not double).
+  const std::uint64_t mixed = (key * 0x9E3779B97F4A7C15ULL) >> 32;
+  return static_cast<std::size_t>((mixed * table_.size()) >> 32);  // < 2^32 entries
+}
+
+std::size_t BoilerplateFilter::distance(std::size_t i) const {
+  const std::size_t h = home(table_[i].key());
+  return i >= h ? i - h : i + table_.size() - h;
+}
+
 std::size_t BoilerplateFilter::find(std::uint64_t key) const {
-  // Keys are hashes already: their high bits scaled to the table pick the home entry (any size,
-  // so the table grows by half, not double).
   const std::size_t n = table_.size();
-  std::size_t i = static_cast<std::size_t>(((key >> 32) * n) >> 32);  // n < 2^32 entries
-  while (table_[i].last_url != 0 && table_[i].key() != key) {
+  if (n == 0) return n;
+  // Robin Hood: the probe ends at a free entry or at one nearer to its home than `key` would be.
+  std::size_t i = home(key);
+  for (std::size_t d = 0; table_[i].last_url != 0 && distance(i) >= d; ++d) {
+    if (table_[i].key() == key) return i;
     if (++i == n) i = 0;
   }
-  return i;
+  return n;
+}
+
+std::size_t BoilerplateFilter::place(Seen seen) {
+  const std::size_t n = table_.size();
+  std::size_t i = home(seen.key()), placed = n;
+  for (std::size_t d = 0;; ++d) {
+    if (table_[i].last_url == 0) {
+      table_[i] = seen;
+      return placed == n ? i : placed;
+    }
+    // An entry further from its home takes the place of one nearer to its own.
+    if (const std::size_t held = distance(i); held < d) {
+      std::swap(table_[i], seen);
+      if (placed == n) placed = i;
+      d = held;
+    }
+    if (++i == n) i = 0;
+  }
 }
 
 void BoilerplateFilter::rebuild(std::size_t capacity) {
   std::vector<Seen> old(capacity);
   old.swap(table_);
   for (const Seen& s : old) {
-    if (s.last_url != 0) table_[find(s.key())] = s;
+    if (s.last_url != 0) place(s);
   }
 }
 
 bool BoilerplateFilter::count(std::uint64_t key, std::uint32_t url_hash, std::int64_t event_time) {
+  key &= kKeyBits;
   if (options_.max_entries > 0 && size_ >= options_.max_entries) shrink();
-  if ((size_ + 1) * 5 > table_.size() * 4) {
-    rebuild(std::max<std::size_t>(1024, table_.size() + table_.size() / 2));
+  // Grown at 90% full to 72%.
+  if ((size_ + 1) * 10 > table_.size() * 9) {
+    rebuild(std::max<std::size_t>(1024, (size_ + 1) * 25 / 18));
   }
-  Seen& s = table_[find(key)];
-  if (s.last_url == 0) {
-    s.key_low = static_cast<std::uint32_t>(key);
-    s.key_high = static_cast<std::uint32_t>(key >> 32);
+  std::size_t i = find(key);
+  if (i == table_.size()) {
+    Seen fresh;
+    fresh.key_low = static_cast<std::uint32_t>(key);
+    fresh.key_high_pages = static_cast<std::uint32_t>(key >> 32);
+    // Placed as it will be once counted: `last_url` 0 marks a free entry, so a provisional one.
+    fresh.last_url = url_hash ^ 2;  // odd, and not this page's
+    i = place(fresh);
     ++size_;
   }
-  const bool boilerplate = s.pages >= options_.min_other_pages &&
-                           !(s.pages == options_.min_other_pages && s.last_url == url_hash);
+  Seen& s = table_[i];
+  const std::uint32_t pages = s.pages();
+  const bool boilerplate = pages >= options_.min_other_pages &&
+                           !(pages == options_.min_other_pages && s.last_url == url_hash);
   if (s.last_url != url_hash) {
     s.last_url = url_hash;
-    ++s.pages;
+    s.add_page();
   }
   s.last_time = std::max(s.last_time, clamp_time(event_time));
   return boilerplate;
 }
 
 bool BoilerplateFilter::known(std::uint64_t key, std::uint32_t url_hash) const {
-  if (table_.empty()) return false;
-  const Seen& s = table_[find(key)];
-  if (s.last_url == 0) return false;
-  return s.pages >= options_.min_other_pages &&
-         !(s.pages == options_.min_other_pages && s.last_url == url_hash);
+  const std::size_t i = find(key & kKeyBits);
+  if (i == table_.size()) return false;
+  const Seen& s = table_[i];
+  return s.pages() >= options_.min_other_pages &&
+         !(s.pages() == options_.min_other_pages && s.last_url == url_hash);
 }
 
 void BoilerplateFilter::record(std::string_view site, std::string_view url,
@@ -163,7 +201,7 @@ void BoilerplateFilter::shrink() {
     }
   }
   size_ = live;
-  rebuild(std::max<std::size_t>(1024, live * 5 / 3));
+  rebuild(std::max<std::size_t>(1024, live * 25 / 18));
 }
 
 void BoilerplateFilter::expire(std::int64_t now) {
@@ -179,9 +217,9 @@ void BoilerplateFilter::expire(std::int64_t now) {
     }
   }
   size_ = live;
-  // Rebuilt 60% full: what expired leaves no holes in the probe chains, and the table shrinks
+  // Rebuilt 72% full: what expired leaves no holes in the probe chains, and the table shrinks
   // with the window.
-  if (!table_.empty()) rebuild(std::max<std::size_t>(1024, live * 5 / 3));
+  if (!table_.empty()) rebuild(std::max<std::size_t>(1024, live * 25 / 18));
 }
 
 void BoilerplateFilter::save(internal::Writer& w) const {

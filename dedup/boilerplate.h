@@ -21,7 +21,7 @@ bool is_teaser(std::string_view paragraph);
 struct BoilerplateOptions {
   bool enabled = true;
   std::uint32_t min_other_pages = 2;        ///< a paragraph seen on this many other pages of the
-                                            ///< same site is boilerplate there
+                                            ///< same site is boilerplate there (at most 254)
   std::int64_t window_seconds = 72 * 3600;  ///< paragraphs not seen for this long are forgotten
   /// (Site, paragraph) pairs held at most (0: no bound but time); past it those seen longest
   /// ago are forgotten first. The pipeline bounds it by `window.max_articles`.
@@ -33,10 +33,10 @@ struct BoilerplateOptions {
 /// and teasers (`is_teaser`) on any page.
 /// Copies of one article appear on different sites, so they keep their shared paragraphs, while
 /// different articles on one site's template lose what they share only through the template.
-/// Each (site, paragraph) is 20 bytes in a flat open-addressing table (53-80% full: it grows by
-/// half, and each sweep rebuilds it to the size it needs, so it shrinks with the window too);
-/// entries expire with the window. Event times count within 1970-2106 (earlier or later ones as
-/// those bounds). Not thread-safe.
+/// Each (site, paragraph) is 16 bytes in a flat Robin Hood table (72-90% full: it grows by a
+/// quarter, and each sweep rebuilds it to the size it needs, so it shrinks with the window too);
+/// entries expire with the window. Paragraphs are known by 56 bits of their hash. Event times count
+/// within 1970-2106 (earlier or later ones as those bounds). Not thread-safe.
 class BoilerplateFilter {
  public:
   explicit BoilerplateFilter(BoilerplateOptions options = {}) : options_(options) {}
@@ -70,14 +70,22 @@ class BoilerplateFilter {
   std::size_t memory_bytes() const { return table_.capacity() * sizeof(Seen); }
 
  private:
-  // 20 bytes, 4-byte aligned: the key in halves, so the table packs without padding.
+  // 16 bytes, 4-byte aligned (so the table packs without padding): the key's 56 bits in two
+  // halves, the high one sharing its word with the page count.
   struct Seen {
-    std::uint32_t key_low = 0, key_high = 0;
-    std::uint32_t last_url = 0;   // hash of the last page that had it (odd); 0: a free entry
-    std::uint32_t pages = 0;      // distinct pages (consecutive-distinct approximation)
-    std::uint32_t last_time = 0;  // event time, seconds since 1970
-    std::uint64_t key() const { return std::uint64_t{key_high} << 32 | key_low; }
+    std::uint32_t key_low = 0;
+    std::uint32_t key_high_pages = 0;  // the key's bits 32-55, then the pages (8 bits)
+    std::uint32_t last_url = 0;        // hash of the last page that had it (odd); 0: a free entry
+    std::uint32_t last_time = 0;       // event time, seconds since 1970
+    std::uint64_t key() const { return std::uint64_t{key_high_pages & 0xFFFFFF} << 32 | key_low; }
+    // Distinct pages (consecutive-distinct approximation), up to 255: more says nothing more
+    // to a bound of at most 254.
+    std::uint32_t pages() const { return key_high_pages >> 24; }
+    void add_page() {
+      if (pages() < 255) key_high_pages += 1u << 24;
+    }
   };
+  static constexpr std::uint64_t kKeyBits = 0x00FFFFFFFFFFFFFFULL;
   void expire(std::int64_t now);
   // Forgets the pairs seen longest ago until at most 90% of `max_entries` are left.
   void shrink();
@@ -86,12 +94,16 @@ class BoilerplateFilter {
   // The same verdict as `count`, counting nothing.
   bool known(std::uint64_t key, std::uint32_t url_hash) const;
   void advance(std::int64_t event_time);
-  // The entry of `key`, or the free one where it would go.
+  // The entry of `key` (of 56 bits), or `table_.size()` when it is not held.
   std::size_t find(std::uint64_t key) const;
+  // Holds a new entry for `key` (not held); returns where it is.
+  std::size_t place(Seen seen);
+  std::size_t home(std::uint64_t key) const;
+  std::size_t distance(std::size_t i) const;
   void rebuild(std::size_t capacity);
 
   BoilerplateOptions options_;
-  std::vector<Seen> table_;  // linear probing, at most 80% full
+  std::vector<Seen> table_;
   std::size_t size_ = 0;
   std::int64_t watermark_ = 0;
   std::int64_t last_sweep_ = 0;

@@ -79,9 +79,9 @@ std::vector<std::uint32_t> DedupWindow::band_keys(const Fingerprint& fp) const {
 
 Verdict DedupWindow::judge(const Fingerprint& fp) const {
   Verdict best;
-  if (auto it = by_hash_.find(fp.exact); it != by_hash_.end()) {
+  if (const std::uint32_t oldest = find_exact(fp.exact); oldest != kNone) {
     best.kind = DupKind::kExact;
-    best.of = slots_[it->second.first].id;
+    best.of = slots_[oldest].id;
     best.similarity = 1.0;
     return best;
   }
@@ -177,6 +177,18 @@ std::uint32_t DedupWindow::find(std::string_view id) const {
   return found;
 }
 
+std::uint32_t DedupWindow::exact_key(const ContentHash& h) {
+  return static_cast<std::uint32_t>(h.low);
+}
+
+std::uint32_t DedupWindow::find_exact(const ContentHash& h) const {
+  std::uint32_t found = kNone;
+  by_hash_.for_each(exact_key(h), [&](std::uint32_t slot) {
+    if (found == kNone && slots_[slot].fp.exact == h) found = slot;
+  });
+  return found;
+}
+
 std::size_t DedupWindow::heap_bytes(const Entry& e) {
   // Strings longer than the small-string buffer live on the heap.
   auto heap = [](const std::string& s) { return s.size() > 15 ? s.capacity() + 1 : 0; };
@@ -184,12 +196,8 @@ std::size_t DedupWindow::heap_bytes(const Entry& e) {
 }
 
 std::size_t DedupWindow::memory_bytes() const {
-  // Node-based map: one node per element (key, value, next pointer, cached hash) plus the
-  // bucket array.
-  const std::size_t hash_node = sizeof(ContentHash) + 2 * sizeof(std::uint32_t) + 2 * sizeof(void*);
   return slots_.capacity() * sizeof(Entry) + free_slots_.capacity() * sizeof(std::uint32_t) +
-         ids_.memory_bytes() + by_hash_.size() * hash_node +
-         by_hash_.bucket_count() * sizeof(void*) + buckets_.memory_bytes() +
+         ids_.memory_bytes() + by_hash_.memory_bytes() + buckets_.memory_bytes() +
          by_time_.capacity() * sizeof(Expiry) + string_bytes_;
 }
 
@@ -206,10 +214,15 @@ void DedupWindow::insert(std::string key, const Fingerprint& fp, std::int64_t ev
   slots_[slot] = Entry{std::move(key), fp, event_time, verdict, kNone, kNone};
   string_bytes_ += heap_bytes(slots_[slot]);
   ids_.insert(id_key(slots_[slot].id), slot);
-  if (auto [it, inserted] = by_hash_.try_emplace(fp.exact, slot, slot); !inserted) {
-    slots_[it->second.second].next_same = slot;
-    slots_[slot].prev_same = it->second.second;
-    it->second.second = slot;
+  // Appended to the chain of its exact fingerprint (the oldest's `prev_same` is the newest).
+  if (const std::uint32_t oldest = find_exact(fp.exact); oldest == kNone) {
+    by_hash_.insert(exact_key(fp.exact), slot);
+    slots_[slot].prev_same = slot;
+  } else {
+    const std::uint32_t newest = slots_[oldest].prev_same;
+    slots_[newest].next_same = slot;
+    slots_[slot].prev_same = newest;
+    slots_[oldest].prev_same = slot;
   }
   if (fp.phrases > 0) {
     for (const std::uint32_t k : band_keys(fp)) buckets_.insert(k, slot);
@@ -234,12 +247,19 @@ void DedupWindow::remove_oldest() {
   by_time_.pop_back();
   Entry& e = slots_[slot];
   // Unlink from the exact-fingerprint chain.
-  if (auto it = by_hash_.find(e.fp.exact); it != by_hash_.end()) {
-    if (e.prev_same != kNone) slots_[e.prev_same].next_same = e.next_same;
-    if (e.next_same != kNone) slots_[e.next_same].prev_same = e.prev_same;
-    if (it->second.first == slot) it->second.first = e.next_same;
-    if (it->second.second == slot) it->second.second = e.prev_same;
-    if (it->second.first == kNone) by_hash_.erase(it);
+  if (const std::uint32_t oldest = find_exact(e.fp.exact); oldest == slot) {
+    by_hash_.erase(exact_key(e.fp.exact), slot);
+    if (e.next_same != kNone) {
+      slots_[e.next_same].prev_same = e.prev_same;  // the newest
+      by_hash_.insert(exact_key(e.fp.exact), e.next_same);
+    }
+  } else if (oldest != kNone) {
+    slots_[e.prev_same].next_same = e.next_same;
+    if (e.next_same != kNone) {
+      slots_[e.next_same].prev_same = e.prev_same;
+    } else {
+      slots_[oldest].prev_same = e.prev_same;  // the newest now
+    }
   }
   if (e.fp.phrases > 0) {
     for (const std::uint32_t k : band_keys(e.fp)) buckets_.erase(k, slot);
@@ -287,7 +307,7 @@ bool read_verdict(Reader& r, Verdict& v) {
 }  // namespace internal
 
 void DedupWindow::save(internal::Writer& w) const {
-  w.raw("NFW1");
+  w.raw("NFW2");
   w.signed_varint(watermark_);
   w.varint(evicted_);
   w.varint(slots_.size());
@@ -306,13 +326,14 @@ void DedupWindow::save(internal::Writer& w) const {
     w.fixed(x.slot);
   }
   ids_.save(w);
+  by_hash_.save(w);
   buckets_.save(w);
 }
 
 bool DedupWindow::load(internal::Reader& r) {
   DedupWindow next(options_);
   next.track_left_ = track_left_;
-  if (!r.expect("NFW1")) return false;
+  if (!r.expect("NFW2")) return false;
   next.watermark_ = r.signed_varint();
   next.evicted_ = r.varint();
   const std::size_t n = r.count();
@@ -334,24 +355,20 @@ bool DedupWindow::load(internal::Reader& r) {
     x.slot = r.fixed<std::uint32_t>();
     if (x.slot >= n) return false;
   }
-  if (!r.ok() || !next.ids_.load(r) || !next.buckets_.load(r)) return false;
-  if (next.by_time_.size() + next.free_slots_.size() != n ||
-      next.ids_.size() != next.by_time_.size()) {
+  if (!r.ok() || !next.ids_.load(r) || !next.by_hash_.load(r) || !next.buckets_.load(r)) {
     return false;
   }
-  // The exact-fingerprint index from the chains: the oldest and the newest held of each.
+  if (next.by_time_.size() + next.free_slots_.size() != n ||
+      next.ids_.size() != next.by_time_.size() || next.by_hash_.size() > next.ids_.size()) {
+    return false;
+  }
   std::vector<bool> free(n, false);
   for (const std::uint32_t s : next.free_slots_) {
     if (s >= n) return false;
     free[s] = true;
   }
   for (std::uint32_t s = 0; s < n; ++s) {
-    if (free[s]) continue;
-    const Entry& e = next.slots_[s];
-    auto& ends = next.by_hash_.try_emplace(e.fp.exact, kNone, kNone).first->second;
-    if (e.prev_same == kNone) ends.first = s;
-    if (e.next_same == kNone) ends.second = s;
-    next.string_bytes_ += heap_bytes(e);
+    if (!free[s]) next.string_bytes_ += heap_bytes(next.slots_[s]);
   }
   *this = std::move(next);
   return true;

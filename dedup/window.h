@@ -3,7 +3,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -140,7 +139,9 @@ class DedupWindow {
     Fingerprint fp;
     std::int64_t event_time = 0;
     Verdict verdict;
-    std::uint32_t prev_same = kNone;  // older / newer entry with the same exact fingerprint
+    // The older / newer entry with the same exact fingerprint; the oldest's `prev_same` is the
+    // newest (itself when alone).
+    std::uint32_t prev_same = kNone;
     std::uint32_t next_same = kNone;
   };
   struct Expiry {
@@ -165,10 +166,12 @@ class DedupWindow {
   static std::uint32_t id_key(std::string_view id);
   // The slot holding `id`, or kNone.
   std::uint32_t find(std::string_view id) const;
-  // Oldest and newest slot per exact fingerprint; entries in between are linked through
-  // prev_same/next_same in arrival order, so the oldest held copy is always at hand.
-  std::unordered_map<ContentHash, std::pair<std::uint32_t, std::uint32_t>, ContentHashHasher>
-      by_hash_;
+  // The oldest slot of each exact fingerprint held, under the fingerprint's low 32 bits; the
+  // others are linked to it through prev_same/next_same in arrival order, so the oldest held
+  // copy is always at hand.
+  internal::LshTable by_hash_;
+  static std::uint32_t exact_key(const ContentHash& h);
+  std::uint32_t find_exact(const ContentHash& h) const;  // the oldest slot, or kNone
   internal::LshTable buckets_;
   std::vector<Expiry> by_time_;   // min-heap on event time
   std::size_t string_bytes_ = 0;  // heap bytes of ids and verdict references (beyond SSO)

@@ -549,7 +549,7 @@ void Pipeline::save_state(std::size_t chunk,
 }
 
 void Pipeline::save_to(dedup::internal::Writer& w) const {
-  w.raw("NFP1");
+  w.raw("NFP2");
   w.varint(next_seq_);
   w.varint(evictions_reported_);
   window_.save(w);
@@ -570,7 +570,7 @@ void Pipeline::save_to(dedup::internal::Writer& w) const {
 
 bool Pipeline::load_state(std::string_view bytes) {
   dedup::internal::Reader r(bytes, bytes.size());
-  if (!r.expect("NFP1")) return false;
+  if (!r.expect("NFP2")) return false;
   const std::uint64_t next_seq = r.varint();
   const std::uint64_t evictions = r.varint();
   dedup::DedupWindow window(config_.window);

@@ -1,32 +1,57 @@
 #include "dedup/internal/lsh_table.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "dedup/internal/codec.h"
 
 namespace newsflow::dedup::internal {
 
+namespace {
+constexpr std::size_t kMinCapacity = 1024;
+}  // namespace
+
 void LshTable::insert(std::uint32_t key, std::uint32_t slot) {
-  // Rehash at 80% use (live entries and tombstones) to a load of 60%.
-  if ((size_ + tombstones_ + 1) * 10 > entries_.size() * 8) {
-    rehash(std::max<std::size_t>(1024, (size_ + 1) * 5 / 3));
+  // Grown at 90% full to 72% (by a quarter).
+  if ((size_ + 1) * 10 > entries_.size() * 9) {
+    rehash(std::max(kMinCapacity, (size_ + 1) * 25 / 18));
   }
-  std::size_t i = home(key);
-  while (entries_[i].slot != kEmpty && entries_[i].slot != kTombstone) i = next(i);
-  if (entries_[i].slot == kTombstone) --tombstones_;
-  entries_[i] = {key, slot};
+  place({key, slot});
   ++size_;
+}
+
+void LshTable::place(Entry e) {
+  // Robin Hood: an entry further from its home takes the place of one nearer to its own.
+  std::size_t i = home(e.key);
+  for (std::size_t d = 0;; i = next(i), ++d) {
+    if (entries_[i].slot == kEmpty) {
+      entries_[i] = e;
+      return;
+    }
+    if (const std::size_t held = distance(i); held < d) {
+      std::swap(entries_[i], e);
+      d = held;
+    }
+  }
 }
 
 void LshTable::erase(std::uint32_t key, std::uint32_t slot) {
   if (entries_.empty()) return;
-  for (std::size_t i = home(key); entries_[i].slot != kEmpty; i = next(i)) {
-    if (entries_[i].key == key && entries_[i].slot == slot) {
-      entries_[i].slot = kTombstone;
-      --size_;
-      ++tombstones_;
-      return;
-    }
+  std::size_t i = home(key);
+  for (std::size_t d = 0;; i = next(i), ++d) {
+    if (entries_[i].slot == kEmpty || distance(i) < d) return;  // not held
+    if (entries_[i].key == key && entries_[i].slot == slot) break;
+  }
+  // Backward shift: the entries after it that are not at home move one place back.
+  for (std::size_t j = next(i); entries_[j].slot != kEmpty && distance(j) > 0; j = next(j)) {
+    entries_[i] = entries_[j];
+    i = j;
+  }
+  entries_[i].slot = kEmpty;
+  --size_;
+  // Shrunk below 45% full to 72%, so a window that shrinks gives its memory back.
+  if (entries_.size() > kMinCapacity && size_ * 20 < entries_.size() * 9) {
+    rehash(std::max(kMinCapacity, size_ * 25 / 18));
   }
 }
 
@@ -34,35 +59,27 @@ void LshTable::rehash(std::size_t capacity) {
   std::vector<Entry> old;
   old.swap(entries_);
   entries_.assign(capacity, Entry{0, kEmpty});
-  size_ = 0;
-  tombstones_ = 0;
   for (const Entry& e : old) {
-    if (e.slot == kEmpty || e.slot == kTombstone) continue;
-    std::size_t i = home(e.key);
-    while (entries_[i].slot != kEmpty) i = next(i);
-    entries_[i] = e;
-    ++size_;
+    if (e.slot != kEmpty) place(e);
   }
 }
 
 void LshTable::save(Writer& w) const {
   w.array(entries_);
   w.varint(size_);
-  w.varint(tombstones_);
 }
 
 bool LshTable::load(Reader& r) {
-  if (!r.array(entries_)) return false;
-  size_ = r.varint();
-  tombstones_ = r.varint();
-  std::size_t live = 0, dead = 0, empty = 0;
-  for (const Entry& e : entries_) {
-    live += e.slot != kEmpty && e.slot != kTombstone;
-    dead += e.slot == kTombstone;
-    empty += e.slot == kEmpty;
-  }
+  std::vector<Entry> entries;
+  if (!r.array(entries)) return false;
+  const std::size_t size = r.varint();
+  std::size_t live = 0;
+  for (const Entry& e : entries) live += e.slot != kEmpty;
   // Probing ends at an empty entry: a table without one is not ours.
-  return r.ok() && live == size_ && dead == tombstones_ && (entries_.empty() || empty > 0);
+  if (!r.ok() || live != size || (!entries.empty() && live == entries.size())) return false;
+  entries_ = std::move(entries);
+  size_ = size;
+  return true;
 }
 
 }  // namespace newsflow::dedup::internal

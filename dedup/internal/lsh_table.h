@@ -8,9 +8,10 @@ namespace newsflow::dedup::internal {
 class Reader;
 class Writer;
 
-/// A flat multimap from 32-bit band keys to window slots with linear probing: 8 bytes an entry
-/// instead of a node per entry, 53-80% full (live entries and tombstones; rebuilt 60% full).
-/// Not thread-safe.
+/// A flat multimap from 32-bit band keys to window slots: 8 bytes an entry instead of a node
+/// per entry, 72-90% full. Robin Hood linear probing (an entry never sits further from its home
+/// than the one it passed) keeps probes short at that load, and erasing shifts the entries
+/// after it back, so no tombstones accumulate. Not thread-safe.
 class LshTable {
  public:
   void insert(std::uint32_t key, std::uint32_t slot);
@@ -20,8 +21,9 @@ class LshTable {
   template <typename F>
   void for_each(std::uint32_t key, F&& fn) const {
     if (entries_.empty()) return;
-    for (std::size_t i = home(key); entries_[i].slot != kEmpty; i = next(i)) {
-      if (entries_[i].key == key && entries_[i].slot != kTombstone) fn(entries_[i].slot);
+    std::size_t i = home(key);
+    for (std::size_t d = 0; entries_[i].slot != kEmpty && distance(i) >= d; i = next(i), ++d) {
+      if (entries_[i].key == key) fn(entries_[i].slot);
     }
   }
 
@@ -39,7 +41,6 @@ class LshTable {
     std::uint32_t slot;
   };
   static constexpr std::uint32_t kEmpty = UINT32_MAX;
-  static constexpr std::uint32_t kTombstone = UINT32_MAX - 1;
 
   // Any number of entries (below 2^32): the table grows by half, not double.
   std::size_t home(std::uint32_t key) const {
@@ -47,11 +48,16 @@ class LshTable {
     return static_cast<std::size_t>(mixed * entries_.size() >> 32);
   }
   std::size_t next(std::size_t i) const { return i + 1 == entries_.size() ? 0 : i + 1; }
+  // How far the entry at `i` sits from its home.
+  std::size_t distance(std::size_t i) const {
+    const std::size_t h = home(entries_[i].key);
+    return i >= h ? i - h : i + entries_.size() - h;
+  }
+  void place(Entry e);
   void rehash(std::size_t capacity);
 
   std::vector<Entry> entries_;
   std::size_t size_ = 0;
-  std::size_t tombstones_ = 0;
 };
 
 }  // namespace newsflow::dedup::internal

@@ -4,9 +4,13 @@
 #include <bit>
 #include <cmath>
 #include <iterator>
+#include <map>
+#include <random>
 
 #include "dedup/boilerplate.h"
 #include "dedup/fingerprint.h"
+#include "dedup/internal/codec.h"
+#include "dedup/internal/lsh_table.h"
 #include "dedup/normalize.h"
 #include "dedup/signature.h"
 #include "dedup/stories.h"
@@ -512,6 +516,64 @@ TEST(Boilerplate, ABoundForgetsThoseSeenLongestAgo) {
                        "Story " + std::to_string(i), 5);
     ASSERT_LE(same_second.size(), 100u);
   }
+}
+
+// The page count saturates below the highest bound a config allows, so a bound of 254 still
+// works and a paragraph on more pages than the counter holds stays furniture.
+TEST(Boilerplate, TheHighestBoundAndMorePagesThanTheCounterHolds) {
+  BoilerplateFilter f({.enabled = true, .min_other_pages = 254});
+  auto page = [&f](int i) {
+    return f.filter("a.test", "https://a.test/" + std::to_string(i), "Menu\n\nStory", i, "T");
+  };
+  for (int i = 0; i < 254; ++i) ASSERT_EQ(page(i), "Menu\n\nStory") << i;
+  for (int i = 254; i < 600; ++i) ASSERT_EQ(page(i), "T") << i;
+}
+
+// The LSH table against a model multimap: inserts, erases of held and unheld pairs, many slots
+// under one key, growth and shrinking, and a save/load round trip.
+TEST(LshTable, HoldsWhatAMultimapHolds) {
+  internal::LshTable table;
+  std::multimap<std::uint32_t, std::uint32_t> model;
+  std::mt19937 rng(7);
+  auto check = [&] {
+    ASSERT_EQ(table.size(), model.size());
+    for (std::uint32_t key = 0; key < 600; ++key) {
+      std::vector<std::uint32_t> got, want;
+      table.for_each(key, [&](std::uint32_t slot) { got.push_back(slot); });
+      for (auto [it, end] = model.equal_range(key); it != end; ++it) want.push_back(it->second);
+      std::sort(got.begin(), got.end());
+      std::sort(want.begin(), want.end());
+      ASSERT_EQ(got, want) << "key " << key;
+    }
+  };
+  for (std::uint32_t slot = 0; slot < 20000; ++slot) {
+    const std::uint32_t key = rng() % 600;  // about 33 slots a key
+    table.insert(key, slot);
+    model.emplace(key, slot);
+  }
+  check();
+  const std::size_t full = table.memory_bytes();
+  EXPECT_LE(full, 20000 * 8 * 100 / 70);  // at least 70% full
+  // Erase most, in random order, plus pairs never held.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> held(model.begin(), model.end());
+  std::shuffle(held.begin(), held.end(), rng);
+  for (std::size_t i = 0; i < 19000; ++i) {
+    table.erase(held[i].first, held[i].second);
+    table.erase(held[i].first, held[i].second + 1000000);
+    auto [it, end] = model.equal_range(held[i].first);
+    while (it->second != held[i].second) ++it;
+    model.erase(it);
+  }
+  check();
+  EXPECT_LT(table.memory_bytes(), full / 8) << "the table shrinks with what it holds";
+  internal::Writer w;
+  table.save(w);
+  const std::string bytes = w.take();
+  internal::LshTable loaded;
+  internal::Reader r(bytes, bytes.size());
+  ASSERT_TRUE(loaded.load(r));
+  std::swap(table, loaded);
+  check();
 }
 
 StoryOptions merging() {
