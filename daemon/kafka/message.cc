@@ -110,6 +110,11 @@ std::optional<std::int64_t> watermark_header(const rd_kafka_message_t* msg) {
   return t;
 }
 
+bool cooperative_rebalance(rd_kafka_t* consumer) {
+  const char* protocol = rd_kafka_rebalance_protocol(consumer);
+  return protocol && std::string_view(protocol) == "COOPERATIVE";
+}
+
 std::string_view header_of(const rd_kafka_message_t* msg, const char* name) {
   rd_kafka_headers_t* hdrs = nullptr;
   const void* value = nullptr;

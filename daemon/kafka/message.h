@@ -36,6 +36,10 @@ Headers message_headers(const rd_kafka_message_t* msg);
 std::string_view payload(const rd_kafka_message_t* msg);
 std::string_view key_of(const rd_kafka_message_t* msg);
 
+/// True when the consumer's group rebalances cooperatively (incremental assignments). A
+/// consumer being closed can no longer say (librdkafka returns null): eager then.
+bool cooperative_rebalance(rd_kafka_t* consumer);
+
 /// The value of header `name` of `msg` ("" when it has none).
 std::string_view header_of(const rd_kafka_message_t* msg, const char* name);
 

@@ -112,7 +112,7 @@ void Daemon::on_lease_rebalance(rd_kafka_t* rk, int err_int, void* partitions_pt
   auto* self = static_cast<Daemon*>(opaque);
   auto* partitions = static_cast<rd_kafka_topic_partition_list_t*>(partitions_ptr);
   const auto err = static_cast<rd_kafka_resp_err_t>(err_int);
-  const bool cooperative = std::string_view(rd_kafka_rebalance_protocol(rk)) == "COOPERATIVE";
+  const bool cooperative = cooperative_rebalance(rk);
   const bool assign = err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS;
   // The lease is partition 0 (a topic created with more would otherwise make several owners).
   bool lease = false;

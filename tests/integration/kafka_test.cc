@@ -397,6 +397,18 @@ TEST_F(DaemonOnMockCluster, ARestartedDaemonWithoutAChangelogRestoresFromTheArti
   restart_recognizes_copies();
 }
 
+// A daemon started (restored, subscribed) and destroyed without running, as `bench_restore`
+// does: closing the consumer serves the group's assignment and its revocation, while the group
+// can no longer say its rebalance protocol (librdkafka returns null then).
+TEST_F(DaemonOnMockCluster, ADaemonStartedAndDestroyedWithoutRunningClosesCleanly) {
+  Metrics metrics;
+  auto daemon = std::make_unique<Daemon>(config_, metrics);
+  ASSERT_TRUE(daemon->start(cluster_->bootstrap()));
+  std::this_thread::sleep_for(4s);  // the group's join completes meanwhile
+  daemon->stop();
+  daemon.reset();
+}
+
 // A restart that reads the changelog twice (its records past `kafka.restore_buffer_bytes`),
 // after a snapshot at every article: the records the snapshot covers are read past, the window
 // is the snapshot's.
