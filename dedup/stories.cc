@@ -492,8 +492,8 @@ const Story& StoryBook::assign(const StoryMember& member, std::string_view title
 const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view title,
                                      const Verdict& verdict, std::int64_t event_time,
                                      const Terms& terms, std::string_view story_hint) {
-  if (auto placed = story_of_.find(member.id); placed != story_of_.end()) {
-    if (auto story = stories_.find(resolve(placed->second)); story != stories_.end()) {
+  if (const std::string* placed = story_of_.find(member.id)) {
+    if (auto story = stories_.find(resolve(*placed)); story != stories_.end()) {
       return story->second;
     }
   }
@@ -506,8 +506,8 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
 
   std::string story_id = story_hint.empty() ? std::string() : resolve(std::string(story_hint));
   if (story_id.empty() && verdict.kind != DupKind::kUnique) {
-    if (auto it = story_of_.find(verdict.of); it != story_of_.end()) {
-      if (std::string s = resolve(it->second); stories_.count(s)) story_id = s;
+    if (const std::string* of = story_of_.find(verdict.of)) {
+      if (std::string s = resolve(*of); stories_.count(s)) story_id = s;
     }
   }
   std::vector<std::pair<double, std::string>> similar;
@@ -569,7 +569,7 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
   std::unordered_set<std::string_view> sources;
   for (const auto& m : story->articles) sources.insert(m.source);
   story->sources = sources.size();
-  story_of_[member.id] = story->story_id;
+  story_of_.set(member.id, story->story_id);
   return *story;
 }
 
@@ -640,8 +640,8 @@ void StoryBook::challenge_representative(Story& story, const StoryMember& member
 }
 
 std::string StoryBook::story_of(std::string_view article_id) const {
-  const auto it = story_of_.find(std::string(article_id));
-  return it == story_of_.end() ? std::string() : resolve(it->second);
+  const std::string* story = story_of_.find(article_id);
+  return story ? resolve(*story) : std::string();
 }
 
 namespace {
@@ -701,9 +701,7 @@ void StoryBook::expire(std::int64_t watermark, std::int64_t horizon) {
   for (auto it = stories_.begin(); it != stories_.end();) {
     it = it->second.last_updated < horizon ? stories_.erase(it) : std::next(it);
   }
-  for (auto it = story_of_.begin(); it != story_of_.end();) {
-    it = stories_.count(resolve(it->second)) ? std::next(it) : story_of_.erase(it);
-  }
+  story_of_.retain([this](const std::string& story) { return stories_.count(resolve(story)) > 0; });
   for (auto it = merged_into_.begin(); it != merged_into_.end();) {
     it = stories_.count(resolve(it->second)) ? std::next(it) : merged_into_.erase(it);
   }
@@ -774,7 +772,7 @@ bool load_weights(internal::Reader& r, Weights& v, std::size_t terms) {
 }  // namespace
 
 void StoryBook::save(internal::Writer& w) const {
-  w.raw("NFB1");
+  w.raw("NFB2");
   df_.save(w);
   w.varint(stories_.size());
   for (const auto& [id, s] : stories_) {
@@ -799,7 +797,7 @@ void StoryBook::save(internal::Writer& w) const {
     w.varint(s.version);
     save_strings(w, s.merged_from);
   }
-  save_map(w, story_of_);
+  story_of_.save(w);
   save_map(w, merged_into_);
   w.varint(terms_.size());
   for (const TermInfo& t : terms_) {
@@ -821,7 +819,7 @@ void StoryBook::save(internal::Writer& w) const {
 
 bool StoryBook::load(internal::Reader& r) {
   StoryBook next(options_);
-  if (!r.expect("NFB1") || !next.df_.load(r)) return false;
+  if (!r.expect("NFB2") || !next.df_.load(r)) return false;
   const std::size_t stories = r.count();
   next.stories_.reserve(stories);
   for (std::size_t i = 0; i < stories && r.ok(); ++i) {
@@ -851,7 +849,7 @@ bool StoryBook::load(internal::Reader& r) {
     std::string id = s.story_id;
     next.stories_.emplace(std::move(id), std::move(s));
   }
-  if (!load_map(r, next.story_of_) || !load_map(r, next.merged_into_)) return false;
+  if (!next.story_of_.load(r) || !load_map(r, next.merged_into_)) return false;
   next.terms_.resize(r.count());
   for (TermInfo& t : next.terms_) {
     t.text = r.string();

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "dedup/internal/article_index.h"
 #include "dedup/term_stats.h"
 #include "dedup/window.h"
 
@@ -150,7 +151,7 @@ class StoryBook {
   /// Forgets which story the article is in (it left the dedup window: nothing can name it as
   /// the article it duplicates any more); the story keeps its counts and listed members. So the
   /// index is bounded by the window (`window.max_articles`), not by how long a story lives.
-  void forget(std::string_view article_id) { story_of_.erase(std::string(article_id)); }
+  void forget(std::string_view article_id) { story_of_.erase(article_id); }
 
   /// Articles whose story the book knows.
   std::size_t indexed() const { return story_of_.size(); }
@@ -195,7 +196,7 @@ class StoryBook {
   Language language_of(std::string_view language) const;
   double idf(std::string_view term, const Language& language) const;
   std::unordered_map<std::string, Story> stories_;
-  std::unordered_map<std::string, std::string> story_of_;  // article id -> story id
+  internal::ArticleIndex story_of_;  // article id -> story id
 
   // Terms are interned: each distinct term once, with the stories that have it (the index the
   // candidates come from) and a count of its uses (stories' terms and representatives' terms);

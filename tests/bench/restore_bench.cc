@@ -15,6 +15,7 @@
 #include <librdkafka/rdkafka.h>
 #include <malloc.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -213,6 +214,13 @@ int main(int argc, char** argv) {
     rd_kafka_conf_t* conf = rd_kafka_conf_new();
     rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof err);
     rd_kafka_conf_set(conf, "linger.ms", "50", err, sizeof err);
+    // Chunks the cluster refused: a restore would find no complete snapshot.
+    static std::atomic<std::uint64_t> undelivered{0};
+    static std::string first_error;
+    undelivered = 0;
+    rd_kafka_conf_set_dr_msg_cb(conf, [](rd_kafka_t*, const rd_kafka_message_t* m, void*) {
+      if (m->err && undelivered++ == 0) first_error = rd_kafka_err2str(m->err);
+    });
     daemon::KafkaHandle producer(rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err));
     for (std::size_t i = 0; i < articles; ++i) {
       const dedup::ArticleState s = records[i];
@@ -226,7 +234,13 @@ int main(int argc, char** argv) {
         rd_kafka_poll(producer.get(), 10);
       }
     }
-    rd_kafka_flush(producer.get(), 120000);
+    if (rd_kafka_flush(producer.get(), 600000) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      std::printf("snapshot: not all chunks sent within 10 minutes\n");
+    }
+    if (undelivered > 0) {
+      std::printf("snapshot: %llu chunks not delivered (%s)\n",
+                  static_cast<unsigned long long>(undelivered.load()), first_error.c_str());
+    }
   }
   std::printf(
       "state records: %zu from %zu real articles of %s, %.0f bytes each on average, %d "
@@ -267,6 +281,13 @@ int main(int argc, char** argv) {
     rd_kafka_conf_t* conf = rd_kafka_conf_new();
     rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof err);
     rd_kafka_conf_set(conf, "linger.ms", "50", err, sizeof err);
+    // Chunks the cluster refused: a restore would find no complete snapshot.
+    static std::atomic<std::uint64_t> undelivered{0};
+    static std::string first_error;
+    undelivered = 0;
+    rd_kafka_conf_set_dr_msg_cb(conf, [](rd_kafka_t*, const rd_kafka_message_t* m, void*) {
+      if (m->err && undelivered++ == 0) first_error = rd_kafka_err2str(m->err);
+    });
     daemon::KafkaHandle producer(rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err));
     constexpr std::size_t kChunk = 512 * 1024;
     const std::uint64_t chunks = (state.size() + kChunk - 1) / kChunk;
@@ -283,7 +304,13 @@ int main(int argc, char** argv) {
         rd_kafka_poll(producer.get(), 10);
       }
     }
-    rd_kafka_flush(producer.get(), 120000);
+    if (rd_kafka_flush(producer.get(), 600000) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      std::printf("snapshot: not all chunks sent within 10 minutes\n");
+    }
+    if (undelivered > 0) {
+      std::printf("snapshot: %llu chunks not delivered (%s)\n",
+                  static_cast<unsigned long long>(undelivered.load()), first_error.c_str());
+    }
     std::printf("snapshot: %zu bytes in %llu chunks (%.0f bytes per article held)\n", state.size(),
                 static_cast<unsigned long long>(chunks),
                 static_cast<double>(state.size()) / static_cast<double>(held));

@@ -9,6 +9,7 @@
 
 #include "dedup/boilerplate.h"
 #include "dedup/fingerprint.h"
+#include "dedup/internal/article_index.h"
 #include "dedup/internal/codec.h"
 #include "dedup/internal/lsh_table.h"
 #include "dedup/normalize.h"
@@ -573,6 +574,63 @@ TEST(LshTable, HoldsWhatAMultimapHolds) {
   internal::Reader r(bytes, bytes.size());
   ASSERT_TRUE(loaded.load(r));
   std::swap(table, loaded);
+  check();
+}
+
+// The story book's index of articles against a model map: placing, moving, forgetting, keeping
+// by story, every story id kept once while an article names it, and a save/load round trip.
+TEST(ArticleIndex, HoldsWhatAMapHolds) {
+  internal::ArticleIndex index;
+  std::map<std::string, std::string> model;
+  std::mt19937 rng(11);
+  auto check = [&] {
+    ASSERT_EQ(index.size(), model.size());
+    for (int a = 0; a < 6000; ++a) {
+      const std::string id = "article-" + std::to_string(a);
+      const std::string* story = index.find(id);
+      const auto it = model.find(id);
+      ASSERT_EQ(story != nullptr, it != model.end()) << id;
+      if (story) {
+        ASSERT_EQ(*story, it->second) << id;
+      }
+    }
+  };
+  for (int a = 0; a < 5000; ++a) {
+    const std::string id = "article-" + std::to_string(a);
+    const std::string story = "story-" + std::to_string(rng() % 300);
+    index.set(id, story);
+    model[id] = story;
+  }
+  check();
+  for (int k = 0; k < 2000; ++k) {
+    const std::string id = "article-" + std::to_string(rng() % 6000);
+    if (k % 2) {
+      index.erase(id);
+      model.erase(id);
+    } else {
+      index.set(id, "moved-" + std::to_string(k % 7));
+      model[id] = "moved-" + std::to_string(k % 7);
+    }
+  }
+  check();
+  auto odd = [](const std::string& story) { return story.back() % 2 == 1; };
+  index.retain(odd);
+  std::erase_if(model, [&](const auto& kv) { return !odd(kv.second); });
+  check();
+  internal::Writer w;
+  index.save(w);
+  const std::string bytes = w.take();
+  internal::ArticleIndex loaded;
+  internal::Reader r(bytes, bytes.size());
+  ASSERT_TRUE(loaded.load(r));
+  std::swap(index, loaded);
+  check();
+  // Every article gone, the names go too: a later story of the same id starts from nothing.
+  for (const auto& [id, story] : model) index.erase(id);
+  model.clear();
+  check();
+  index.set("x", "story-1");
+  model["x"] = "story-1";
   check();
 }
 
