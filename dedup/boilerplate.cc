@@ -101,9 +101,9 @@ void BoilerplateFilter::rebuild(std::size_t capacity) {
 bool BoilerplateFilter::count(std::uint64_t key, std::uint32_t url_hash, std::int64_t event_time) {
   key &= kKeyBits;
   if (options_.max_entries > 0 && size_ >= options_.max_entries) shrink();
-  // Grown at 90% full to 72%.
-  if ((size_ + 1) * 10 > table_.size() * 9) {
-    rebuild(std::max<std::size_t>(1024, (size_ + 1) * 25 / 18));
+  // Grown at 85% full to 60%.
+  if ((size_ + 1) * 20 > table_.size() * 17) {
+    rebuild(std::max<std::size_t>(1024, (size_ + 1) * 5 / 3));
   }
   std::size_t i = find(key);
   if (i == table_.size()) {
@@ -201,7 +201,7 @@ void BoilerplateFilter::shrink() {
     }
   }
   size_ = live;
-  rebuild(std::max<std::size_t>(1024, live * 25 / 18));
+  rebuild(std::max<std::size_t>(1024, live * 10 / 7));
 }
 
 void BoilerplateFilter::expire(std::int64_t now) {
@@ -217,9 +217,9 @@ void BoilerplateFilter::expire(std::int64_t now) {
     }
   }
   size_ = live;
-  // Rebuilt 72% full: what expired leaves no holes in the probe chains, and the table shrinks
+  // Rebuilt 70% full: what expired leaves no holes in the probe chains, and the table shrinks
   // with the window.
-  if (!table_.empty()) rebuild(std::max<std::size_t>(1024, live * 25 / 18));
+  if (!table_.empty()) rebuild(std::max<std::size_t>(1024, live * 10 / 7));
 }
 
 void BoilerplateFilter::save(internal::Writer& w) const {

@@ -33,8 +33,8 @@ struct BoilerplateOptions {
 /// and teasers (`is_teaser`) on any page.
 /// Copies of one article appear on different sites, so they keep their shared paragraphs, while
 /// different articles on one site's template lose what they share only through the template.
-/// Each (site, paragraph) is 16 bytes in a flat Robin Hood table (72-90% full: it grows by a
-/// quarter, and each sweep rebuilds it to the size it needs, so it shrinks with the window too);
+/// Each (site, paragraph) is 16 bytes in a flat Robin Hood table (60-85% full: it grows by
+/// 40%, and each sweep rebuilds it to the size it needs, so it shrinks with the window too);
 /// entries expire with the window. Paragraphs are known by 56 bits of their hash. Event times count
 /// within 1970-2106 (earlier or later ones as those bounds). Not thread-safe.
 class BoilerplateFilter {

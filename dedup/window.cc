@@ -178,7 +178,8 @@ std::uint32_t DedupWindow::find(std::string_view id) const {
 }
 
 std::uint32_t DedupWindow::exact_key(const ContentHash& h) {
-  return static_cast<std::uint32_t>(h.low);
+  // Both halves: texts that differ in one half only still spread.
+  return static_cast<std::uint32_t>((h.low ^ h.high) ^ ((h.low ^ h.high) >> 32));
 }
 
 std::uint32_t DedupWindow::find_exact(const ContentHash& h) const {

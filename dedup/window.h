@@ -166,7 +166,7 @@ class DedupWindow {
   static std::uint32_t id_key(std::string_view id);
   // The slot holding `id`, or kNone.
   std::uint32_t find(std::string_view id) const;
-  // The oldest slot of each exact fingerprint held, under the fingerprint's low 32 bits; the
+  // The oldest slot of each exact fingerprint held, under 32 bits of the fingerprint; the
   // others are linked to it through prev_same/next_same in arrival order, so the oldest held
   // copy is always at hand.
   internal::LshTable by_hash_;

@@ -51,8 +51,8 @@ void ArticleIndex::place(Entry e) {
   }
 }
 
-void ArticleIndex::rebuild(const std::vector<Entry>& live) {
-  entries_.assign(std::max(kMinCapacity, live.size() * 25 / 18 + 1), Entry{});
+void ArticleIndex::rebuild(const std::vector<Entry>& live, std::size_t capacity) {
+  entries_.assign(std::max(kMinCapacity, capacity), Entry{});
   for (const Entry& e : live) place(e);
   size_ = live.size();
 }
@@ -95,14 +95,14 @@ void ArticleIndex::set(std::string_view article, std::string_view story) {
     entries_[i].name = named;
     return;
   }
-  // Grown at 90% full to 72%.
-  if ((size_ + 1) * 10 > entries_.size() * 9) {
+  // Grown at 85% full to 60%.
+  if ((size_ + 1) * 20 > entries_.size() * 17) {
     std::vector<Entry> live;
     live.reserve(size_ + 1);
     for (const Entry& e : entries_) {
       if (e.name != kFree) live.push_back(e);
     }
-    rebuild(live);
+    rebuild(live, (size_ + 1) * 5 / 3);
   }
   place({static_cast<std::uint32_t>(key), static_cast<std::uint32_t>(key >> 32), name(story)});
   ++size_;

@@ -11,7 +11,7 @@ namespace newsflow::dedup::internal {
 class Reader;
 class Writer;
 
-/// Which story each article is in: 12 bytes an article in a flat Robin Hood table (72-90% full)
+/// Which story each article is in: 12 bytes an article in a flat Robin Hood table (60-85% full)
 /// under 64 bits of the article id's hash, naming its story by number; each story id is kept
 /// once, with a count of the articles that name it. Not thread-safe.
 class ArticleIndex {
@@ -34,7 +34,7 @@ class ArticleIndex {
         release(e.name);
       }
     }
-    rebuild(kept);
+    rebuild(kept, kept.size() * 10 / 7 + 1);
   }
 
   std::size_t size() const { return size_; }
@@ -59,7 +59,7 @@ class ArticleIndex {
   std::size_t distance(std::size_t i) const;
   std::size_t find_entry(std::uint64_t key) const;  // entries_.size() when not held
   void place(Entry e);
-  void rebuild(const std::vector<Entry>& live);
+  void rebuild(const std::vector<Entry>& live, std::size_t capacity);
   std::uint32_t name(std::string_view story);  // counted once more
   void release(std::uint32_t name);
 

@@ -12,11 +12,11 @@ constexpr std::size_t kMinCapacity = 1024;
 }  // namespace
 
 void LshTable::insert(std::uint32_t key, std::uint32_t slot) {
-  // Grown at 90% full to 72% (by a quarter).
-  if ((size_ + 1) * 10 > entries_.size() * 9) {
-    rehash(std::max(kMinCapacity, (size_ + 1) * 25 / 18));
+  // Grown at 85% full to 60% (fewer, longer moves than growing by less: each costs a pass).
+  if ((size_ + 1) * 20 > entries_.size() * 17) {
+    rehash(std::max(kMinCapacity, (size_ + 1) * 5 / 3));
   }
-  place({key, slot});
+  place({mix(key), slot});
   ++size_;
 }
 
@@ -37,10 +37,11 @@ void LshTable::place(Entry e) {
 
 void LshTable::erase(std::uint32_t key, std::uint32_t slot) {
   if (entries_.empty()) return;
-  std::size_t i = home(key);
+  const std::uint32_t mixed = mix(key);
+  std::size_t i = home(mixed);
   for (std::size_t d = 0;; i = next(i), ++d) {
     if (entries_[i].slot == kEmpty || distance(i) < d) return;  // not held
-    if (entries_[i].key == key && entries_[i].slot == slot) break;
+    if (entries_[i].key == mixed && entries_[i].slot == slot) break;
   }
   // Backward shift: the entries after it that are not at home move one place back.
   for (std::size_t j = next(i); entries_[j].slot != kEmpty && distance(j) > 0; j = next(j)) {
@@ -49,9 +50,9 @@ void LshTable::erase(std::uint32_t key, std::uint32_t slot) {
   }
   entries_[i].slot = kEmpty;
   --size_;
-  // Shrunk below 45% full to 72%, so a window that shrinks gives its memory back.
+  // Shrunk below 45% full to 70%, so a window that shrinks gives its memory back.
   if (entries_.size() > kMinCapacity && size_ * 20 < entries_.size() * 9) {
-    rehash(std::max(kMinCapacity, size_ * 25 / 18));
+    rehash(std::max(kMinCapacity, size_ * 10 / 7));
   }
 }
 

@@ -9,7 +9,7 @@ class Reader;
 class Writer;
 
 /// A flat multimap from 32-bit band keys to window slots: 8 bytes an entry instead of a node
-/// per entry, 72-90% full. Robin Hood linear probing (an entry never sits further from its home
+/// per entry, 60-85% full. Robin Hood linear probing (an entry never sits further from its home
 /// than the one it passed) keeps probes short at that load, and erasing shifts the entries
 /// after it back, so no tombstones accumulate. Not thread-safe.
 class LshTable {
@@ -21,9 +21,10 @@ class LshTable {
   template <typename F>
   void for_each(std::uint32_t key, F&& fn) const {
     if (entries_.empty()) return;
-    std::size_t i = home(key);
+    const std::uint32_t mixed = mix(key);
+    std::size_t i = home(mixed);
     for (std::size_t d = 0; entries_[i].slot != kEmpty && distance(i) >= d; i = next(i), ++d) {
-      if (entries_[i].key == key) fn(entries_[i].slot);
+      if (entries_[i].key == mixed) fn(entries_[i].slot);
     }
   }
 
@@ -37,15 +38,16 @@ class LshTable {
 
  private:
   struct Entry {
-    std::uint32_t key;
+    std::uint32_t key;  // mixed (`mix`)
     std::uint32_t slot;
   };
   static constexpr std::uint32_t kEmpty = UINT32_MAX;
 
-  // Any number of entries (below 2^32): the table grows by half, not double.
-  std::size_t home(std::uint32_t key) const {
-    const std::uint64_t mixed = static_cast<std::uint64_t>(key) * 0x9E3779B97F4A7C15ULL >> 32;
-    return static_cast<std::size_t>(mixed * entries_.size() >> 32);
+  // Keys are held mixed (a bijection), so a probe finds an entry's home with one multiply, its
+  // mixed key scaled to the table (any number of entries below 2^32).
+  static std::uint32_t mix(std::uint32_t key) { return key * 0x9E3779B1u; }
+  std::size_t home(std::uint32_t mixed) const {
+    return static_cast<std::size_t>(std::uint64_t{mixed} * entries_.size() >> 32);
   }
   std::size_t next(std::size_t i) const { return i + 1 == entries_.size() ? 0 : i + 1; }
   // How far the entry at `i` sits from its home.
