@@ -49,53 +49,12 @@ void BoilerplateFilter::advance(std::int64_t event_time) {
   if (watermark_ - last_sweep_ > options_.window_seconds / 8) expire(watermark_);
 }
 
-std::size_t BoilerplateFilter::home(std::uint64_t key) const {
-  // Mixed, then scaled to the table (any size, so the table grows by a quarter, not double).
-  const std::uint64_t mixed = (key * 0x9E3779B97F4A7C15ULL) >> 32;
-  return static_cast<std::size_t>((mixed * table_.size()) >> 32);  // < 2^32 entries
-}
-
-std::size_t BoilerplateFilter::distance(std::size_t i) const {
-  const std::size_t h = home(table_[i].key());
-  return i >= h ? i - h : i + table_.size() - h;
+std::uint32_t BoilerplateFilter::hash(std::uint64_t key) {
+  return static_cast<std::uint32_t>((key * 0x9E3779B97F4A7C15ULL) >> 32);
 }
 
 std::size_t BoilerplateFilter::find(std::uint64_t key) const {
-  const std::size_t n = table_.size();
-  if (n == 0) return n;
-  // Robin Hood: the probe ends at a free entry or at one nearer to its home than `key` would be.
-  std::size_t i = home(key);
-  for (std::size_t d = 0; table_[i].last_url != 0 && distance(i) >= d; ++d) {
-    if (table_[i].key() == key) return i;
-    if (++i == n) i = 0;
-  }
-  return n;
-}
-
-std::size_t BoilerplateFilter::place(Seen seen) {
-  const std::size_t n = table_.size();
-  std::size_t i = home(seen.key()), placed = n;
-  for (std::size_t d = 0;; ++d) {
-    if (table_[i].last_url == 0) {
-      table_[i] = seen;
-      return placed == n ? i : placed;
-    }
-    // An entry further from its home takes the place of one nearer to its own.
-    if (const std::size_t held = distance(i); held < d) {
-      std::swap(table_[i], seen);
-      if (placed == n) placed = i;
-      d = held;
-    }
-    if (++i == n) i = 0;
-  }
-}
-
-void BoilerplateFilter::rebuild(std::size_t capacity) {
-  std::vector<Seen> old(capacity);
-  old.swap(table_);
-  for (const Seen& s : old) {
-    if (s.last_url != 0) place(s);
-  }
+  return Probe::probe(table_, hash(key), [&](std::size_t i) { return table_[i].key() == key; });
 }
 
 bool BoilerplateFilter::count(std::uint64_t key, std::uint32_t url_hash, std::int64_t event_time) {
@@ -103,7 +62,7 @@ bool BoilerplateFilter::count(std::uint64_t key, std::uint32_t url_hash, std::in
   if (options_.max_entries > 0 && size_ >= options_.max_entries) shrink();
   // Grown at 85% full to 60%.
   if ((size_ + 1) * 20 > table_.size() * 17) {
-    rebuild(std::max<std::size_t>(1024, (size_ + 1) * 5 / 3));
+    Probe::rebuild(table_, std::max<std::size_t>(1024, (size_ + 1) * 5 / 3));
   }
   std::size_t i = find(key);
   if (i == table_.size()) {
@@ -112,7 +71,7 @@ bool BoilerplateFilter::count(std::uint64_t key, std::uint32_t url_hash, std::in
     fresh.key_high_pages = static_cast<std::uint32_t>(key >> 32);
     // Placed as it will be once counted: `last_url` 0 marks a free entry, so a provisional one.
     fresh.last_url = url_hash ^ 2;  // odd, and not this page's
-    i = place(fresh);
+    i = Probe::place(table_, fresh);
     ++size_;
   }
   Seen& s = table_[i];
@@ -201,7 +160,7 @@ void BoilerplateFilter::shrink() {
     }
   }
   size_ = live;
-  rebuild(std::max<std::size_t>(1024, live * 10 / 7));
+  Probe::rebuild(table_, std::max<std::size_t>(1024, live * 10 / 7));
 }
 
 void BoilerplateFilter::expire(std::int64_t now) {
@@ -219,7 +178,7 @@ void BoilerplateFilter::expire(std::int64_t now) {
   size_ = live;
   // Rebuilt 70% full: what expired leaves no holes in the probe chains, and the table shrinks
   // with the window.
-  if (!table_.empty()) rebuild(std::max<std::size_t>(1024, live * 10 / 7));
+  if (!table_.empty()) Probe::rebuild(table_, std::max<std::size_t>(1024, live * 10 / 7));
 }
 
 void BoilerplateFilter::save(internal::Writer& w) const {

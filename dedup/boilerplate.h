@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "dedup/internal/robin_hood.h"
+
 namespace newsflow::dedup {
 
 namespace internal {
@@ -96,11 +98,12 @@ class BoilerplateFilter {
   void advance(std::int64_t event_time);
   // The entry of `key` (of 56 bits), or `table_.size()` when it is not held.
   std::size_t find(std::uint64_t key) const;
-  // Holds a new entry for `key` (not held); returns where it is.
-  std::size_t place(Seen seen);
-  std::size_t home(std::uint64_t key) const;
-  std::size_t distance(std::size_t i) const;
-  void rebuild(std::size_t capacity);
+  static std::uint32_t hash(std::uint64_t key);
+  struct Traits {
+    static bool free(const Seen& s) { return s.last_url == 0; }
+    static std::uint32_t hash(const Seen& s) { return BoilerplateFilter::hash(s.key()); }
+  };
+  using Probe = internal::RobinHood<Seen, Traits>;
 
   BoilerplateOptions options_;
   std::vector<Seen> table_;

@@ -14,46 +14,13 @@ constexpr std::size_t kMinCapacity = 64;
 
 std::uint64_t ArticleIndex::key_of(std::string_view article) { return hash64(article); }
 
-std::size_t ArticleIndex::home(std::uint64_t key) const {
-  const std::uint64_t mixed = (key * 0x9E3779B97F4A7C15ULL) >> 32;
-  return static_cast<std::size_t>((mixed * entries_.size()) >> 32);  // < 2^32 entries
-}
-
-std::size_t ArticleIndex::distance(std::size_t i) const {
-  const std::size_t h = home(entries_[i].key());
-  return i >= h ? i - h : i + entries_.size() - h;
-}
-
 std::size_t ArticleIndex::find_entry(std::uint64_t key) const {
-  const std::size_t n = entries_.size();
-  if (n == 0) return n;
-  std::size_t i = home(key);
-  for (std::size_t d = 0; entries_[i].name != kFree && distance(i) >= d; ++d) {
-    if (entries_[i].key() == key) return i;
-    if (++i == n) i = 0;
-  }
-  return n;
-}
-
-void ArticleIndex::place(Entry e) {
-  // Robin Hood: an entry further from its home takes the place of one nearer to its own.
-  std::size_t i = home(e.key());
-  for (std::size_t d = 0;; ++d) {
-    if (entries_[i].name == kFree) {
-      entries_[i] = e;
-      return;
-    }
-    if (const std::size_t held = distance(i); held < d) {
-      std::swap(entries_[i], e);
-      d = held;
-    }
-    if (++i == entries_.size()) i = 0;
-  }
+  return Probe::probe(entries_, hash(key), [&](std::size_t i) { return entries_[i].key() == key; });
 }
 
 void ArticleIndex::rebuild(const std::vector<Entry>& live, std::size_t capacity) {
   entries_.assign(std::max(kMinCapacity, capacity), Entry{});
-  for (const Entry& e : live) place(e);
+  for (const Entry& e : live) Probe::place(entries_, e);
   size_ = live.size();
 }
 
@@ -104,21 +71,16 @@ void ArticleIndex::set(std::string_view article, std::string_view story) {
     }
     rebuild(live, (size_ + 1) * 5 / 3);
   }
-  place({static_cast<std::uint32_t>(key), static_cast<std::uint32_t>(key >> 32), name(story)});
+  Probe::place(entries_, {static_cast<std::uint32_t>(key), static_cast<std::uint32_t>(key >> 32),
+                          name(story)});
   ++size_;
 }
 
 void ArticleIndex::erase(std::string_view article) {
-  std::size_t i = find_entry(key_of(article));
+  const std::size_t i = find_entry(key_of(article));
   if (i == entries_.size()) return;
   release(entries_[i].name);
-  // Backward shift: the entries after it that are not at home move one place back.
-  for (std::size_t j = i + 1 == entries_.size() ? 0 : i + 1;
-       entries_[j].name != kFree && distance(j) > 0; j = j + 1 == entries_.size() ? 0 : j + 1) {
-    entries_[i] = entries_[j];
-    i = j;
-  }
-  entries_[i] = Entry{};
+  Probe::erase_at(entries_, i);
   --size_;
 }
 

@@ -6,6 +6,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "dedup/internal/robin_hood.h"
+
 namespace newsflow::dedup::internal {
 
 class Reader;
@@ -55,10 +57,15 @@ class ArticleIndex {
     std::uint32_t articles = 0;
   };
   static std::uint64_t key_of(std::string_view article);
-  std::size_t home(std::uint64_t key) const;
-  std::size_t distance(std::size_t i) const;
+  static std::uint32_t hash(std::uint64_t key) {
+    return static_cast<std::uint32_t>((key * 0x9E3779B97F4A7C15ULL) >> 32);
+  }
+  struct Traits {
+    static bool free(const Entry& e) { return e.name == kFree; }
+    static std::uint32_t hash(const Entry& e) { return ArticleIndex::hash(e.key()); }
+  };
+  using Probe = RobinHood<Entry, Traits>;
   std::size_t find_entry(std::uint64_t key) const;  // entries_.size() when not held
-  void place(Entry e);
   void rebuild(const std::vector<Entry>& live, std::size_t capacity);
   std::uint32_t name(std::string_view story);  // counted once more
   void release(std::uint32_t name);

@@ -14,54 +14,23 @@ constexpr std::size_t kMinCapacity = 1024;
 void LshTable::insert(std::uint32_t key, std::uint32_t slot) {
   // Grown at 85% full to 60% (fewer, longer moves than growing by less: each costs a pass).
   if ((size_ + 1) * 20 > entries_.size() * 17) {
-    rehash(std::max(kMinCapacity, (size_ + 1) * 5 / 3));
+    Probe::rebuild(entries_, std::max(kMinCapacity, (size_ + 1) * 5 / 3));
   }
-  place({mix(key), slot});
+  Probe::place(entries_, {mix(key), slot});
   ++size_;
 }
 
-void LshTable::place(Entry e) {
-  // Robin Hood: an entry further from its home takes the place of one nearer to its own.
-  std::size_t i = home(e.key);
-  for (std::size_t d = 0;; i = next(i), ++d) {
-    if (entries_[i].slot == kEmpty) {
-      entries_[i] = e;
-      return;
-    }
-    if (const std::size_t held = distance(i); held < d) {
-      std::swap(entries_[i], e);
-      d = held;
-    }
-  }
-}
-
 void LshTable::erase(std::uint32_t key, std::uint32_t slot) {
-  if (entries_.empty()) return;
   const std::uint32_t mixed = mix(key);
-  std::size_t i = home(mixed);
-  for (std::size_t d = 0;; i = next(i), ++d) {
-    if (entries_[i].slot == kEmpty || distance(i) < d) return;  // not held
-    if (entries_[i].key == mixed && entries_[i].slot == slot) break;
-  }
-  // Backward shift: the entries after it that are not at home move one place back.
-  for (std::size_t j = next(i); entries_[j].slot != kEmpty && distance(j) > 0; j = next(j)) {
-    entries_[i] = entries_[j];
-    i = j;
-  }
-  entries_[i].slot = kEmpty;
+  const std::size_t i = Probe::probe(entries_, mixed, [&](std::size_t k) {
+    return entries_[k].key == mixed && entries_[k].slot == slot;
+  });
+  if (i == entries_.size()) return;  // not held
+  Probe::erase_at(entries_, i);
   --size_;
   // Shrunk below 45% full to 70%, so a window that shrinks gives its memory back.
   if (entries_.size() > kMinCapacity && size_ * 20 < entries_.size() * 9) {
-    rehash(std::max(kMinCapacity, size_ * 10 / 7));
-  }
-}
-
-void LshTable::rehash(std::size_t capacity) {
-  std::vector<Entry> old;
-  old.swap(entries_);
-  entries_.assign(capacity, Entry{0, kEmpty});
-  for (const Entry& e : old) {
-    if (e.slot != kEmpty) place(e);
+    Probe::rebuild(entries_, std::max(kMinCapacity, size_ * 10 / 7));
   }
 }
 

@@ -3,15 +3,16 @@
 #include <cstdint>
 #include <vector>
 
+#include "dedup/internal/robin_hood.h"
+
 namespace newsflow::dedup::internal {
 
 class Reader;
 class Writer;
 
 /// A flat multimap from 32-bit band keys to window slots: 8 bytes an entry instead of a node
-/// per entry, 60-85% full. Robin Hood linear probing (an entry never sits further from its home
-/// than the one it passed) keeps probes short at that load, and erasing shifts the entries
-/// after it back, so no tombstones accumulate. Not thread-safe.
+/// per entry, in a Robin Hood table (`RobinHood`) 60-85% full that shrinks with what it holds.
+/// Not thread-safe.
 class LshTable {
  public:
   void insert(std::uint32_t key, std::uint32_t slot);
@@ -20,12 +21,11 @@ class LshTable {
   /// Calls `fn(slot)` for every slot stored under `key`.
   template <typename F>
   void for_each(std::uint32_t key, F&& fn) const {
-    if (entries_.empty()) return;
     const std::uint32_t mixed = mix(key);
-    std::size_t i = home(mixed);
-    for (std::size_t d = 0; entries_[i].slot != kEmpty && distance(i) >= d; i = next(i), ++d) {
+    Probe::probe(entries_, mixed, [&](std::size_t i) {
       if (entries_[i].key == mixed) fn(entries_[i].slot);
-    }
+      return false;
+    });
   }
 
   std::size_t size() const { return size_; }
@@ -37,26 +37,19 @@ class LshTable {
   bool load(Reader& r);
 
  private:
-  struct Entry {
-    std::uint32_t key;  // mixed (`mix`)
-    std::uint32_t slot;
-  };
   static constexpr std::uint32_t kEmpty = UINT32_MAX;
+  struct Entry {
+    std::uint32_t key = 0;  // mixed (`mix`)
+    std::uint32_t slot = kEmpty;
+  };
+  struct Traits {
+    static bool free(const Entry& e) { return e.slot == kEmpty; }
+    static std::uint32_t hash(const Entry& e) { return e.key; }
+  };
+  using Probe = RobinHood<Entry, Traits>;
 
-  // Keys are held mixed (a bijection), so a probe finds an entry's home with one multiply, its
-  // mixed key scaled to the table (any number of entries below 2^32).
+  // Keys are held mixed (a bijection), so a probe finds an entry's home with one multiply.
   static std::uint32_t mix(std::uint32_t key) { return key * 0x9E3779B1u; }
-  std::size_t home(std::uint32_t mixed) const {
-    return static_cast<std::size_t>(std::uint64_t{mixed} * entries_.size() >> 32);
-  }
-  std::size_t next(std::size_t i) const { return i + 1 == entries_.size() ? 0 : i + 1; }
-  // How far the entry at `i` sits from its home.
-  std::size_t distance(std::size_t i) const {
-    const std::size_t h = home(entries_[i].key);
-    return i >= h ? i - h : i + entries_.size() - h;
-  }
-  void place(Entry e);
-  void rehash(std::size_t capacity);
 
   std::vector<Entry> entries_;
   std::size_t size_ = 0;
