@@ -177,6 +177,19 @@ std::uint32_t DedupWindow::find(std::string_view id) const {
   return found;
 }
 
+template <typename T>
+void DedupWindow::grow(std::vector<T>& v) const {
+  if (v.size() < v.capacity()) return;
+  // By a quarter, not double, and never past the bound: slots are never more than the articles
+  // held (doubling left up to half of 256-byte slots unused: 430 bytes an article at 10 M).
+  std::size_t capacity = std::max<std::size_t>(1024, v.capacity() + v.capacity() / 4);
+  if (options_.max_articles > 0) {
+    capacity =
+        std::min<std::size_t>(capacity, std::max<std::size_t>(options_.max_articles, v.size() + 1));
+  }
+  v.reserve(capacity);
+}
+
 std::uint32_t DedupWindow::exact_key(const ContentHash& h) {
   // Both halves: texts that differ in one half only still spread.
   return static_cast<std::uint32_t>((h.low ^ h.high) ^ ((h.low ^ h.high) >> 32));
@@ -210,6 +223,7 @@ void DedupWindow::insert(std::string key, const Fingerprint& fp, std::int64_t ev
     free_slots_.pop_back();
   } else {
     slot = static_cast<std::uint32_t>(slots_.size());
+    grow(slots_);
     slots_.emplace_back();
   }
   slots_[slot] = Entry{std::move(key), fp, event_time, verdict, kNone, kNone};
@@ -228,6 +242,7 @@ void DedupWindow::insert(std::string key, const Fingerprint& fp, std::int64_t ev
   if (fp.phrases > 0) {
     for (const std::uint32_t k : band_keys(fp)) buckets_.insert(k, slot);
   }
+  grow(by_time_);
   by_time_.push_back({event_time, slot});
   std::push_heap(by_time_.begin(), by_time_.end(), std::greater<>());
 }

@@ -152,6 +152,9 @@ class DedupWindow {
   void expire(std::int64_t low_watermark = INT64_MAX);
   void remove_oldest();
   static std::size_t heap_bytes(const Entry& e);
+  // Room for one more in `v`, grown by a quarter up to `max_articles`.
+  template <typename T>
+  void grow(std::vector<T>& v) const;
   std::vector<std::uint32_t> band_keys(const Fingerprint& fp) const;
   void insert(std::string key, const Fingerprint& fp, std::int64_t event_time,
               const Verdict& verdict);
