@@ -315,9 +315,11 @@ class Daemon {
   void maybe_snapshot();
   bool write_snapshot();
   /// The changelog's newest complete snapshot: its `seq`, chunk count and bytes.
+  // No default member initializers: clang then takes a nested struct as not default
+  // constructible inside the class (`std::optional::emplace()` fails); value-initialized instead.
   struct FoundSnapshot {
-    std::uint64_t seq = 0;
-    std::uint64_t chunks = 0;
+    std::uint64_t seq;
+    std::uint64_t chunks;
     std::string bytes;
   };
   /// A state record as the restore holds it between reading and applying it.
