@@ -2,6 +2,9 @@
 """Agreement of two newsflow runs over the same input (article JSON lines; the last line of an
 id wins, as under compaction): duplicate groups (union-find over dup.of) by pairwise F1, stories
 by B-cubed F1, and the share of articles with the same dup kind and the same duplicate group.
+Stories are compared after the merges each run recorded (`story_merged_from` on any line): an
+article published again after its story was merged carries the survivor's id, where the run
+that published it once still carries the merged one's.
 
   compare_runs.py REFERENCE.jsonl OTHER.jsonl [--min-dup-f1 F] [--min-bcubed F]
                   [--min-same-verdict F]
@@ -16,7 +19,8 @@ import sys
 
 
 def load(path):
-    out = {}
+    """The last line of each id, and the run's merges (merged story id -> the one it went into)."""
+    out, merged_into = {}, {}
     with open(path, encoding="utf-8") as f:
         for line in f:
             line = line.strip()
@@ -24,7 +28,19 @@ def load(path):
                 continue
             a = json.loads(line)
             out[a["id"]] = a
-    return out
+            for victim in a.get("story_merged_from") or []:
+                merged_into[victim] = a["story_id"]
+    return out, merged_into
+
+
+def stories(articles, merged_into):
+    def resolve(story):
+        seen = set()
+        while story in merged_into and story not in seen:
+            seen.add(story)
+            story = merged_into[story]
+        return story
+    return {i: resolve(a["story_id"]) for i, a in articles.items()}
 
 
 def dup_groups(articles):
@@ -89,15 +105,14 @@ def main():
     ap.add_argument("--min-bcubed", type=float, default=0.0)
     ap.add_argument("--min-same-verdict", type=float, default=0.0)
     args = ap.parse_args()
-    ref, other = load(args.reference), load(args.other)
+    (ref, ref_merges), (other, other_merges) = load(args.reference), load(args.other)
     if set(ref) != set(other):
         print(f"FAIL: ids differ: {len(set(ref) - set(other))} only in the reference, "
               f"{len(set(other) - set(ref))} only in the other run")
         return 1
     ref_dup, other_dup = dup_groups(ref), dup_groups(other)
     dp, dr, df = f1(pairs(ref_dup), pairs(other_dup))
-    sp, sr, sf = bcubed({i: a["story_id"] for i, a in ref.items()},
-                        {i: a["story_id"] for i, a in other.items()})
+    sp, sr, sf = bcubed(stories(ref, ref_merges), stories(other, other_merges))
     # Same verdict: the same kind, and the same set of fellow duplicates.
     ref_members, other_members = members(ref_dup), members(other_dup)
     same = sum(1 for i in ref if ref[i]["dup"]["kind"] == other[i]["dup"]["kind"]
