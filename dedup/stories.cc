@@ -138,11 +138,11 @@ StoryFeatures compare(const Weighted<Key>& a, const StoryTerms& story, double de
 }
 
 // Adds a language to a story's sorted list (an unknown one, "", is not listed).
-void add_language(Story& story, const std::string& language) {
+void add_language(Story& story, std::string_view language) {
   if (language.empty()) return;
   auto& ls = story.languages;
   const auto at = std::lower_bound(ls.begin(), ls.end(), language);
-  if (at == ls.end() || *at != language) ls.insert(at, language);
+  if (at == ls.end() || *at != language) ls.insert(at, std::string(language));
 }
 
 }  // namespace
@@ -486,19 +486,19 @@ const Story& StoryBook::assign(const StoryMember& member, std::string_view title
                                const Verdict& verdict, std::int64_t event_time,
                                std::string_view text, std::string_view story_hint) {
   return assign_terms(member, title, verdict, event_time,
-                      terms_of(title, text, {}, member.language), story_hint);
+                      terms_of(title, text, {}, member.language()), story_hint);
 }
 
 const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view title,
                                      const Verdict& verdict, std::int64_t event_time,
                                      const Terms& terms, std::string_view story_hint) {
-  if (const std::string* placed = story_of_.find(member.id)) {
+  if (const std::string* placed = story_of_.find(member.id())) {
     if (auto story = stories_.find(resolve(*placed)); story != stories_.end()) {
       return story->second;
     }
   }
   watermark_ = std::max(watermark_, event_time);
-  count_terms(terms, event_time, member.language);
+  count_terms(terms, event_time, member.language());
   // A sweep costs as much as the book holds: one every half a book's worth of articles keeps
   // it O(1) per article (a sweep every 1,024 made a restore of 100,000 articles quadratic).
   if (++since_sweep_ >= std::max<std::size_t>(1024, story_of_.size() / 2)) expire(watermark_);
@@ -516,13 +516,13 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
     if (options_.merge_threshold > 0 && (floor <= 0 || options_.merge_threshold < floor)) {
       floor = options_.merge_threshold;
     }
-    similar = similar_stories(terms, event_time, floor, member.language);
+    similar = similar_stories(terms, event_time, floor, member.language());
     if (story_id.empty() && !similar.empty() && options_.similarity_threshold > 0 &&
         similar.front().first >= options_.similarity_threshold) {
       story_id = similar.front().second;
     }
   }
-  if (story_id.empty()) story_id = member.id;
+  if (story_id.empty()) story_id = member.id();
   {
     TermWeights weights;
     weights.reserve(terms.size());
@@ -534,7 +534,7 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
   story->merged_from.clear();
   if (created) {
     story->story_id = story_id;
-    story->language = member.language;
+    story->language = member.language();
     story->first_seen = event_time;
   }
   // Other stories the article matches as well as a story's own articles do were one story all
@@ -559,17 +559,17 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
   story->first_seen = std::min(story->first_seen, event_time);
   story->last_updated = std::max(story->last_updated, event_time);
   ++story->article_count;
-  if (member.kind != DupKind::kUnique) ++story->copies;
-  add_language(*story, member.language);
-  if (created || member.kind == DupKind::kUnique) {
-    challenge_representative(*story, member, title, terms, language_of(member.language));
+  if (member.kind() != DupKind::kUnique) ++story->copies;
+  add_language(*story, member.language());
+  if (created || member.kind() == DupKind::kUnique) {
+    challenge_representative(*story, member, title, terms, language_of(member.language()));
   }
   ++story->version;
   if (story->articles.size() < options_.max_listed) story->articles.push_back(member);
   std::unordered_set<std::string_view> sources;
-  for (const auto& m : story->articles) sources.insert(m.source);
+  for (const auto& m : story->articles) sources.insert(m.source());
   story->sources = sources.size();
-  story_of_.set(member.id, story->story_id);
+  story_of_.set(member.id(), story->story_id);
   return *story;
 }
 
@@ -627,7 +627,7 @@ void StoryBook::challenge_representative(Story& story, const StoryMember& member
         [this](TermId t) -> std::string_view { return terms_[t].text; });
     if (challenger <= holder) return;
   }
-  story.representative = member.id;
+  story.representative = member.id();
   story.title = std::string(title);
   TermWeights adopted;
   adopted.reserve(heaviest.size());
@@ -782,11 +782,11 @@ void StoryBook::save(internal::Writer& w) const {
     w.string(s.language);
     w.varint(s.articles.size());
     for (const StoryMember& m : s.articles) {
-      w.string(m.id);
-      w.string(m.url);
-      w.string(m.source);
-      w.varint(static_cast<std::uint64_t>(m.kind));
-      w.string(m.language);
+      w.string(m.id());
+      w.string(m.url());
+      w.string(m.source());
+      w.varint(static_cast<std::uint64_t>(m.kind()));
+      w.string(m.language());
     }
     w.varint(s.article_count);
     w.varint(s.sources);
@@ -830,13 +830,12 @@ bool StoryBook::load(internal::Reader& r) {
     s.language = r.string();
     s.articles.resize(r.count());
     for (StoryMember& m : s.articles) {
-      m.id = r.string();
-      m.url = r.string();
-      m.source = r.string();
+      const std::string_view id = r.view();
+      const std::string_view url = r.view();
+      const std::string_view source = r.view();
       const std::uint64_t kind = r.varint();
       if (kind > static_cast<std::uint64_t>(DupKind::kContained)) return false;
-      m.kind = static_cast<DupKind>(kind);
-      m.language = r.string();
+      m = StoryMember(id, url, source, static_cast<DupKind>(kind), r.view());
     }
     s.article_count = r.varint();
     s.sources = r.varint();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dedup/internal/article_index.h"
+#include "dedup/internal/packed_strings.h"
 #include "dedup/term_stats.h"
 #include "dedup/window.h"
 
@@ -17,13 +18,24 @@ class Reader;
 class Writer;
 }  // namespace internal
 
-/// One article as a story lists it.
-struct StoryMember {
-  std::string id;
-  std::string url;
-  std::string source;
-  DupKind kind = DupKind::kUnique;
-  std::string language;  ///< BCP-47 tag of the article's text, "" when unknown
+/// One article as a story lists it. A story lists up to `StoryOptions::max_listed`, so the
+/// strings share one heap block: 16 bytes a member and the block.
+class StoryMember {
+ public:
+  StoryMember() = default;
+  StoryMember(std::string_view id, std::string_view url, std::string_view source,
+              DupKind kind = DupKind::kUnique, std::string_view language = {})
+      : strings_({id, url, source, language}), kind_(kind) {}
+
+  std::string_view id() const { return strings_[0]; }
+  std::string_view url() const { return strings_[1]; }
+  std::string_view source() const { return strings_[2]; }
+  DupKind kind() const { return kind_; }
+  std::string_view language() const { return strings_[3]; }  ///< BCP-47, "" when unknown
+
+ private:
+  internal::PackedStrings<4> strings_;
+  DupKind kind_ = DupKind::kUnique;
 };
 
 /// The latest state of a story, as published on the stories topic.

@@ -81,7 +81,7 @@ Verdict DedupWindow::judge(const Fingerprint& fp) const {
   Verdict best;
   if (const std::uint32_t oldest = find_exact(fp.exact); oldest != kNone) {
     best.kind = DupKind::kExact;
-    best.of = slots_[oldest].id;
+    best.of = slots_[oldest].id();
     best.similarity = 1.0;
     return best;
   }
@@ -96,28 +96,28 @@ Verdict DedupWindow::judge(const Fingerprint& fp) const {
   std::int64_t best_time = 0;
   for (const std::uint32_t slot : candidates) {
     const Entry& e = slots_[slot];
-    if (e.fp.phrases < options_.min_phrases) continue;
+    if (e.phrases < options_.min_phrases) continue;
     if (options_.simhash) {
-      const int bits = std::popcount(fp.simhash ^ e.fp.simhash);
+      const int bits = std::popcount(fp.simhash ^ e.simhash);
       if (bits > options_.simhash_max_bits) continue;
       const double score = 1.0 - bits / 64.0;
       if (score > best_score || (score == best_score && e.event_time < best_time)) {
         best_score = score;
         best_time = e.event_time;
-        best = {DupKind::kNear, e.id, score};
+        best = {DupKind::kNear, std::string(e.id()), score};
       }
       continue;
     }
-    const double j = estimate_jaccard(fp.sketch, e.fp.sketch);
+    const double j = estimate_jaccard(fp.sketch, e.sketch);
     DupKind kind = DupKind::kUnique;
     double score = 0;
-    if (fp.phrases <= options_.contained_max_ratio * e.fp.phrases) {
+    if (fp.phrases <= options_.contained_max_ratio * e.phrases) {
       // The new article is the shorter one: is it inside the held one?
-      const double c = estimate_containment(j, fp.phrases, e.fp.phrases);
+      const double c = estimate_containment(j, fp.phrases, e.phrases);
       if (c >= options_.contained_threshold) kind = DupKind::kContained, score = c;
-    } else if (e.fp.phrases <= options_.contained_max_ratio * fp.phrases) {
+    } else if (e.phrases <= options_.contained_max_ratio * fp.phrases) {
       // The held article is a shorter copy of the new one.
-      const double c = estimate_containment(j, e.fp.phrases, fp.phrases);
+      const double c = estimate_containment(j, e.phrases, fp.phrases);
       if (c >= options_.contained_threshold) kind = DupKind::kNear, score = c;
     }
     if (kind == DupKind::kUnique && j >= options_.near_threshold) kind = DupKind::kNear, score = j;
@@ -126,7 +126,7 @@ Verdict DedupWindow::judge(const Fingerprint& fp) const {
       best_score = score;
       best_time = e.event_time;
       best.kind = kind;
-      best.of = e.id;
+      best.of = e.id();
       best.similarity = score;
     }
   }
@@ -135,13 +135,12 @@ Verdict DedupWindow::judge(const Fingerprint& fp) const {
 
 Verdict DedupWindow::observe(std::string_view id, const Fingerprint& fp, std::int64_t event_time,
                              std::int64_t low_watermark) {
-  if (const std::uint32_t held = find(id); held != kNone) return slots_[held].verdict;
-  const std::string key(id);
+  if (const std::uint32_t held = find(id); held != kNone) return slots_[held].verdict();
 
   // Expire first, so an original that just left the window is not matched.
   advance(event_time, low_watermark);
   const Verdict verdict = judge(fp);
-  insert(key, fp, event_time, verdict);
+  insert(id, fp, event_time, verdict);
   return verdict;
 }
 
@@ -153,7 +152,7 @@ void DedupWindow::advance(std::int64_t event_time, std::int64_t low_watermark) {
 void DedupWindow::remember(std::string_view id, const Fingerprint& fp, std::int64_t event_time,
                            const Verdict& verdict) {
   if (contains(id)) return;
-  insert(std::string(id), fp, event_time, verdict);
+  insert(id, fp, event_time, verdict);
 }
 
 void DedupWindow::restore(std::string_view id, const Fingerprint& fp, std::int64_t event_time,
@@ -162,7 +161,7 @@ void DedupWindow::restore(std::string_view id, const Fingerprint& fp, std::int64
   watermark_ = std::max(watermark_, event_time);
   expire();
   if (event_time < watermark_ - options_.window_seconds) return;
-  insert(std::string(id), fp, event_time, verdict);
+  insert(id, fp, event_time, verdict);
 }
 
 std::uint32_t DedupWindow::id_key(std::string_view id) {
@@ -172,7 +171,7 @@ std::uint32_t DedupWindow::id_key(std::string_view id) {
 std::uint32_t DedupWindow::find(std::string_view id) const {
   std::uint32_t found = kNone;
   ids_.for_each(id_key(id), [&](std::uint32_t slot) {
-    if (found == kNone && slots_[slot].id == id) found = slot;
+    if (found == kNone && slots_[slot].id() == id) found = slot;
   });
   return found;
 }
@@ -198,16 +197,12 @@ std::uint32_t DedupWindow::exact_key(const ContentHash& h) {
 std::uint32_t DedupWindow::find_exact(const ContentHash& h) const {
   std::uint32_t found = kNone;
   by_hash_.for_each(exact_key(h), [&](std::uint32_t slot) {
-    if (found == kNone && slots_[slot].fp.exact == h) found = slot;
+    if (found == kNone && slots_[slot].exact == h) found = slot;
   });
   return found;
 }
 
-std::size_t DedupWindow::heap_bytes(const Entry& e) {
-  // Strings longer than the small-string buffer live on the heap.
-  auto heap = [](const std::string& s) { return s.size() > 15 ? s.capacity() + 1 : 0; };
-  return heap(e.id) + heap(e.verdict.of);
-}
+std::size_t DedupWindow::heap_bytes(const Entry& e) { return e.names.heap_bytes(); }
 
 std::size_t DedupWindow::memory_bytes() const {
   return slots_.capacity() * sizeof(Entry) + free_slots_.capacity() * sizeof(std::uint32_t) +
@@ -215,7 +210,7 @@ std::size_t DedupWindow::memory_bytes() const {
          by_time_.capacity() * sizeof(Expiry) + string_bytes_;
 }
 
-void DedupWindow::insert(std::string key, const Fingerprint& fp, std::int64_t event_time,
+void DedupWindow::insert(std::string_view id, const Fingerprint& fp, std::int64_t event_time,
                          const Verdict& verdict) {
   std::uint32_t slot;
   if (!free_slots_.empty()) {
@@ -226,9 +221,18 @@ void DedupWindow::insert(std::string key, const Fingerprint& fp, std::int64_t ev
     grow(slots_);
     slots_.emplace_back();
   }
-  slots_[slot] = Entry{std::move(key), fp, event_time, verdict, kNone, kNone};
+  slots_[slot] = Entry{fp.exact,
+                       fp.sketch,
+                       fp.simhash,
+                       event_time,
+                       verdict.similarity,
+                       internal::PackedStrings<2>({id, verdict.of}),
+                       fp.phrases,
+                       kNone,
+                       kNone,
+                       verdict.kind};
   string_bytes_ += heap_bytes(slots_[slot]);
-  ids_.insert(id_key(slots_[slot].id), slot);
+  ids_.insert(id_key(id), slot);
   // Appended to the chain of its exact fingerprint (the oldest's `prev_same` is the newest).
   if (const std::uint32_t oldest = find_exact(fp.exact); oldest == kNone) {
     by_hash_.insert(exact_key(fp.exact), slot);
@@ -263,11 +267,11 @@ void DedupWindow::remove_oldest() {
   by_time_.pop_back();
   Entry& e = slots_[slot];
   // Unlink from the exact-fingerprint chain.
-  if (const std::uint32_t oldest = find_exact(e.fp.exact); oldest == slot) {
-    by_hash_.erase(exact_key(e.fp.exact), slot);
+  if (const std::uint32_t oldest = find_exact(e.exact); oldest == slot) {
+    by_hash_.erase(exact_key(e.exact), slot);
     if (e.next_same != kNone) {
       slots_[e.next_same].prev_same = e.prev_same;  // the newest
-      by_hash_.insert(exact_key(e.fp.exact), e.next_same);
+      by_hash_.insert(exact_key(e.exact), e.next_same);
     }
   } else if (oldest != kNone) {
     slots_[e.prev_same].next_same = e.next_same;
@@ -277,12 +281,12 @@ void DedupWindow::remove_oldest() {
       slots_[oldest].prev_same = e.prev_same;  // the newest now
     }
   }
-  if (e.fp.phrases > 0) {
-    for (const std::uint32_t k : band_keys(e.fp)) buckets_.erase(k, slot);
+  if (e.phrases > 0) {
+    for (const std::uint32_t k : band_keys(e.fp())) buckets_.erase(k, slot);
   }
-  ids_.erase(id_key(e.id), slot);
+  ids_.erase(id_key(e.id()), slot);
   string_bytes_ -= heap_bytes(e);
-  if (track_left_) left_.push_back(std::move(e.id));
+  if (track_left_) left_.emplace_back(e.id());
   e = Entry{};
   free_slots_.push_back(slot);
 }
@@ -328,10 +332,10 @@ void DedupWindow::save(internal::Writer& w) const {
   w.varint(evicted_);
   w.varint(slots_.size());
   for (const Entry& e : slots_) {
-    w.string(e.id);
-    internal::write_fingerprint(w, e.fp);
+    w.string(e.id());
+    internal::write_fingerprint(w, e.fp());
     w.signed_varint(e.event_time);
-    internal::write_verdict(w, e.verdict);
+    internal::write_verdict(w, e.verdict());
     w.fixed(e.prev_same);
     w.fixed(e.next_same);
   }
@@ -356,10 +360,19 @@ bool DedupWindow::load(internal::Reader& r) {
   next.slots_.resize(n);
   const auto in_range = [n](std::uint32_t s) { return s == kNone || s < n; };
   for (Entry& e : next.slots_) {
-    e.id = r.string();
-    internal::read_fingerprint(r, e.fp);
+    const std::string_view id = r.view();
+    Fingerprint fp;
+    internal::read_fingerprint(r, fp);
     e.event_time = r.signed_varint();
-    if (!internal::read_verdict(r, e.verdict)) return false;
+    Verdict verdict;
+    if (!internal::read_verdict(r, verdict)) return false;
+    e.exact = fp.exact;
+    e.sketch = fp.sketch;
+    e.simhash = fp.simhash;
+    e.phrases = fp.phrases;
+    e.kind = verdict.kind;
+    e.similarity = verdict.similarity;
+    e.names = internal::PackedStrings<2>({id, verdict.of});
     e.prev_same = r.fixed<std::uint32_t>();
     e.next_same = r.fixed<std::uint32_t>();
     if (!r.ok() || !in_range(e.prev_same) || !in_range(e.next_same)) return false;

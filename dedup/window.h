@@ -8,6 +8,7 @@
 
 #include "dedup/fingerprint.h"
 #include "dedup/internal/lsh_table.h"
+#include "dedup/internal/packed_strings.h"
 #include "dedup/signature.h"
 
 namespace newsflow::dedup {
@@ -134,16 +135,27 @@ class DedupWindow {
 
  private:
   static constexpr std::uint32_t kNone = UINT32_MAX;
+  // 192 bytes: the fingerprint's and the verdict's fields, with the id and the verdict's `of`
+  // in one heap block.
   struct Entry {
-    std::string id;
-    Fingerprint fp;
+    ContentHash exact;
+    Sketch sketch{};
+    std::uint64_t simhash = 0;
     std::int64_t event_time = 0;
-    Verdict verdict;
+    double similarity = 0;
+    internal::PackedStrings<2> names;  // the id, the verdict's `of`
+    std::uint32_t phrases = 0;
     // The older / newer entry with the same exact fingerprint; the oldest's `prev_same` is the
     // newest (itself when alone).
     std::uint32_t prev_same = kNone;
     std::uint32_t next_same = kNone;
+    DupKind kind = DupKind::kUnique;
+
+    std::string_view id() const { return names[0]; }
+    Fingerprint fp() const { return {exact, sketch, phrases, simhash}; }
+    Verdict verdict() const { return {kind, std::string(names[1]), similarity}; }
   };
+  static_assert(sizeof(Entry) == 192);
   struct Expiry {
     std::int64_t event_time;
     std::uint32_t slot;
@@ -156,7 +168,7 @@ class DedupWindow {
   template <typename T>
   void grow(std::vector<T>& v) const;
   std::vector<std::uint32_t> band_keys(const Fingerprint& fp) const;
-  void insert(std::string key, const Fingerprint& fp, std::int64_t event_time,
+  void insert(std::string_view id, const Fingerprint& fp, std::int64_t event_time,
               const Verdict& verdict);
 
   WindowOptions options_;
@@ -177,7 +189,7 @@ class DedupWindow {
   std::uint32_t find_exact(const ContentHash& h) const;  // the oldest slot, or kNone
   internal::LshTable buckets_;
   std::vector<Expiry> by_time_;   // min-heap on event time
-  std::size_t string_bytes_ = 0;  // heap bytes of ids and verdict references (beyond SSO)
+  std::size_t string_bytes_ = 0;  // heap bytes of the entries' names
   std::uint64_t evicted_ = 0;
   bool track_left_ = false;
   std::vector<std::string> left_;

@@ -176,10 +176,11 @@ std::string story_list(const std::vector<dedup::Story>& stories, std::size_t mem
             count(story.copies, "copy", "copies") + ", " +
             count(story.sources, "source", "sources") + ", latest " +
             date_time(story.last_updated) + " UTC</span>";
-    std::vector<std::string> outlets;
+    std::vector<std::string_view> outlets;
     for (const dedup::StoryMember& m : story.articles) {
-      if (!m.source.empty() && std::find(outlets.begin(), outlets.end(), m.source) == outlets.end())
-        outlets.push_back(m.source);
+      if (!m.source().empty() &&
+          std::find(outlets.begin(), outlets.end(), m.source()) == outlets.end())
+        outlets.push_back(m.source());
     }
     html += "<ul class=facts><li class=languages>";
     if (story.languages.empty()) html += "language unknown";
@@ -202,10 +203,12 @@ std::string story_list(const std::vector<dedup::Story>& stories, std::size_t mem
                   " more</li>";
           break;
         }
-        const std::string kind(dedup::dup_kind_name(m.kind));
-        html += "<li>" + html_escape(m.source) + " <a href=\"" + html_escape(m.url) +
+        const std::string kind(dedup::dup_kind_name(m.kind()));
+        const std::string_view url = m.url();
+        html += "<li>" + html_escape(m.source()) + " <a href=\"" + html_escape(url) +
                 "\" rel=noreferrer>" +
-                html_escape(m.url.size() > 90 ? m.url.substr(0, 87) + "..." : m.url) +
+                html_escape(url.size() > 90 ? std::string(url.substr(0, 87)) + "..."
+                                            : std::string(url)) +
                 "</a> <span class=\"kind " + kind + "\">" + kind + "</span></li>";
       }
       html += "</ul>";

@@ -101,10 +101,10 @@ std::string story_json(const dedup::Story& s) {
   j["language"] = or_null(s.language);
   auto& articles = j["articles"] = nlohmann::ordered_json::array();
   for (const auto& m : s.articles) {
-    articles.push_back({{"id", m.id},
-                        {"url", m.url},
-                        {"source", m.source},
-                        {"dup", dedup::dup_kind_name(m.kind)}});
+    articles.push_back({{"id", m.id()},
+                        {"url", m.url()},
+                        {"source", m.source()},
+                        {"dup", dedup::dup_kind_name(m.kind())}});
   }
   j["article_count"] = s.article_count;
   j["sources"] = s.sources;

@@ -108,10 +108,12 @@ class Reader {
     pos_ += sizeof(T);
     return v;
   }
-  std::string string() {
+  std::string string() { return std::string(view()); }
+  /// A length-prefixed string as a view into the bytes read.
+  std::string_view view() {
     const std::uint64_t n = varint();
-    if (!ok_ || n > in_.size() - pos_) return fail(), std::string();
-    std::string s(in_.substr(pos_, n));
+    if (!ok_ || n > in_.size() - pos_) return fail(), std::string_view();
+    const std::string_view s = in_.substr(pos_, n);
     pos_ += n;
     return s;
   }

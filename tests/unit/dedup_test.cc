@@ -12,6 +12,7 @@
 #include "dedup/internal/article_index.h"
 #include "dedup/internal/codec.h"
 #include "dedup/internal/lsh_table.h"
+#include "dedup/internal/packed_strings.h"
 #include "dedup/normalize.h"
 #include "dedup/signature.h"
 #include "dedup/stories.h"
@@ -528,6 +529,39 @@ TEST(Boilerplate, TheHighestBoundAndMorePagesThanTheCounterHolds) {
   };
   for (int i = 0; i < 254; ++i) ASSERT_EQ(page(i), "Menu\n\nStory") << i;
   for (int i = 254; i < 600; ++i) ASSERT_EQ(page(i), "T") << i;
+}
+
+// Strings in one block: empty ones (alone and among others), sizes past one varint byte, binary
+// bytes, copies that own their block and moves that take it.
+TEST(PackedStrings, GiveBackWhatTheyWereMadeOf) {
+  const std::string big(300, 'x'), binary("a\0b\xFF", 4);
+  internal::PackedStrings<3> none({"", "", ""});
+  EXPECT_EQ(none.size_bytes(), 0u);
+  EXPECT_EQ(none.heap_bytes(), 0u);
+  EXPECT_EQ(none[2], "");
+  internal::PackedStrings<3> some({"", big, binary});
+  EXPECT_EQ(some[0], "");
+  EXPECT_EQ(some[1], big);
+  EXPECT_EQ(some[2], binary);
+  EXPECT_EQ(some.size_bytes(), 1 + 2 + 300 + 1 + 4u);
+  EXPECT_GE(some.heap_bytes(), some.size_bytes());
+  internal::PackedStrings<3> copy = some;
+  some = none;
+  EXPECT_EQ(some[1], "");
+  EXPECT_EQ(copy[1], big);
+  EXPECT_EQ(copy[2], binary);
+  internal::PackedStrings<3> moved = std::move(copy);
+  EXPECT_EQ(moved[1], big);
+  copy = moved;
+  EXPECT_EQ(copy[2], binary);
+  StoryMember m("id-1", big, "example.com", DupKind::kNear, "de");
+  const StoryMember n = m;
+  EXPECT_EQ(n.id(), "id-1");
+  EXPECT_EQ(n.url(), big);
+  EXPECT_EQ(n.source(), "example.com");
+  EXPECT_EQ(n.kind(), DupKind::kNear);
+  EXPECT_EQ(n.language(), "de");
+  EXPECT_EQ(StoryMember().url(), "");
 }
 
 // The LSH table against a model multimap: inserts, erases of held and unheld pairs, many slots
