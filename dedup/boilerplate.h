@@ -41,6 +41,9 @@ struct BoilerplateOptions {
 /// within 1970-2106 (earlier or later ones as those bounds). Not thread-safe.
 class BoilerplateFilter {
  public:
+  /// The bits of a paragraph key the filter keeps (56): all a state record keeps of each.
+  static constexpr std::uint64_t kKeyBits = 0x00FFFFFFFFFFFFFFULL;
+
   explicit BoilerplateFilter(BoilerplateOptions options = {}) : options_(options) {}
 
   /// Records the paragraphs of a page of `site` at `url` and returns the text without the
@@ -87,7 +90,6 @@ class BoilerplateFilter {
       if (pages() < 255) key_high_pages += 1u << 24;
     }
   };
-  static constexpr std::uint64_t kKeyBits = 0x00FFFFFFFFFFFFFFULL;
   void expire(std::int64_t now);
   // Forgets the pairs seen longest ago until at most 90% of `max_entries` are left.
   void shrink();

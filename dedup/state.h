@@ -27,14 +27,17 @@ struct ArticleState {
   std::string story_id;                  ///< the story it joined (after merges)
   std::vector<std::string> merged_from;  ///< stories its arrival merged into that story
   std::vector<std::pair<std::string, float>> story_terms;  ///< title and lead terms, weighted
-  std::vector<std::uint32_t> df_terms;    ///< low 32 bits of its distinct term hashes
-  std::vector<std::uint64_t> paragraphs;  ///< its boilerplate-filter paragraph keys
-  std::string link;                       ///< a fetched feed item's link ("" otherwise)
+  /// Its distinct term hashes for the document frequencies: the low 32 bits, of which a record
+  /// keeps the `TermStats::kWeightedBits` the counters read.
+  std::vector<std::uint32_t> df_terms;
+  /// Its boilerplate-filter paragraph keys (a record keeps the filter's 56 bits).
+  std::vector<std::uint64_t> paragraphs;
+  std::string link;  ///< a fetched feed item's link ("" otherwise)
   bool from_feed = false;
   std::string language;  ///< its detected language (BCP-47), "" when unsure: stories keep to one
 };
 
-/// The changelog's value format: "NFS1", then varints, fixed-width hashes and length-prefixed
+/// The changelog's value format: "NFS2", then varints, fixed-width hashes and length-prefixed
 /// strings (dedup/README.md documents the layout). Compact and fast to read: restore speed is
 /// what a standby and a restart wait for.
 std::string encode_state(const ArticleState& state);
@@ -42,8 +45,8 @@ std::string encode_state(const ArticleState& state);
 /// The `seq` of a record, read without decoding the rest (restores order records by it).
 std::optional<std::uint64_t> state_seq(std::string_view bytes);
 
-/// Reads a record written by `encode_state`; nothing for anything else (truncated, another
-/// version, junk).
+/// Reads a record written by `encode_state`, or by the version before (`NFS1`, read for one
+/// upgrade); nothing for anything else (truncated, another version, junk).
 std::optional<ArticleState> decode_state(std::string_view bytes);
 
 /// A chunk of a snapshot of the judging state (`Pipeline::save_state`) in the changelog: "NFC1",

@@ -18,7 +18,12 @@ class Writer;
 /// granularity). Hash collisions can only overcount. Not thread-safe: one owner (the pipeline).
 class TermStats {
  public:
-  explicit TermStats(std::int64_t window_seconds = 72 * 3600, int segments = 8, int bits = 20);
+  /// The bits of a term hash the weighted scheme's counters read (2^20 counters a slice): all a
+  /// state record keeps of each.
+  static constexpr int kWeightedBits = 20;
+
+  explicit TermStats(std::int64_t window_seconds = 72 * 3600, int segments = 8,
+                     int bits = kWeightedBits);
 
   /// Counts one document's distinct term hashes at `event_time`. A document older than the
   /// oldest slice is not counted.

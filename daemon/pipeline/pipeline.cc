@@ -142,7 +142,9 @@ Pipeline::Pipeline(const config::Config& config, Metrics* metrics)
       boilerplate_(bounded(config.boilerplate, config.window.max_articles)),
       // 8 slices of 2^20 counters (16 MiB) for the weighted scheme; a token table otherwise.
       term_stats_(config.window.window_seconds, 8,
-                  config.signature.scheme == dedup::SignatureScheme::kWeighted ? 20 : 8) {
+                  config.signature.scheme == dedup::SignatureScheme::kWeighted
+                      ? dedup::TermStats::kWeightedBits
+                      : 8) {
   // What leaves the window leaves the story book's index (`forget_left`).
   window_.track_left();
 }

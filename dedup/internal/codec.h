@@ -109,6 +109,13 @@ class Reader {
     return v;
   }
   std::string string() { return std::string(view()); }
+  /// The next `n` bytes as they are.
+  std::string_view raw(std::size_t n) {
+    if (!ok_ || n > in_.size() - pos_) return fail(), std::string_view();
+    const std::string_view s = in_.substr(pos_, n);
+    pos_ += n;
+    return s;
+  }
   /// A length-prefixed string as a view into the bytes read.
   std::string_view view() {
     const std::uint64_t n = varint();
