@@ -327,7 +327,7 @@ bool read_verdict(Reader& r, Verdict& v) {
 }  // namespace internal
 
 void DedupWindow::save(internal::Writer& w) const {
-  w.raw("NFW2");
+  w.raw("NFW3");
   w.signed_varint(watermark_);
   w.varint(evicted_);
   w.varint(slots_.size());
@@ -353,7 +353,7 @@ void DedupWindow::save(internal::Writer& w) const {
 bool DedupWindow::load(internal::Reader& r) {
   DedupWindow next(options_);
   next.track_left_ = track_left_;
-  if (!r.expect("NFW2")) return false;
+  if (!r.expect("NFW3")) return false;
   next.watermark_ = r.signed_varint();
   next.evicted_ = r.varint();
   const std::size_t n = r.count();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dedup/fingerprint.h"
+#include "dedup/internal/band_table.h"
 #include "dedup/internal/lsh_table.h"
 #include "dedup/internal/packed_strings.h"
 #include "dedup/signature.h"
@@ -187,7 +188,7 @@ class DedupWindow {
   internal::LshTable by_hash_;
   static std::uint32_t exact_key(const ContentHash& h);
   std::uint32_t find_exact(const ContentHash& h) const;  // the oldest slot, or kNone
-  internal::LshTable buckets_;
+  internal::BandTable buckets_;  // the LSH bands
   std::vector<Expiry> by_time_;   // min-heap on event time
   std::size_t string_bytes_ = 0;  // heap bytes of the entries' names
   std::uint64_t evicted_ = 0;

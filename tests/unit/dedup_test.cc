@@ -10,6 +10,7 @@
 #include "dedup/boilerplate.h"
 #include "dedup/fingerprint.h"
 #include "dedup/internal/article_index.h"
+#include "dedup/internal/band_table.h"
 #include "dedup/internal/codec.h"
 #include "dedup/internal/lsh_table.h"
 #include "dedup/internal/packed_strings.h"
@@ -609,6 +610,66 @@ TEST(LshTable, HoldsWhatAMultimapHolds) {
   ASSERT_TRUE(loaded.load(r));
   std::swap(table, loaded);
   check();
+}
+
+// The LSH bands' table against a model multimap: keys over all 32 bits (every part), slots past
+// 16 bits, one key with thousands of slots (a story copied thousands of times), erases of held
+// and unheld pairs, parts that empty and give their entries back, and a save/load round trip.
+TEST(BandTable, HoldsWhatAMultimapHolds) {
+  internal::BandTable table;
+  const std::size_t empty = table.memory_bytes();
+  std::multimap<std::uint32_t, std::uint32_t> model;
+  std::mt19937 rng(13);
+  std::vector<std::uint32_t> keys(4000);
+  for (auto& k : keys) k = static_cast<std::uint32_t>(rng());
+  keys[0] = 0;
+  keys[1] = UINT32_MAX;
+  auto check = [&] {
+    ASSERT_EQ(table.size(), model.size());
+    for (const std::uint32_t key : keys) {
+      std::vector<std::uint32_t> got, want;
+      table.for_each(key, [&](std::uint32_t slot) { got.push_back(slot); });
+      for (auto [it, end] = model.equal_range(key); it != end; ++it) want.push_back(it->second);
+      std::sort(got.begin(), got.end());
+      std::sort(want.begin(), want.end());
+      ASSERT_EQ(got, want) << "key " << key;
+    }
+  };
+  for (std::uint32_t i = 0; i < 200000; ++i) {
+    const std::uint32_t key = i % 40 == 0 ? keys[2] : keys[rng() % keys.size()];
+    const std::uint32_t slot = i * 70001u % 0xFFFFFF00u;  // past 16 bits
+    table.insert(key, slot);
+    model.emplace(key, slot);
+  }
+  check();
+  const std::size_t full = table.memory_bytes() - empty;
+  EXPECT_LE(full, 200000 * 6 * 10 / 6 + 6 * 8 * 65536);  // at least 60% full, or a small part
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> held(model.begin(), model.end());
+  std::shuffle(held.begin(), held.end(), rng);
+  for (std::size_t i = 0; i < 190000; ++i) {
+    table.erase(held[i].first, held[i].second);
+    table.erase(held[i].first, held[i].second ^ 0x10000);  // never held
+    auto [it, end] = model.equal_range(held[i].first);
+    while (it->second != held[i].second) ++it;
+    model.erase(it);
+  }
+  check();
+  EXPECT_LT(table.memory_bytes() - empty, full / 5) << "the parts shrink with what they hold";
+  internal::Writer w;
+  table.save(w);
+  const std::string bytes = w.take();
+  internal::BandTable loaded;
+  internal::Reader r(bytes, bytes.size());
+  ASSERT_TRUE(loaded.load(r));
+  std::swap(table, loaded);
+  check();
+  for (const auto& [key, slot] : held) table.erase(key, slot);
+  EXPECT_EQ(table.size(), 0u);
+  EXPECT_EQ(table.memory_bytes(), empty) << "empty parts hold nothing";
+  internal::BandTable refused;
+  const std::string half = bytes.substr(0, bytes.size() / 2);
+  internal::Reader junk(half, half.size());
+  EXPECT_FALSE(refused.load(junk));
 }
 
 // The story book's index of articles against a model map: placing, moving, forgetting, keeping

@@ -1,0 +1,85 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "dedup/internal/robin_hood.h"
+
+namespace newsflow::dedup::internal {
+
+class Reader;
+class Writer;
+
+/// The window's LSH buckets: a flat multimap from 32-bit band keys to window slots, 6 bytes an
+/// entry (an `LshTable` takes 8). Keys are mixed (a bijection) and split: the high 16 bits pick
+/// one of 65,536 parts, each a Robin Hood table (`RobinHood`, 60-85% full) of the low 16 bits
+/// and the slot, so the whole key is kept, in 6 bytes. Each part grows and shrinks alone: no
+/// insert waits for the whole table to be made again. Not thread-safe.
+class BandTable {
+ public:
+  BandTable();
+
+  void insert(std::uint32_t key, std::uint32_t slot);
+  void erase(std::uint32_t key, std::uint32_t slot);
+
+  /// Calls `fn(slot)` for every slot stored under `key`.
+  template <typename F>
+  void for_each(std::uint32_t key, F&& fn) const {
+    const std::uint32_t mixed = mix(key);
+    const std::vector<Entry>& part = parts_[mixed >> 16];
+    const auto low = static_cast<std::uint16_t>(mixed);
+    Probe::probe(part, Traits::hash_of(low), [&](std::size_t i) {
+      if (part[i].low == low) fn(part[i].slot());
+      return false;
+    });
+  }
+
+  std::size_t size() const { return size_; }
+  /// Bytes on the heap: the parts' entries and the parts themselves.
+  std::size_t memory_bytes() const {
+    return entries_ * sizeof(Entry) + parts_.capacity() * sizeof(parts_[0]) +
+           sizes_.capacity() * sizeof(sizes_[0]);
+  }
+
+  /// The table as it is (`load` makes an equal one; false for bytes that are not a table).
+  void save(Writer& w) const;
+  bool load(Reader& r);
+
+ private:
+  static constexpr std::size_t kParts = 1 << 16;
+  // 6 bytes, 2-byte aligned: the key's low 16 bits (mixed), the slot in two halves.
+  struct Entry {
+    std::uint16_t low = 0;
+    std::uint16_t slot_low = 0xFFFF;
+    std::uint16_t slot_high = 0xFFFF;  // both halves 0xFFFF: a free entry
+    std::uint32_t slot() const { return std::uint32_t{slot_high} << 16 | slot_low; }
+  };
+  static_assert(sizeof(Entry) == 6);
+  struct Traits {
+    static bool free(const Entry& e) { return e.slot_low == 0xFFFF && e.slot_high == 0xFFFF; }
+    // The low bits spread over 32 (a part's home is the hash scaled to its size).
+    static std::uint32_t hash_of(std::uint16_t low) { return std::uint32_t{low} << 16 | low; }
+    static std::uint32_t hash(const Entry& e) { return hash_of(e.low); }
+  };
+  using Probe = RobinHood<Entry, Traits>;
+
+  // A bijection of 32 bits (MurmurHash3's finalizer): every bit of the key moves the part and
+  // the low bits alike.
+  static std::uint32_t mix(std::uint32_t k) {
+    k ^= k >> 16;
+    k *= 0x85EBCA6Bu;
+    k ^= k >> 13;
+    k *= 0xC2B2AE35u;
+    k ^= k >> 16;
+    return k;
+  }
+  // Makes the part `p` again at `capacity` entries (0: none).
+  void resize(std::size_t p, std::size_t capacity);
+
+  std::vector<std::vector<Entry>> parts_;
+  std::vector<std::uint32_t> sizes_;  // entries held in each part
+  std::size_t size_ = 0;
+  std::size_t entries_ = 0;  // entries of all parts, free ones included
+};
+
+}  // namespace newsflow::dedup::internal
