@@ -1,6 +1,9 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <vector>
 
 #include "dedup/internal/robin_hood.h"
@@ -26,7 +29,7 @@ class BandTable {
   template <typename F>
   void for_each(std::uint32_t key, F&& fn) const {
     const std::uint32_t mixed = mix(key);
-    const std::vector<Entry>& part = parts_[mixed >> 16];
+    const std::span<const Entry> part = parts_[mixed >> 16].entries();
     const auto low = static_cast<std::uint16_t>(mixed);
     Probe::probe(part, Traits::hash_of(low), [&](std::size_t i) {
       if (part[i].low == low) fn(part[i].slot());
@@ -37,8 +40,7 @@ class BandTable {
   std::size_t size() const { return size_; }
   /// Bytes on the heap: the parts' entries and the parts themselves.
   std::size_t memory_bytes() const {
-    return entries_ * sizeof(Entry) + parts_.capacity() * sizeof(parts_[0]) +
-           sizes_.capacity() * sizeof(sizes_[0]);
+    return entries_ * sizeof(Entry) + parts_.capacity() * sizeof(Part);
   }
 
   /// The table as it is (`load` makes an equal one; false for bytes that are not a table).
@@ -73,11 +75,33 @@ class BandTable {
     k ^= k >> 16;
     return k;
   }
-  // Makes the part `p` again at `capacity` entries (0: none).
-  void resize(std::size_t p, std::size_t capacity);
+  // 16 bytes (65,536 of them: 1 MiB, mostly in cache): where its entries are, how many, how
+  // many are held.
+  struct Part {
+    Part() = default;
+    Part(const Part& o) : capacity(o.capacity), size(o.size) {
+      if (capacity == 0) return;
+      data = std::make_unique_for_overwrite<Entry[]>(capacity);
+      std::copy_n(o.data.get(), capacity, data.get());
+    }
+    Part& operator=(const Part& o) {
+      if (this != &o) *this = Part(o);
+      return *this;
+    }
+    Part(Part&&) noexcept = default;
+    Part& operator=(Part&&) noexcept = default;
 
-  std::vector<std::vector<Entry>> parts_;
-  std::vector<std::uint32_t> sizes_;  // entries held in each part
+    std::unique_ptr<Entry[]> data;
+    std::uint32_t capacity = 0;
+    std::uint32_t size = 0;
+    std::span<Entry> entries() { return {data.get(), capacity}; }
+    std::span<const Entry> entries() const { return {data.get(), capacity}; }
+  };
+  static_assert(sizeof(Part) == 16);
+  // Makes the part again at `capacity` entries (0: none).
+  void resize(Part& part, std::size_t capacity);
+
+  std::vector<Part> parts_;
   std::size_t size_ = 0;
   std::size_t entries_ = 0;  // entries of all parts, free ones included
 };

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -20,7 +21,7 @@ struct RobinHood {
   }
   static std::size_t next(std::size_t i, std::size_t n) { return i + 1 == n ? 0 : i + 1; }
   // How far the entry at `i` sits from its home.
-  static std::size_t distance(const std::vector<Entry>& t, std::size_t i) {
+  static std::size_t distance(std::span<const Entry> t, std::size_t i) {
     const std::size_t h = home(Traits::hash(t[i]), t.size());
     return i >= h ? i - h : i + t.size() - h;
   }
@@ -28,7 +29,7 @@ struct RobinHood {
   /// Calls `visit(i)` for the entries that may be `hash`'s, in probe order, until it returns
   /// true; returns that index, or `t.size()`.
   template <class Visit>
-  static std::size_t probe(const std::vector<Entry>& t, std::uint32_t hash, Visit&& visit) {
+  static std::size_t probe(std::span<const Entry> t, std::uint32_t hash, Visit&& visit) {
     const std::size_t n = t.size();
     if (n == 0) return n;
     std::size_t i = home(hash, n);
@@ -39,7 +40,7 @@ struct RobinHood {
   }
 
   /// Puts `e` (a free entry somewhere) in; returns where it went.
-  static std::size_t place(std::vector<Entry>& t, Entry e) {
+  static std::size_t place(std::span<Entry> t, Entry e) {
     const std::size_t n = t.size();
     std::size_t i = home(Traits::hash(e), n), placed = n;
     for (std::size_t d = 0;; i = next(i, n), ++d) {
@@ -57,7 +58,7 @@ struct RobinHood {
   }
 
   /// Frees the entry at `i`: the entries after it that are not at home move one place back.
-  static void erase_at(std::vector<Entry>& t, std::size_t i) {
+  static void erase_at(std::span<Entry> t, std::size_t i) {
     const std::size_t n = t.size();
     for (std::size_t j = next(i, n); !Traits::free(t[j]) && distance(t, j) > 0; j = next(j, n)) {
       t[i] = t[j];

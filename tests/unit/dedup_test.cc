@@ -642,6 +642,12 @@ TEST(BandTable, HoldsWhatAMultimapHolds) {
     model.emplace(key, slot);
   }
   check();
+  {
+    internal::BandTable copy = table;  // a copy holds the same, on its own
+    std::swap(copy, table);
+    check();
+    std::swap(copy, table);
+  }
   const std::size_t full = table.memory_bytes() - empty;
   EXPECT_LE(full, 200000 * 6 * 10 / 6 + 6 * 8 * 65536);  // at least 60% full, or a small part
   std::vector<std::pair<std::uint32_t, std::uint32_t>> held(model.begin(), model.end());
