@@ -19,6 +19,7 @@
 #include "daemon/kafka/kafka.h"
 #include "daemon/ops/metrics.h"
 #include "daemon/pipeline/input.h"
+#include "dedup/state.h"
 
 namespace newsflow::daemon {
 namespace {
@@ -245,7 +246,8 @@ class DaemonOnMockCluster : public ::testing::Test {
 
   // A copy produced after a restart is still an exact duplicate of the original.
   // `after_snapshot`: the first daemon runs until it has written a snapshot.
-  void restart_recognizes_copies(bool after_snapshot = false);
+  // `junk_snapshot`: a complete snapshot that does not load is put after the records.
+  void restart_recognizes_copies(bool after_snapshot = false, bool junk_snapshot = false);
 
   int brokers_ = 1;
   config::Config config_;
@@ -418,12 +420,20 @@ TEST_F(DaemonOnMockCluster, ARestartedDaemonReadingTheChangelogTwiceStillRecogni
   restart_recognizes_copies(true);
 }
 
+// A complete snapshot that does not load (another version's, say) after the records it covers:
+// the restore held those records without their values, so it reads them again and the window is
+// theirs (without that second read the window would be empty).
+TEST_F(DaemonOnMockCluster, ASnapshotThatDoesNotLoadLeavesTheRecordsItCoveredToBeReadAgain) {
+  config_.kafka.state_snapshot_articles = 0;  // the records alone, then the junk snapshot
+  restart_recognizes_copies(false, true);
+}
+
 TEST_F(DaemonOnMockCluster, ARestartedDaemonLoadingASnapshotStillRecognizesCopies) {
   config_.kafka.state_snapshot_articles = 1;
   restart_recognizes_copies(true);
 }
 
-void DaemonOnMockCluster::restart_recognizes_copies(bool after_snapshot) {
+void DaemonOnMockCluster::restart_recognizes_copies(bool after_snapshot, bool junk_snapshot) {
   const auto pages = sample_pages(2);
   produce(producer_.get(), config_.topics.pages, "orig", pages[1].input.body,
           {{"url", pages[1].input.url}, {"id", "orig"}, {"fetched_at", "2023-05-01T00:00:00Z"}});
@@ -431,6 +441,12 @@ void DaemonOnMockCluster::restart_recognizes_copies(bool after_snapshot) {
   if (!after_snapshot) {
     Metrics metrics;
     run_daemon(1, metrics);
+    if (junk_snapshot) {
+      // Complete (its last chunk), covering every record (seq 1000), and not a state.
+      produce(producer_.get(), config_.topics.state, dedup::snapshot_key(1000, 0),
+              dedup::encode_snapshot_chunk(1000, 0, true, "not a saved state"), {});
+      ASSERT_EQ(rd_kafka_flush(producer_.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+    }
   } else {
     // Until the judged page is committed and the snapshot of the state after it is written.
     Metrics metrics;
