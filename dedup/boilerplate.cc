@@ -3,6 +3,8 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <span>
+#include <utility>
 
 #include "dedup/internal/codec.h"
 #include "dedup/normalize.h"
@@ -49,49 +51,55 @@ void BoilerplateFilter::advance(std::int64_t event_time) {
   if (watermark_ - last_sweep_ > options_.window_seconds / 8) expire(watermark_);
 }
 
-std::uint32_t BoilerplateFilter::hash(std::uint64_t key) {
-  return static_cast<std::uint32_t>((key * 0x9E3779B97F4A7C15ULL) >> 32);
+std::uint32_t BoilerplateFilter::hash(std::uint64_t kept) {
+  return static_cast<std::uint32_t>((kept * 0x9E3779B97F4A7C15ULL) >> 32);
 }
 
-std::size_t BoilerplateFilter::find(std::uint64_t key) const {
-  return Probe::probe(table_, hash(key), [&](std::size_t i) { return table_[i].key() == key; });
+const BoilerplateFilter::Seen* BoilerplateFilter::find(std::uint64_t key) const {
+  const std::span<const Seen> entries = parts_[key >> kPartShift].entries();
+  const std::uint64_t kept = key & kKeptBits;
+  const std::size_t i =
+      Probe::probe(entries, hash(kept), [&](std::size_t k) { return entries[k].key() == kept; });
+  return i == entries.size() ? nullptr : &entries[i];
+}
+
+BoilerplateFilter::Seen* BoilerplateFilter::find(std::uint64_t key) {
+  return const_cast<Seen*>(std::as_const(*this).find(key));
 }
 
 bool BoilerplateFilter::count(std::uint64_t key, std::uint32_t url_hash, std::int64_t event_time) {
   key &= kKeyBits;
   if (options_.max_entries > 0 && size_ >= options_.max_entries) shrink();
-  // Grown at 85% full to 60%.
-  if ((size_ + 1) * 20 > table_.size() * 17) {
-    Probe::rebuild(table_, std::max<std::size_t>(1024, (size_ + 1) * 5 / 3));
-  }
-  std::size_t i = find(key);
-  if (i == table_.size()) {
+  Seen* s = find(key);
+  if (!s) {
+    Part& part = parts_[key >> kPartShift];
+    entries_ -= part.capacity;
+    part.reserve_one(kFullPercent, kGrownPercent);
+    entries_ += part.capacity;
     Seen fresh;
-    fresh.key_low = static_cast<std::uint32_t>(key);
-    fresh.key_high_pages = static_cast<std::uint32_t>(key >> 32);
+    fresh.set_key(key & kKeptBits);
     // Placed as it will be once counted: `last_url` 0 marks a free entry, so a provisional one.
-    fresh.last_url = url_hash ^ 2;  // odd, and not this page's
-    i = Probe::place(table_, fresh);
+    fresh.set_last_url(url_hash ^ 2);  // odd, and not this page's
+    s = &part.entries()[Probe::place(part.entries(), fresh)];
+    ++part.size;
     ++size_;
   }
-  Seen& s = table_[i];
-  const std::uint32_t pages = s.pages();
+  const std::uint32_t pages = s->pages();
   const bool boilerplate = pages >= options_.min_other_pages &&
-                           !(pages == options_.min_other_pages && s.last_url == url_hash);
-  if (s.last_url != url_hash) {
-    s.last_url = url_hash;
-    s.add_page();
+                           !(pages == options_.min_other_pages && s->last_url() == url_hash);
+  if (s->last_url() != url_hash) {
+    s->set_last_url(url_hash);
+    s->add_page();
   }
-  s.last_time = std::max(s.last_time, clamp_time(event_time));
+  s->set_last_time(std::max(s->last_time(), clamp_time(event_time)));
   return boilerplate;
 }
 
 bool BoilerplateFilter::known(std::uint64_t key, std::uint32_t url_hash) const {
-  const std::size_t i = find(key & kKeyBits);
-  if (i == table_.size()) return false;
-  const Seen& s = table_[i];
-  return s.pages() >= options_.min_other_pages &&
-         !(s.pages() == options_.min_other_pages && s.last_url == url_hash);
+  const Seen* s = find(key & kKeyBits);
+  if (!s) return false;
+  return s->pages() >= options_.min_other_pages &&
+         !(s->pages() == options_.min_other_pages && s->last_url() == url_hash);
 }
 
 void BoilerplateFilter::record(std::string_view site, std::string_view url,
@@ -134,13 +142,41 @@ std::string BoilerplateFilter::filter(std::string_view site, std::string_view ur
   return std::string(trimmed.empty() ? text : trimmed);
 }
 
+template <class Gone>
+void BoilerplateFilter::sweep(Gone gone) {
+  for (Part& part : parts_) {
+    if (part.size == 0) continue;
+    std::uint32_t held = 0;
+    for (Seen& s : part.entries()) {
+      if (Traits::free(s)) continue;
+      if (gone(s)) {
+        s.set_last_url(0);
+      } else {
+        ++held;
+      }
+    }
+    if (held == part.size) continue;
+    // Made again as a part grows: what left leaves no holes in the probe chains, and the table
+    // shrinks with the window.
+    size_ -= part.size - held;
+    part.size = held;
+    entries_ -= part.capacity;
+    part.resize(held == 0 ? 0
+                          : std::max<std::size_t>(Part::kMinCapacity,
+                                                  held * std::size_t{100} / kGrownPercent + 1));
+    entries_ += part.capacity;
+  }
+}
+
 void BoilerplateFilter::shrink() {
   // The time from which the newest 90% were seen; what was seen before it goes. Ties at it
   // stay, unless that would leave the filter full (pages all of one second).
   std::vector<std::uint32_t> times;
   times.reserve(size_);
-  for (const Seen& s : table_) {
-    if (s.last_url != 0) times.push_back(s.last_time);
+  for (const Part& part : parts_) {
+    for (const Seen& s : part.entries()) {
+      if (!Traits::free(s)) times.push_back(s.last_time());
+    }
   }
   const std::size_t keep = options_.max_entries * 9 / 10;
   if (times.size() <= keep) return;
@@ -150,55 +186,39 @@ void BoilerplateFilter::shrink() {
   const auto kept = static_cast<std::size_t>(std::count_if(
       times.begin(), times.end(), [horizon](std::uint32_t t) { return t >= horizon; }));
   const bool ties_go = keep == 0 || kept >= options_.max_entries;
-  std::size_t live = 0;
-  for (Seen& s : table_) {
-    if (s.last_url == 0) continue;
-    if (s.last_time < horizon || (ties_go && s.last_time == horizon)) {
-      s.last_url = 0;
-    } else {
-      ++live;
-    }
-  }
-  size_ = live;
-  Probe::rebuild(table_, std::max<std::size_t>(1024, live * 10 / 7));
+  sweep([&](const Seen& s) {
+    return s.last_time() < horizon || (ties_go && s.last_time() == horizon);
+  });
 }
 
 void BoilerplateFilter::expire(std::int64_t now) {
   last_sweep_ = now;
   const std::int64_t horizon = now - options_.window_seconds;
-  std::size_t live = 0;
-  for (Seen& s : table_) {
-    if (s.last_url == 0) continue;
-    if (s.last_time < horizon) {
-      s.last_url = 0;
-    } else {
-      ++live;
-    }
-  }
-  size_ = live;
-  // Rebuilt 70% full: what expired leaves no holes in the probe chains, and the table shrinks
-  // with the window.
-  if (!table_.empty()) Probe::rebuild(table_, std::max<std::size_t>(1024, live * 10 / 7));
+  sweep([&](const Seen& s) { return static_cast<std::int64_t>(s.last_time()) < horizon; });
 }
 
 void BoilerplateFilter::save(internal::Writer& w) const {
-  w.array(table_);
+  for (const Part& part : parts_) part.save(w);
   w.varint(size_);
   w.signed_varint(watermark_);
   w.signed_varint(last_sweep_);
 }
 
 bool BoilerplateFilter::load(internal::Reader& r) {
-  std::vector<Seen> table;
-  if (!r.array(table)) return false;
+  std::vector<Part> parts(kParts);
+  std::size_t held = 0, entries = 0;
+  for (Part& part : parts) {
+    if (!part.load(r)) return false;
+    held += part.size;
+    entries += part.capacity;
+  }
   const std::size_t size = r.varint();
   const std::int64_t watermark = r.signed_varint();
   const std::int64_t last_sweep = r.signed_varint();
-  const auto used = static_cast<std::size_t>(
-      std::count_if(table.begin(), table.end(), [](const Seen& s) { return s.last_url != 0; }));
-  if (!r.ok() || used != size || (!table.empty() && used >= table.size())) return false;
-  table_ = std::move(table);
+  if (!r.ok() || held != size) return false;
+  parts_ = std::move(parts);
   size_ = size;
+  entries_ = entries;
   watermark_ = watermark;
   last_sweep_ = last_sweep;
   return true;

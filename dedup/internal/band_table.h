@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dedup/internal/robin_hood.h"
+#include "dedup/internal/table_part.h"
 
 namespace newsflow::dedup::internal {
 
@@ -75,31 +76,14 @@ class BandTable {
     k ^= k >> 16;
     return k;
   }
-  // 16 bytes (65,536 of them: 1 MiB, mostly in cache): where its entries are, how many, how
-  // many are held.
-  struct Part {
-    Part() = default;
-    Part(const Part& o) : capacity(o.capacity), size(o.size) {
-      if (capacity == 0) return;
-      data = std::make_unique_for_overwrite<Entry[]>(capacity);
-      std::copy_n(o.data.get(), capacity, data.get());
-    }
-    Part& operator=(const Part& o) {
-      if (this != &o) *this = Part(o);
-      return *this;
-    }
-    Part(Part&&) noexcept = default;
-    Part& operator=(Part&&) noexcept = default;
-
-    std::unique_ptr<Entry[]> data;
-    std::uint32_t capacity = 0;
-    std::uint32_t size = 0;
-    std::span<Entry> entries() { return {data.get(), capacity}; }
-    std::span<const Entry> entries() const { return {data.get(), capacity}; }
-  };
-  static_assert(sizeof(Part) == 16);
-  // Makes the part again at `capacity` entries (0: none).
-  void resize(Part& part, std::size_t capacity);
+  using Part = TablePart<Entry, Traits>;
+  // Resizes through `fn` and keeps the count of all parts' entries.
+  template <class F>
+  void resizing(Part& part, F&& fn) {
+    entries_ -= part.capacity;
+    fn(part);
+    entries_ += part.capacity;
+  }
 
   std::vector<Part> parts_;
   std::size_t size_ = 0;
