@@ -188,9 +188,9 @@ class DedupWindow {
   internal::LshTable by_hash_;
   static std::uint32_t exact_key(const ContentHash& h);
   std::uint32_t find_exact(const ContentHash& h) const;  // the oldest slot, or kNone
-  internal::BandTable buckets_;  // the LSH bands
-  std::vector<Expiry> by_time_;   // min-heap on event time
-  std::size_t string_bytes_ = 0;  // heap bytes of the entries' names
+  internal::BandTable buckets_;                          // the LSH bands
+  std::vector<Expiry> by_time_;                          // min-heap on event time
+  std::size_t string_bytes_ = 0;                         // heap bytes of the entries' names
   std::uint64_t evicted_ = 0;
   bool track_left_ = false;
   std::vector<std::string> left_;

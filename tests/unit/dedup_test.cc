@@ -5,6 +5,7 @@
 #include <cmath>
 #include <iterator>
 #include <map>
+#include <numeric>
 #include <random>
 
 #include "dedup/boilerplate.h"
@@ -566,23 +567,30 @@ TEST(PackedStrings, GiveBackWhatTheyWereMadeOf) {
   EXPECT_EQ(StoryMember().url(), "");
 }
 
+// A multimap table (`LshTable`, `BandTable`) holds under each of `keys` the slots `model` does.
+template <class Table>
+void expect_holds(const Table& table, const std::multimap<std::uint32_t, std::uint32_t>& model,
+                  const std::vector<std::uint32_t>& keys) {
+  ASSERT_EQ(table.size(), model.size());
+  for (const std::uint32_t key : keys) {
+    std::vector<std::uint32_t> got, want;
+    table.for_each(key, [&](std::uint32_t slot) { got.push_back(slot); });
+    for (auto [it, end] = model.equal_range(key); it != end; ++it) want.push_back(it->second);
+    std::sort(got.begin(), got.end());
+    std::sort(want.begin(), want.end());
+    ASSERT_EQ(got, want) << "key " << key;
+  }
+}
+
 // The LSH table against a model multimap: inserts, erases of held and unheld pairs, many slots
 // under one key, growth and shrinking, and a save/load round trip.
 TEST(LshTable, HoldsWhatAMultimapHolds) {
   internal::LshTable table;
   std::multimap<std::uint32_t, std::uint32_t> model;
   std::mt19937 rng(7);
-  auto check = [&] {
-    ASSERT_EQ(table.size(), model.size());
-    for (std::uint32_t key = 0; key < 600; ++key) {
-      std::vector<std::uint32_t> got, want;
-      table.for_each(key, [&](std::uint32_t slot) { got.push_back(slot); });
-      for (auto [it, end] = model.equal_range(key); it != end; ++it) want.push_back(it->second);
-      std::sort(got.begin(), got.end());
-      std::sort(want.begin(), want.end());
-      ASSERT_EQ(got, want) << "key " << key;
-    }
-  };
+  std::vector<std::uint32_t> keys(600);
+  std::iota(keys.begin(), keys.end(), 0u);
+  auto check = [&] { expect_holds(table, model, keys); };
   for (std::uint32_t slot = 0; slot < 20000; ++slot) {
     const std::uint32_t key = rng() % 600;  // about 33 slots a key
     table.insert(key, slot);
@@ -625,17 +633,7 @@ TEST(BandTable, HoldsWhatAMultimapHolds) {
   for (auto& k : keys) k = static_cast<std::uint32_t>(rng());
   keys[0] = 0;
   keys[1] = UINT32_MAX;
-  auto check = [&] {
-    ASSERT_EQ(table.size(), model.size());
-    for (const std::uint32_t key : keys) {
-      std::vector<std::uint32_t> got, want;
-      table.for_each(key, [&](std::uint32_t slot) { got.push_back(slot); });
-      for (auto [it, end] = model.equal_range(key); it != end; ++it) want.push_back(it->second);
-      std::sort(got.begin(), got.end());
-      std::sort(want.begin(), want.end());
-      ASSERT_EQ(got, want) << "key " << key;
-    }
-  };
+  auto check = [&] { expect_holds(table, model, keys); };
   for (std::uint32_t i = 0; i < 200000; ++i) {
     const std::uint32_t key = i % 40 == 0 ? keys[2] : keys[rng() % keys.size()];
     const std::uint32_t slot = i * 70001u % 0xFFFFFF00u;  // past 16 bits
