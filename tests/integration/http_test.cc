@@ -1,17 +1,19 @@
 // The real binary: `newsflow run` on its embedded Kafka, scraped over HTTP, stopped by SIGTERM.
-#include <arpa/inet.h>
 #include <curl/curl.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
+#include <iterator>
+#include <regex>
 #include <string>
 #include <thread>
+#include <vector>
 
 extern char** environ;
 
@@ -19,16 +21,24 @@ namespace {
 
 using namespace std::chrono_literals;
 
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
+// The daemon's log, written to a file: its `http_listening` event names the port it bound.
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The base URL of the daemon's HTTP server, read from the `http_listening` event of its log,
+// or "" if the event does not come within `tries` tenths of a second.
+std::string listening_base(const std::string& log_path, int tries) {
+  static const std::regex event(
+      R"re("event":"http_listening","metrics":"(http://[^"]+)/metrics")re");
+  for (int i = 0; i < tries; ++i) {
+    std::smatch m;
+    const std::string log = read_file(log_path);
+    if (std::regex_search(log, m, event)) return m[1];
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return "";
 }
 
 struct Response {
@@ -53,9 +63,11 @@ Response get(const std::string& url) {
 }
 
 TEST(Binary, ServesMetricsHealthAndReadinessAndStopsOnSigterm) {
-  const int port = free_port();
-  const std::string base = "http://127.0.0.1:" + std::to_string(port);
-  std::vector<std::string> env_strings{"NEWSFLOW_HTTP__LISTEN=127.0.0.1:" + std::to_string(port),
+  // Port 0: the daemon binds a free port and logs it. A port picked free beforehand can be taken
+  // by the embedded Kafka's own listener before the daemon's HTTP server binds it (seen in CI:
+  // the health probe reached the mock broker).
+  const std::string log_path = ::testing::TempDir() + "newsflow_http_test.log";
+  std::vector<std::string> env_strings{"NEWSFLOW_HTTP__LISTEN=127.0.0.1:0",
                                        "NEWSFLOW_KAFKA__EMBEDDED_PARTITIONS=2",
                                        "NEWSFLOW_LOG__FORMAT=json"};
   std::vector<char*> env;
@@ -65,8 +77,22 @@ TEST(Binary, ServesMetricsHealthAndReadinessAndStopsOnSigterm) {
   char arg0[] = NEWSFLOW_BINARY;
   char arg1[] = "run";
   char* argv[] = {arg0, arg1, nullptr};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
   pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, NEWSFLOW_BINARY, nullptr, nullptr, argv, env.data()), 0);
+  const int spawned = posix_spawn(&pid, NEWSFLOW_BINARY, &actions, nullptr, argv, env.data());
+  posix_spawn_file_actions_destroy(&actions);
+  ASSERT_EQ(spawned, 0);
+
+  const std::string base = listening_base(log_path, 100);
+  if (base.empty()) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    FAIL() << "no http_listening event within 10 s; the log:\n" << read_file(log_path);
+  }
 
   Response health;
   for (int i = 0; i < 100 && health.status != 200; ++i) {
