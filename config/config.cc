@@ -370,7 +370,7 @@ tl::expected<Config, std::vector<Problem>> parse(std::string_view yaml_text, con
       long long lead_minutes = 60;
       w.integer("max_lead_minutes", lead_minutes, 0, 24 * 60 * 365);
       c.max_event_lead_seconds = lead_minutes * 60;
-      w.integer("max_articles", c.window.max_articles, 0, 1LL << 32);
+      w.integer("max_articles", c.window.max_articles, 0, 16777215);  // DedupWindow::kMaxArticles
     }
     {
       Section d = top.section("dedup");

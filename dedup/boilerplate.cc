@@ -36,8 +36,8 @@ bool is_teaser(std::string_view paragraph) {
 
 namespace {
 
-std::uint32_t url_key(std::string_view url) {
-  return static_cast<std::uint32_t>(XXH3_64bits(url.data(), url.size()) | 1);
+std::uint16_t url_key(std::string_view url) {
+  return static_cast<std::uint16_t>(XXH3_64bits(url.data(), url.size()) >> 48);
 }
 
 std::uint32_t clamp_time(std::int64_t t) {
@@ -67,35 +67,37 @@ BoilerplateFilter::Seen* BoilerplateFilter::find(std::uint64_t key) {
   return const_cast<Seen*>(std::as_const(*this).find(key));
 }
 
-bool BoilerplateFilter::count(std::uint64_t key, std::uint32_t url_hash, std::int64_t event_time) {
+bool BoilerplateFilter::count(std::uint64_t key, std::uint16_t url_hash, std::int64_t event_time) {
   key &= kKeyBits;
   if (options_.max_entries > 0 && size_ >= options_.max_entries) shrink();
-  Seen* s = find(key);
-  if (!s) {
-    Part& part = parts_[key >> kPartShift];
-    entries_ -= part.capacity;
-    part.reserve_one(kFullPercent, kGrownPercent);
-    entries_ += part.capacity;
-    Seen fresh;
-    fresh.set_key(key & kKeptBits);
-    // Placed as it will be once counted: `last_url` 0 marks a free entry, so a provisional one.
-    fresh.set_last_url(url_hash ^ 2);  // odd, and not this page's
-    s = &part.entries()[Probe::place(part.entries(), fresh)];
-    ++part.size;
-    ++size_;
+  if (Seen* s = find(key)) {
+    const std::uint32_t pages = s->pages();
+    const bool boilerplate = pages >= options_.min_other_pages &&
+                             !(pages == options_.min_other_pages && s->last_url() == url_hash);
+    if (s->last_url() != url_hash) {
+      s->set_last_url(url_hash);
+      s->add_page();
+    }
+    s->set_last_time(std::max(s->last_time(), clamp_time(event_time)));
+    return boilerplate;
   }
-  const std::uint32_t pages = s->pages();
-  const bool boilerplate = pages >= options_.min_other_pages &&
-                           !(pages == options_.min_other_pages && s->last_url() == url_hash);
-  if (s->last_url() != url_hash) {
-    s->set_last_url(url_hash);
-    s->add_page();
-  }
-  s->set_last_time(std::max(s->last_time(), clamp_time(event_time)));
-  return boilerplate;
+  Part& part = parts_[key >> kPartShift];
+  entries_ -= part.capacity;
+  part.reserve_one(kFullPercent, kGrownPercent);
+  entries_ += part.capacity;
+  Seen fresh;
+  fresh.set_key(key & kKeptBits);
+  fresh.add_page();
+  fresh.set_last_url(url_hash);
+  fresh.set_last_time(clamp_time(event_time));
+  Probe::place(part.entries(), fresh);
+  ++part.size;
+  ++size_;
+  // Seen on no other page before this one.
+  return options_.min_other_pages == 0;
 }
 
-bool BoilerplateFilter::known(std::uint64_t key, std::uint32_t url_hash) const {
+bool BoilerplateFilter::known(std::uint64_t key, std::uint16_t url_hash) const {
   const Seen* s = find(key & kKeyBits);
   if (!s) return false;
   return s->pages() >= options_.min_other_pages &&
@@ -106,7 +108,7 @@ void BoilerplateFilter::record(std::string_view site, std::string_view url,
                                const std::vector<std::uint64_t>& keys, std::int64_t event_time) {
   if (!options_.enabled || site.empty()) return;
   advance(event_time);
-  const std::uint32_t url_hash = url_key(url);
+  const std::uint16_t url_hash = url_key(url);
   for (const std::uint64_t key : keys) count(key, url_hash, event_time);
 }
 
@@ -118,7 +120,7 @@ std::string BoilerplateFilter::filter(std::string_view site, std::string_view ur
   if (!options_.enabled || site.empty()) return std::string(text);
   if (learn) advance(event_time);
   const std::uint64_t site_hash = XXH3_64bits(site.data(), site.size());
-  const std::uint32_t url_hash = url_key(url);
+  const std::uint16_t url_hash = url_key(url);
   std::string kept;
   std::size_t pos = 0;
   while (pos <= text.size()) {
@@ -150,7 +152,7 @@ void BoilerplateFilter::sweep(Gone gone) {
     for (Seen& s : part.entries()) {
       if (Traits::free(s)) continue;
       if (gone(s)) {
-        s.set_last_url(0);
+        s = Seen{};
       } else {
         ++held;
       }

@@ -36,7 +36,7 @@ struct BoilerplateOptions {
 /// and teasers (`is_teaser`) on any page.
 /// Copies of one article appear on different sites, so they keep their shared paragraphs, while
 /// different articles on one site's template lose what they share only through the template.
-/// Each (site, paragraph) is 14 bytes in a flat table split in 65,536 Robin Hood parts by the
+/// Each (site, paragraph) is 12 bytes in a flat table split in 65,536 Robin Hood parts by the
 /// high bits of its key (`internal::TablePart`, 75-90% full; each sweep makes the parts again at
 /// the size they need, so the table shrinks with the window too); entries expire with the
 /// window. Paragraphs are known by 56 bits of their hash. Event times count
@@ -87,10 +87,11 @@ class BoilerplateFilter {
   // a microsecond more per article (8.4 us; 80-92%: 312 bytes, 11 us).
   static constexpr std::size_t kFullPercent = 90;
   static constexpr std::size_t kGrownPercent = 75;
-  // 14 bytes, 2-byte aligned: the key's 40 kept bits and the page count, the last page's URL
-  // hash (odd; 0: a free entry) and the last event time (seconds since 1970), in 16-bit words.
+  // 12 bytes, 2-byte aligned: the key's 40 kept bits and the page count (0: a free entry), 16
+  // bits of the last page's URL hash and the last event time (seconds since 1970), in 16-bit
+  // words.
   struct Seen {
-    std::uint16_t w[7] = {};
+    std::uint16_t w[6] = {};
     std::uint64_t key() const {  // the 40 kept bits
       return std::uint64_t{w[2] & 0xFFu} << 32 | std::uint32_t{w[1]} << 16 | w[0];
     }
@@ -99,35 +100,34 @@ class BoilerplateFilter {
       w[1] = static_cast<std::uint16_t>(k >> 16);
       w[2] = static_cast<std::uint16_t>((w[2] & 0xFF00u) | ((k >> 32) & 0xFFu));
     }
-    // Distinct pages (consecutive-distinct approximation), up to 255: more says nothing more
-    // to a bound of at most 254.
+    // Distinct pages (consecutive-distinct approximation), from 1 to 255: more says nothing
+    // more to a bound of at most 254.
     std::uint32_t pages() const { return w[2] >> 8; }
     void add_page() {
       if (pages() < 255) w[2] = static_cast<std::uint16_t>(w[2] + 0x100);
     }
-    std::uint32_t last_url() const { return std::uint32_t{w[4]} << 16 | w[3]; }
-    void set_last_url(std::uint32_t u) {
-      w[3] = static_cast<std::uint16_t>(u);
-      w[4] = static_cast<std::uint16_t>(u >> 16);
-    }
-    std::uint32_t last_time() const { return std::uint32_t{w[6]} << 16 | w[5]; }
+    // Two pages whose URLs share these 16 bits count as one (1 in 65,536 of the pages that
+    // follow one another on a paragraph).
+    std::uint16_t last_url() const { return w[3]; }
+    void set_last_url(std::uint16_t u) { w[3] = u; }
+    std::uint32_t last_time() const { return std::uint32_t{w[5]} << 16 | w[4]; }
     void set_last_time(std::uint32_t t) {
-      w[5] = static_cast<std::uint16_t>(t);
-      w[6] = static_cast<std::uint16_t>(t >> 16);
+      w[4] = static_cast<std::uint16_t>(t);
+      w[5] = static_cast<std::uint16_t>(t >> 16);
     }
   };
-  static_assert(sizeof(Seen) == 14);
+  static_assert(sizeof(Seen) == 12);
   void expire(std::int64_t now);
   // Forgets the pairs seen longest ago until at most 90% of `max_entries` are left.
   void shrink();
   // Counts one page's paragraph; true when it was boilerplate for the site before this page.
-  bool count(std::uint64_t key, std::uint32_t url_hash, std::int64_t event_time);
+  bool count(std::uint64_t key, std::uint16_t url_hash, std::int64_t event_time);
   // The same verdict as `count`, counting nothing.
-  bool known(std::uint64_t key, std::uint32_t url_hash) const;
+  bool known(std::uint64_t key, std::uint16_t url_hash) const;
   void advance(std::int64_t event_time);
   static std::uint32_t hash(std::uint64_t kept);
   struct Traits {
-    static bool free(const Seen& s) { return s.w[3] == 0 && s.w[4] == 0; }
+    static bool free(const Seen& s) { return s.pages() == 0; }
     static std::uint32_t hash(const Seen& s) { return BoilerplateFilter::hash(s.key()); }
   };
   using Probe = internal::RobinHood<Seen, Traits>;

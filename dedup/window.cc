@@ -50,7 +50,12 @@ Fingerprint make_fingerprint(std::string_view text, const SignatureOptions& opti
 }
 
 DedupWindow::DedupWindow(WindowOptions options)
-    : options_(options), rows_(kSketchSlots / std::clamp(options.bands, 1, kSketchSlots)) {}
+    : options_(options), rows_(kSketchSlots / std::clamp(options.bands, 1, kSketchSlots)) {
+  // The band table's slots are 24 bits: no bound, or a higher one, is this one.
+  if (options_.max_articles == 0 || options_.max_articles > kMaxArticles) {
+    options_.max_articles = kMaxArticles;
+  }
+}
 
 std::vector<std::uint32_t> DedupWindow::band_keys(const Fingerprint& fp) const {
   std::vector<std::uint32_t> keys;
@@ -327,7 +332,7 @@ bool read_verdict(Reader& r, Verdict& v) {
 }  // namespace internal
 
 void DedupWindow::save(internal::Writer& w) const {
-  w.raw("NFW3");
+  w.raw("NFW4");
   w.signed_varint(watermark_);
   w.varint(evicted_);
   w.varint(slots_.size());
@@ -353,7 +358,7 @@ void DedupWindow::save(internal::Writer& w) const {
 bool DedupWindow::load(internal::Reader& r) {
   DedupWindow next(options_);
   next.track_left_ = track_left_;
-  if (!r.expect("NFW3")) return false;
+  if (!r.expect("NFW4")) return false;
   next.watermark_ = r.signed_varint();
   next.evicted_ = r.varint();
   const std::size_t n = r.count();

@@ -65,7 +65,8 @@ struct WindowOptions {
   double contained_threshold = 0.8;         ///< share of a shorter article inside a longer one
   double contained_max_ratio = 0.9;         ///< `contained` only if the shorter has at most this
                                             ///< share of the longer one's phrases
-  /// Articles held at most (0: no bound but time); past it the oldest by event time leave first.
+  /// Articles held at most (0: no bound but time and `DedupWindow::kMaxArticles`); past it the
+  /// oldest by event time leave first.
   std::uint64_t max_articles = 750'000;
   int bands = 32;                 ///< LSH bands over the sketch (rows = 64 / bands)
   std::uint32_t min_phrases = 0;  ///< shorter articles (in distinct phrases) match exactly only
@@ -80,6 +81,10 @@ struct WindowOptions {
 /// times the window. Not thread-safe: one owner (the pipeline).
 class DedupWindow {
  public:
+  /// The most articles a window holds, whatever `WindowOptions::max_articles` says: its LSH
+  /// entries name slots in 24 bits (5 bytes an entry with 16 bits of the key).
+  static constexpr std::uint64_t kMaxArticles = internal::BandTable::kFreeSlot;
+
   explicit DedupWindow(WindowOptions options = {});
 
   /// Judges the article `id` with fingerprint `fp` and event time `event_time` (seconds since

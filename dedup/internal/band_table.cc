@@ -11,9 +11,8 @@ BandTable::BandTable() : parts_(kParts) {}
 void BandTable::insert(std::uint32_t key, std::uint32_t slot) {
   const std::uint32_t mixed = mix(key);
   Part& part = parts_[mixed >> 16];
-  resizing(part, [](Part& p) { p.reserve_one(); });
-  Probe::place(part.entries(), {static_cast<std::uint16_t>(mixed), static_cast<std::uint16_t>(slot),
-                                static_cast<std::uint16_t>(slot >> 16)});
+  resizing(part, [](Part& p) { p.reserve_one(85, 70); });
+  Probe::place(part.entries(), Entry(static_cast<std::uint16_t>(mixed), slot));
   ++part.size;
   ++size_;
 }
@@ -24,7 +23,7 @@ void BandTable::erase(std::uint32_t key, std::uint32_t slot) {
   const std::span<Entry> entries = part.entries();
   const auto low = static_cast<std::uint16_t>(mixed);
   const std::size_t i = Probe::probe(entries, Traits::hash_of(low), [&](std::size_t k) {
-    return entries[k].low == low && entries[k].slot() == slot;
+    return entries[k].low() == low && entries[k].slot() == slot;
   });
   if (i == entries.size()) return;  // not held
   Probe::erase_at(entries, i);

@@ -14,13 +14,16 @@ namespace newsflow::dedup::internal {
 class Reader;
 class Writer;
 
-/// The window's LSH buckets: a flat multimap from 32-bit band keys to window slots, 6 bytes an
-/// entry (an `LshTable` takes 8). Keys are mixed (a bijection) and split: the high 16 bits pick
-/// one of 65,536 parts, each a Robin Hood table (`RobinHood`, 60-85% full) of the low 16 bits
-/// and the slot, so the whole key is kept, in 6 bytes. Each part grows and shrinks alone: no
-/// insert waits for the whole table to be made again. Not thread-safe.
+/// The window's LSH buckets: a flat multimap from 32-bit band keys to window slots below
+/// 2^24 - 1, 5 bytes an entry (an `LshTable` takes 8). Keys are mixed (a bijection) and split: the
+/// high 16 bits pick one of 65,536 parts, each a Robin Hood table (`RobinHood`, 60-85% full) of the
+/// low 16 bits and the slot, so the whole key is kept, in 5 bytes. Each part grows and shrinks
+/// alone: no insert waits for the whole table to be made again. Not thread-safe.
 class BandTable {
  public:
+  /// Slots are below this: 16,777,215 articles at most (the window's hard bound).
+  static constexpr std::uint32_t kFreeSlot = 0xFFFFFF;
+
   BandTable();
 
   void insert(std::uint32_t key, std::uint32_t slot);
@@ -33,7 +36,7 @@ class BandTable {
     const std::span<const Entry> part = parts_[mixed >> 16].entries();
     const auto low = static_cast<std::uint16_t>(mixed);
     Probe::probe(part, Traits::hash_of(low), [&](std::size_t i) {
-      if (part[i].low == low) fn(part[i].slot());
+      if (part[i].low() == low) fn(part[i].slot());
       return false;
     });
   }
@@ -50,19 +53,26 @@ class BandTable {
 
  private:
   static constexpr std::size_t kParts = 1 << 16;
-  // 6 bytes, 2-byte aligned: the key's low 16 bits (mixed), the slot in two halves.
+  // 5 bytes, unaligned: the key's low 16 bits (mixed) and a 24-bit slot (all ones: a free
+  // entry), little-endian.
   struct Entry {
-    std::uint16_t low = 0;
-    std::uint16_t slot_low = 0xFFFF;
-    std::uint16_t slot_high = 0xFFFF;  // both halves 0xFFFF: a free entry
-    std::uint32_t slot() const { return std::uint32_t{slot_high} << 16 | slot_low; }
+    std::uint8_t b[5] = {0, 0, 0xFF, 0xFF, 0xFF};
+    Entry() = default;
+    Entry(std::uint16_t low16, std::uint32_t slot)
+        : b{static_cast<std::uint8_t>(low16), static_cast<std::uint8_t>(low16 >> 8),
+            static_cast<std::uint8_t>(slot), static_cast<std::uint8_t>(slot >> 8),
+            static_cast<std::uint8_t>(slot >> 16)} {}
+    std::uint16_t low() const { return static_cast<std::uint16_t>(b[0] | b[1] << 8); }
+    std::uint32_t slot() const {
+      return std::uint32_t{b[2]} | b[3] << 8 | std::uint32_t{b[4]} << 16;
+    }
   };
-  static_assert(sizeof(Entry) == 6);
+  static_assert(sizeof(Entry) == 5);
   struct Traits {
-    static bool free(const Entry& e) { return e.slot_low == 0xFFFF && e.slot_high == 0xFFFF; }
+    static bool free(const Entry& e) { return e.slot() == kFreeSlot; }
     // The low bits spread over 32 (a part's home is the hash scaled to its size).
     static std::uint32_t hash_of(std::uint16_t low) { return std::uint32_t{low} << 16 | low; }
-    static std::uint32_t hash(const Entry& e) { return hash_of(e.low); }
+    static std::uint32_t hash(const Entry& e) { return hash_of(e.low()); }
   };
   using Probe = RobinHood<Entry, Traits>;
 

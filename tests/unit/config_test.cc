@@ -82,7 +82,7 @@ kafka: {group_id: "", batch_max_ms: soon}
 topics: {pagez: x}
 http: {listen: "nohost"}
 log: {format: xml}
-window: {hours: -1}
+window: {hours: -1, max_articles: 16777216}
 extract: {method: magic}
 dedup: {signature: minhash}
 )",
@@ -93,6 +93,7 @@ dedup: {signature: minhash}
        {"kafka.group_id: must not be empty", "kafka.batch_max_ms: must be an integer",
         "topics.pagez: unknown key", "http.listen: must be host:port",
         "log.format: must be one of text, json", "window.hours: must be between 1",
+        "window.max_articles: must be between 0 and 16777215",
         "extract.method: must be one of mss, finn", "stories.max_listed: must be an integer",
         "dedup.signature: must be one of weighted, shingles",
         "stories.merge_threshold: must be 0 (never merge) or at least"}) {
