@@ -7,9 +7,8 @@
 #include <vector>
 
 #include "dedup/fingerprint.h"
-#include "dedup/internal/band_table.h"
-#include "dedup/internal/lsh_table.h"
 #include "dedup/internal/packed_strings.h"
+#include "dedup/internal/slot_table.h"
 #include "dedup/signature.h"
 
 namespace newsflow::dedup {
@@ -83,7 +82,7 @@ class DedupWindow {
  public:
   /// The most articles a window holds, whatever `WindowOptions::max_articles` says: its LSH
   /// entries name slots in 24 bits (5 bytes an entry with 16 bits of the key).
-  static constexpr std::uint64_t kMaxArticles = internal::BandTable::kFreeSlot;
+  static constexpr std::uint64_t kMaxArticles = internal::SlotTable::kFreeSlot;
 
   explicit DedupWindow(WindowOptions options = {});
 
@@ -183,17 +182,17 @@ class DedupWindow {
   std::vector<Entry> slots_;
   std::vector<std::uint32_t> free_slots_;
   // Slots by the low 32 bits of their id's hash (the id itself is kept once, in the slot).
-  internal::LshTable ids_;
+  internal::SlotTable ids_;
   static std::uint32_t id_key(std::string_view id);
   // The slot holding `id`, or kNone.
   std::uint32_t find(std::string_view id) const;
   // The oldest slot of each exact fingerprint held, under 32 bits of the fingerprint; the
   // others are linked to it through prev_same/next_same in arrival order, so the oldest held
   // copy is always at hand.
-  internal::LshTable by_hash_;
+  internal::SlotTable by_hash_;
   static std::uint32_t exact_key(const ContentHash& h);
   std::uint32_t find_exact(const ContentHash& h) const;  // the oldest slot, or kNone
-  internal::BandTable buckets_;                          // the LSH bands
+  internal::SlotTable buckets_;                          // the LSH bands
   std::vector<Expiry> by_time_;                          // min-heap on event time
   std::size_t string_bytes_ = 0;                         // heap bytes of the entries' names
   std::uint64_t evicted_ = 0;

@@ -7,7 +7,7 @@
 
 namespace newsflow::dedup::internal {
 
-/// The probing the dedup state's flat tables share (`LshTable`, `ArticleIndex`, the boilerplate
+/// The probing the dedup state's flat tables share (`SlotTable`, `ArticleIndex`, the boilerplate
 /// filter's): Robin Hood linear probing over a vector of entries of any layout. No entry sits
 /// further from its home than one it passed, so a probe for a key ends at a free entry or at
 /// one nearer to its home than the key's would be, and erasing shifts the entries after it back

@@ -12,7 +12,7 @@
 
 namespace newsflow::dedup::internal {
 
-/// One part of a table split by the high bits of its keys (`BandTable`, the boilerplate
+/// One part of a table split by the high bits of its keys (`SlotTable`, the boilerplate
 /// filter's), so that its entries keep only the other bits: a Robin Hood table (`RobinHood`) of
 /// its own that grows at 85% full to 60% and shrinks below 45% to 70%, and gives its entries
 /// back when empty. 16 bytes, so 65,536 parts take 1 MiB. A part grows alone: no insert waits

@@ -11,10 +11,9 @@
 #include "dedup/boilerplate.h"
 #include "dedup/fingerprint.h"
 #include "dedup/internal/article_index.h"
-#include "dedup/internal/band_table.h"
 #include "dedup/internal/codec.h"
-#include "dedup/internal/lsh_table.h"
 #include "dedup/internal/packed_strings.h"
+#include "dedup/internal/slot_table.h"
 #include "dedup/normalize.h"
 #include "dedup/signature.h"
 #include "dedup/stories.h"
@@ -567,7 +566,7 @@ TEST(PackedStrings, GiveBackWhatTheyWereMadeOf) {
   EXPECT_EQ(StoryMember().url(), "");
 }
 
-// A multimap table (`LshTable`, `BandTable`) holds under each of `keys` the slots `model` does.
+// A multimap table (`SlotTable`) holds under each of `keys` the slots `model` does.
 template <class Table>
 void expect_holds(const Table& table, const std::multimap<std::uint32_t, std::uint32_t>& model,
                   const std::vector<std::uint32_t>& keys) {
@@ -582,50 +581,11 @@ void expect_holds(const Table& table, const std::multimap<std::uint32_t, std::ui
   }
 }
 
-// The LSH table against a model multimap: inserts, erases of held and unheld pairs, many slots
-// under one key, growth and shrinking, and a save/load round trip.
-TEST(LshTable, HoldsWhatAMultimapHolds) {
-  internal::LshTable table;
-  std::multimap<std::uint32_t, std::uint32_t> model;
-  std::mt19937 rng(7);
-  std::vector<std::uint32_t> keys(600);
-  std::iota(keys.begin(), keys.end(), 0u);
-  auto check = [&] { expect_holds(table, model, keys); };
-  for (std::uint32_t slot = 0; slot < 20000; ++slot) {
-    const std::uint32_t key = rng() % 600;  // about 33 slots a key
-    table.insert(key, slot);
-    model.emplace(key, slot);
-  }
-  check();
-  const std::size_t full = table.memory_bytes();
-  EXPECT_LE(full, 20000 * 8 * 10 / 6 + 8);  // at least 60% full
-  // Erase most, in random order, plus pairs never held.
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> held(model.begin(), model.end());
-  std::shuffle(held.begin(), held.end(), rng);
-  for (std::size_t i = 0; i < 19000; ++i) {
-    table.erase(held[i].first, held[i].second);
-    table.erase(held[i].first, held[i].second + 1000000);
-    auto [it, end] = model.equal_range(held[i].first);
-    while (it->second != held[i].second) ++it;
-    model.erase(it);
-  }
-  check();
-  EXPECT_LT(table.memory_bytes(), full / 8) << "the table shrinks with what it holds";
-  internal::Writer w;
-  table.save(w);
-  const std::string bytes = w.take();
-  internal::LshTable loaded;
-  internal::Reader r(bytes, bytes.size());
-  ASSERT_TRUE(loaded.load(r));
-  std::swap(table, loaded);
-  check();
-}
-
 // The LSH bands' table against a model multimap: keys over all 32 bits (every part), slots past
 // 16 bits, one key with thousands of slots (a story copied thousands of times), erases of held
 // and unheld pairs, parts that empty and give their entries back, and a save/load round trip.
-TEST(BandTable, HoldsWhatAMultimapHolds) {
-  internal::BandTable table;
+TEST(SlotTable, HoldsWhatAMultimapHolds) {
+  internal::SlotTable table;
   const std::size_t empty = table.memory_bytes();
   std::multimap<std::uint32_t, std::uint32_t> model;
   std::mt19937 rng(13);
@@ -636,13 +596,13 @@ TEST(BandTable, HoldsWhatAMultimapHolds) {
   auto check = [&] { expect_holds(table, model, keys); };
   for (std::uint32_t i = 0; i < 200000; ++i) {
     const std::uint32_t key = i % 40 == 0 ? keys[2] : keys[rng() % keys.size()];
-    const std::uint32_t slot = i * 70001u % internal::BandTable::kFreeSlot;  // past 16 bits
+    const std::uint32_t slot = i * 70001u % internal::SlotTable::kFreeSlot;  // past 16 bits
     table.insert(key, slot);
     model.emplace(key, slot);
   }
   check();
   {
-    internal::BandTable copy = table;  // a copy holds the same, on its own
+    internal::SlotTable copy = table;  // a copy holds the same, on its own
     std::swap(copy, table);
     check();
     std::swap(copy, table);
@@ -663,7 +623,7 @@ TEST(BandTable, HoldsWhatAMultimapHolds) {
   internal::Writer w;
   table.save(w);
   const std::string bytes = w.take();
-  internal::BandTable loaded;
+  internal::SlotTable loaded;
   internal::Reader r(bytes, bytes.size());
   ASSERT_TRUE(loaded.load(r));
   std::swap(table, loaded);
@@ -671,7 +631,7 @@ TEST(BandTable, HoldsWhatAMultimapHolds) {
   for (const auto& [key, slot] : held) table.erase(key, slot);
   EXPECT_EQ(table.size(), 0u);
   EXPECT_EQ(table.memory_bytes(), empty) << "empty parts hold nothing";
-  internal::BandTable refused;
+  internal::SlotTable refused;
   const std::string half = bytes.substr(0, bytes.size() / 2);
   internal::Reader junk(half, half.size());
   EXPECT_FALSE(refused.load(junk));

@@ -14,17 +14,17 @@ namespace newsflow::dedup::internal {
 class Reader;
 class Writer;
 
-/// The window's LSH buckets: a flat multimap from 32-bit band keys to window slots below
-/// 2^24 - 1, 5 bytes an entry (an `LshTable` takes 8). Keys are mixed (a bijection) and split: the
-/// high 16 bits pick one of 65,536 parts, each a Robin Hood table (`RobinHood`, 60-85% full) of the
-/// low 16 bits and the slot, so the whole key is kept, in 5 bytes. Each part grows and shrinks
-/// alone: no insert waits for the whole table to be made again. Not thread-safe.
-class BandTable {
+/// The window's indexes (article ids, exact fingerprints, LSH bands): a flat multimap from
+/// 32-bit keys to window slots below 2^24 - 1, 5 bytes an entry. Keys are mixed (a bijection)
+/// and split: the high 16 bits pick one of 65,536 parts, each a Robin Hood table (`RobinHood`,
+/// 70-85% full) of the low 16 bits and the slot, so the whole key is kept. Each part grows and
+/// shrinks alone: no insert waits for the whole table to be made again. Not thread-safe.
+class SlotTable {
  public:
   /// Slots are below this: 16,777,215 articles at most (the window's hard bound).
   static constexpr std::uint32_t kFreeSlot = 0xFFFFFF;
 
-  BandTable();
+  SlotTable();
 
   void insert(std::uint32_t key, std::uint32_t slot);
   void erase(std::uint32_t key, std::uint32_t slot);

@@ -1,4 +1,4 @@
-#include "dedup/internal/band_table.h"
+#include "dedup/internal/slot_table.h"
 
 #include <utility>
 
@@ -6,9 +6,9 @@
 
 namespace newsflow::dedup::internal {
 
-BandTable::BandTable() : parts_(kParts) {}
+SlotTable::SlotTable() : parts_(kParts) {}
 
-void BandTable::insert(std::uint32_t key, std::uint32_t slot) {
+void SlotTable::insert(std::uint32_t key, std::uint32_t slot) {
   const std::uint32_t mixed = mix(key);
   Part& part = parts_[mixed >> 16];
   resizing(part, [](Part& p) { p.reserve_one(85, 70); });
@@ -17,7 +17,7 @@ void BandTable::insert(std::uint32_t key, std::uint32_t slot) {
   ++size_;
 }
 
-void BandTable::erase(std::uint32_t key, std::uint32_t slot) {
+void SlotTable::erase(std::uint32_t key, std::uint32_t slot) {
   const std::uint32_t mixed = mix(key);
   Part& part = parts_[mixed >> 16];
   const std::span<Entry> entries = part.entries();
@@ -32,13 +32,13 @@ void BandTable::erase(std::uint32_t key, std::uint32_t slot) {
   resizing(part, [](Part& p) { p.shrink_to_fit(); });
 }
 
-void BandTable::save(Writer& w) const {
+void SlotTable::save(Writer& w) const {
   w.varint(size_);
   for (const Part& part : parts_) part.save(w);
 }
 
-bool BandTable::load(Reader& r) {
-  BandTable next;
+bool SlotTable::load(Reader& r) {
+  SlotTable next;
   next.size_ = r.varint();
   std::size_t live = 0;
   for (Part& part : next.parts_) {
