@@ -5,6 +5,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <optional>
@@ -262,24 +263,83 @@ StoryFeatures StoryBook::features(const Terms& article, const Terms& story, doub
   return compare(a, s, std::exp(-std::abs(hours) / options_.decay_hours), idf_of);
 }
 
+namespace {
+
+// The beginnings a URL on its source's host has: "https://www." and the source, ...
+constexpr std::array<std::string_view, 4> kSchemes = {"https://www.", "https://", "http://www.",
+                                                      "http://"};
+
+}  // namespace
+
+StoryMember::StoryMember(std::string_view id, std::string_view url, std::string_view source,
+                         DupKind kind, std::string_view language)
+    : kind_(kind) {
+  std::string_view tail = url;
+  for (std::size_t i = 0; i < kSchemes.size() && !source.empty(); ++i) {
+    if (url.starts_with(kSchemes[i]) && url.substr(kSchemes[i].size()).starts_with(source)) {
+      tail = url.substr(kSchemes[i].size() + source.size());
+      host_ = static_cast<std::uint8_t>(i + 1);
+      break;
+    }
+  }
+  strings_ = internal::PackedStrings<4>({id, tail, source, language});
+}
+
+std::string StoryMember::url() const {
+  if (host_ == 0) return std::string(strings_[1]);
+  std::string url(kSchemes[host_ - 1]);
+  url += strings_[2];
+  url += strings_[1];
+  return url;
+}
+
+std::uint32_t StoryBook::term_hash(std::string_view term) {
+  return static_cast<std::uint32_t>(XXH3_64bits(term.data(), term.size()));
+}
+
+std::optional<StoryBook::TermId> StoryBook::find_term(std::string_view term) const {
+  const std::uint32_t hash = term_hash(term);
+  const std::span<const TermRef> refs = term_ids_.entries();
+  const std::size_t i = internal::RobinHood<TermRef, TermRefTraits>::probe(
+      refs, hash,
+      [&](std::size_t k) { return refs[k].hash == hash && terms_[refs[k].id].text == term; });
+  if (i == refs.size()) return std::nullopt;
+  return refs[i].id;
+}
+
+void StoryBook::index_term(TermId term) {
+  term_ids_.reserve_one();
+  internal::RobinHood<TermRef, TermRefTraits>::place(term_ids_.entries(),
+                                                     {term_hash(terms_[term].text), term});
+  ++term_ids_.size;
+}
+
 StoryBook::TermId StoryBook::intern(std::string_view term) {
-  const auto [it, added] = term_ids_.try_emplace(std::string(term), 0);
-  if (!added) return it->second;
+  if (const std::optional<TermId> held = find_term(term)) return *held;
+  TermId id;
   if (free_terms_.empty()) {
-    it->second = static_cast<TermId>(terms_.size());
+    id = static_cast<TermId>(terms_.size());
     terms_.emplace_back();
   } else {
-    it->second = free_terms_.back();
+    id = free_terms_.back();
     free_terms_.pop_back();
   }
-  terms_[it->second].text = term;
-  return it->second;
+  terms_[id].text = term;
+  index_term(id);
+  return id;
 }
 
 void StoryBook::release(TermId term) {
   TermInfo& info = terms_[term];
   if (--info.uses > 0) return;
-  term_ids_.erase(info.text);
+  const std::span<TermRef> refs = term_ids_.entries();
+  const std::size_t i = internal::RobinHood<TermRef, TermRefTraits>::probe(
+      refs, term_hash(info.text), [&](std::size_t k) { return refs[k].id == term; });
+  if (i < refs.size()) {
+    internal::RobinHood<TermRef, TermRefTraits>::erase_at(refs, i);
+    --term_ids_.size;
+    term_ids_.shrink_to_fit();
+  }
   info = TermInfo{};
   free_terms_.push_back(term);
 }
@@ -378,9 +438,7 @@ std::vector<std::pair<double, std::string>> StoryBook::similar_stories(
     const double x = w * idf(t, lang);
     article.norm2 += x * x;
     article.mass += x;
-    if (const auto id = term_ids_.find(t); id != term_ids_.end()) {
-      article.weights.emplace_back(id->second, x);
-    }
+    if (const std::optional<TermId> id = find_term(t)) article.weights.emplace_back(*id, x);
   }
   if (article.norm2 <= 0) return out;
   std::sort(article.weights.begin(), article.weights.end());
@@ -616,11 +674,7 @@ void StoryBook::challenge_representative(Story& story, const StoryMember& member
       return norm2 > 0 ? dot / std::sqrt(norm2) : 0;  // the story's norm is common to both
     };
     const double challenger = cosine(
-        heaviest,
-        [this](std::string_view t) -> std::optional<TermId> {
-          const auto at = term_ids_.find(std::string(t));
-          return at == term_ids_.end() ? std::nullopt : std::optional(at->second);
-        },
+        heaviest, [this](std::string_view t) { return find_term(t); },
         [](std::string_view t) { return t; });
     const double holder = cosine(
         slot.representative, [](TermId t) { return std::optional(t); },
@@ -857,7 +911,7 @@ bool StoryBook::load(internal::Reader& r) {
   }
   if (!r.array(next.free_terms_)) return false;
   for (TermId t = 0; t < next.terms_.size(); ++t) {
-    if (next.terms_[t].uses > 0) next.term_ids_.emplace(next.terms_[t].text, t);
+    if (next.terms_[t].uses > 0) next.index_term(t);
   }
   next.slots_.resize(r.count());
   for (Slot& s : next.slots_) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -8,6 +9,7 @@
 
 #include "dedup/internal/article_index.h"
 #include "dedup/internal/packed_strings.h"
+#include "dedup/internal/table_part.h"
 #include "dedup/term_stats.h"
 #include "dedup/window.h"
 
@@ -19,23 +21,24 @@ class Writer;
 }  // namespace internal
 
 /// One article as a story lists it. A story lists up to `StoryOptions::max_listed`, so the
-/// strings share one heap block: 16 bytes a member and the block.
+/// strings share one heap block: 16 bytes a member and the block. A URL on its source's host
+/// ("https://www." or "http://" and the source) is kept without that beginning.
 class StoryMember {
  public:
   StoryMember() = default;
   StoryMember(std::string_view id, std::string_view url, std::string_view source,
-              DupKind kind = DupKind::kUnique, std::string_view language = {})
-      : strings_({id, url, source, language}), kind_(kind) {}
+              DupKind kind = DupKind::kUnique, std::string_view language = {});
 
   std::string_view id() const { return strings_[0]; }
-  std::string_view url() const { return strings_[1]; }
+  std::string url() const;
   std::string_view source() const { return strings_[2]; }
   DupKind kind() const { return kind_; }
   std::string_view language() const { return strings_[3]; }  ///< BCP-47, "" when unknown
 
  private:
-  internal::PackedStrings<4> strings_;
+  internal::PackedStrings<4> strings_;  // the id, the URL (without its host's part), ...
   DupKind kind_ = DupKind::kUnique;
+  std::uint8_t host_ = 0;  // which of the source's beginnings the URL had left (0: none)
 };
 
 /// The latest state of a story, as published on the stories topic.
@@ -222,7 +225,22 @@ class StoryBook {
   };
   std::vector<TermInfo> terms_;
   std::vector<TermId> free_terms_;
-  std::unordered_map<std::string, TermId> term_ids_;
+  // Each held term's number under 32 bits of its text's hash, the text kept once (in `terms_`):
+  // 8 bytes a term, where a map from the text took a node and a second copy.
+  struct TermRef {
+    std::uint32_t hash = 0;
+    TermId id = UINT32_MAX;  // UINT32_MAX: a free entry
+  };
+  struct TermRefTraits {
+    static bool free(const TermRef& e) { return e.id == UINT32_MAX; }
+    static std::uint32_t hash(const TermRef& e) { return e.hash; }
+  };
+  internal::TablePart<TermRef, TermRefTraits> term_ids_;
+  static std::uint32_t term_hash(std::string_view term);
+  // The number of a held term, or nullopt.
+  std::optional<TermId> find_term(std::string_view term) const;
+  // Puts a held term in `term_ids_`.
+  void index_term(TermId term);
   TermId intern(std::string_view term);
   void release(TermId term);
   // What a story compares with, in a slot of its own: its term weights (title and lead of its

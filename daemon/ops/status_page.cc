@@ -204,7 +204,7 @@ std::string story_list(const std::vector<dedup::Story>& stories, std::size_t mem
           break;
         }
         const std::string kind(dedup::dup_kind_name(m.kind()));
-        const std::string_view url = m.url();
+        const std::string url = m.url();
         html += "<li>" + html_escape(m.source()) + " <a href=\"" + html_escape(url) +
                 "\" rel=noreferrer>" +
                 html_escape(url.size() > 90 ? std::string(url.substr(0, 87)) + "..."

@@ -564,6 +564,14 @@ TEST(PackedStrings, GiveBackWhatTheyWereMadeOf) {
   EXPECT_EQ(n.kind(), DupKind::kNear);
   EXPECT_EQ(n.language(), "de");
   EXPECT_EQ(StoryMember().url(), "");
+  // A URL on the source's host is kept without its beginning, and given back whole.
+  for (const std::string url :
+       {"https://www.example.com/a/b?c=d", "https://example.com/a", "http://www.example.com",
+        "http://example.com.other.org/x", "https://news.example.com/a", "ftp://example.com/a",
+        "HTTPS://example.com/a", "", "example.com/a"}) {
+    EXPECT_EQ(StoryMember("id", url, "example.com").url(), url);
+    EXPECT_EQ(StoryMember("id", url, "").url(), url);
+  }
 }
 
 // A multimap table (`SlotTable`) holds under each of `keys` the slots `model` does.
