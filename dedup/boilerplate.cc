@@ -57,7 +57,7 @@ std::uint32_t BoilerplateFilter::hash(std::uint64_t kept) {
 
 const BoilerplateFilter::Seen* BoilerplateFilter::find(std::uint64_t key) const {
   const std::span<const Seen> entries = parts_[key >> kPartShift].entries();
-  const std::uint64_t kept = key & kKeptBits;
+  const auto kept = static_cast<std::uint32_t>(key & kKeptBits);
   const std::size_t i =
       Probe::probe(entries, hash(kept), [&](std::size_t k) { return entries[k].key() == kept; });
   return i == entries.size() ? nullptr : &entries[i];
@@ -86,7 +86,7 @@ bool BoilerplateFilter::count(std::uint64_t key, std::uint16_t url_hash, std::in
   part.reserve_one(kFullPercent, kGrownPercent);
   entries_ += part.capacity;
   Seen fresh;
-  fresh.set_key(key & kKeptBits);
+  fresh.set_key(static_cast<std::uint32_t>(key & kKeptBits));
   fresh.add_page();
   fresh.set_last_url(url_hash);
   fresh.set_last_time(clamp_time(event_time));

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,11 +37,12 @@ struct BoilerplateOptions {
 /// and teasers (`is_teaser`) on any page.
 /// Copies of one article appear on different sites, so they keep their shared paragraphs, while
 /// different articles on one site's template lose what they share only through the template.
-/// Each (site, paragraph) is 12 bytes in a flat table split in 65,536 Robin Hood parts by the
+/// Each (site, paragraph) is 11 bytes in a flat table split in 65,536 Robin Hood parts by the
 /// high bits of its key (`internal::TablePart`, 75-90% full; each sweep makes the parts again at
 /// the size they need, so the table shrinks with the window too); entries expire with the
-/// window. Paragraphs are known by 56 bits of their hash. Event times count
-/// within 1970-2106 (earlier or later ones as those bounds). Not thread-safe.
+/// window. Paragraphs are known by 48 bits of their hash (16 name the part, 32 are kept; a state
+/// record keeps 56). Event times count within 1970-2106 (earlier or later ones as those bounds).
+/// Not thread-safe.
 class BoilerplateFilter {
  public:
   /// The bits of a paragraph key the filter keeps (56): all a state record keeps of each.
@@ -77,46 +79,49 @@ class BoilerplateFilter {
   std::size_t memory_bytes() const { return entries_ * sizeof(Seen) + kParts * sizeof(Part); }
 
  private:
-  // The key's high 16 bits pick one of 65,536 parts; an entry keeps the other 40 bits.
+  // The key's high 16 bits pick one of 65,536 parts; an entry keeps the low 32 bits.
   static constexpr std::size_t kParts = 1 << 16;
   static constexpr int kPartShift = 40;
-  static constexpr std::uint64_t kKeptBits = (std::uint64_t{1} << kPartShift) - 1;
+  static constexpr std::uint64_t kKeptBits = 0xFFFFFFFF;
   // A part grows when one more would fill more than 90% of it, to 75% full: fuller than the
   // window's tables (a page looks up 19 paragraphs, the window 64 bands). Against 60-85%, at
   // 200,000 articles (`bench_restore --parts-only`): 323 bytes an article instead of 373, about
   // a microsecond more per article (8.4 us; 80-92%: 312 bytes, 11 us).
   static constexpr std::size_t kFullPercent = 90;
   static constexpr std::size_t kGrownPercent = 75;
-  // 12 bytes, 2-byte aligned: the key's 40 kept bits and the page count (0: a free entry), 16
-  // bits of the last page's URL hash and the last event time (seconds since 1970), in 16-bit
-  // words.
+  // 11 bytes, unaligned, little-endian: 32 of the key's 40 bits the part does not say (two
+  // paragraphs of a part share them 1 time in 4 billion), the page count (0: a free entry), 16
+  // bits of the last page's URL hash and the last event time (seconds since 1970).
   struct Seen {
-    std::uint16_t w[6] = {};
-    std::uint64_t key() const {  // the 40 kept bits
-      return std::uint64_t{w[2] & 0xFFu} << 32 | std::uint32_t{w[1]} << 16 | w[0];
-    }
-    void set_key(std::uint64_t k) {
-      w[0] = static_cast<std::uint16_t>(k);
-      w[1] = static_cast<std::uint16_t>(k >> 16);
-      w[2] = static_cast<std::uint16_t>((w[2] & 0xFF00u) | ((k >> 32) & 0xFFu));
-    }
+    std::uint8_t b[11] = {};
+    std::uint32_t key() const { return get<std::uint32_t>(0); }
+    void set_key(std::uint32_t k) { put(0, k); }
     // Distinct pages (consecutive-distinct approximation), from 1 to 255: more says nothing
     // more to a bound of at most 254.
-    std::uint32_t pages() const { return w[2] >> 8; }
+    std::uint32_t pages() const { return b[4]; }
     void add_page() {
-      if (pages() < 255) w[2] = static_cast<std::uint16_t>(w[2] + 0x100);
+      if (b[4] < 255) ++b[4];
     }
     // Two pages whose URLs share these 16 bits count as one (1 in 65,536 of the pages that
     // follow one another on a paragraph).
-    std::uint16_t last_url() const { return w[3]; }
-    void set_last_url(std::uint16_t u) { w[3] = u; }
-    std::uint32_t last_time() const { return std::uint32_t{w[5]} << 16 | w[4]; }
-    void set_last_time(std::uint32_t t) {
-      w[4] = static_cast<std::uint16_t>(t);
-      w[5] = static_cast<std::uint16_t>(t >> 16);
+    std::uint16_t last_url() const { return get<std::uint16_t>(5); }
+    void set_last_url(std::uint16_t u) { put(5, u); }
+    std::uint32_t last_time() const { return get<std::uint32_t>(7); }
+    void set_last_time(std::uint32_t t) { put(7, t); }
+
+   private:
+    template <class T>
+    T get(std::size_t at) const {
+      T v;
+      std::memcpy(&v, b + at, sizeof v);
+      return v;
+    }
+    template <class T>
+    void put(std::size_t at, T v) {
+      std::memcpy(b + at, &v, sizeof v);
     }
   };
-  static_assert(sizeof(Seen) == 12);
+  static_assert(sizeof(Seen) == 11);
   void expire(std::int64_t now);
   // Forgets the pairs seen longest ago until at most 90% of `max_entries` are left.
   void shrink();

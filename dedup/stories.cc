@@ -376,11 +376,7 @@ void StoryBook::drop_slot(std::uint32_t slot, bool unindex) {
 void StoryBook::remove_term(std::uint32_t slot, std::size_t k) {
   TermWeights& terms = slots_[slot].terms;
   const TermId t = terms[k].first;
-  auto& ids = terms_[t].stories;
-  if (auto at = std::find(ids.rbegin(), ids.rend(), slot); at != ids.rend()) {
-    *at = ids.back();
-    ids.pop_back();
-  }
+  terms_[t].stories.remove_last(slot);
   terms.erase(terms.begin() + static_cast<std::ptrdiff_t>(k));
   release(t);
 }
@@ -453,7 +449,7 @@ std::vector<std::pair<double, std::string>> StoryBook::similar_stories(
   std::unordered_map<std::uint32_t, Shared> shared;  // by slot
   Shared everywhere;  // terms too common to follow: any story may have them
   for (const auto& [t, x] : article.weights) {
-    const std::vector<std::uint32_t>& slots = terms_[t].stories;
+    const internal::SlotList& slots = terms_[t].stories;
     if (slots.size() >= 2000) {
       everywhere.norm2 += x * x;
       everywhere.mass += x;
@@ -857,7 +853,8 @@ void StoryBook::save(internal::Writer& w) const {
   for (const TermInfo& t : terms_) {
     w.string(t.text);
     w.varint(t.uses);
-    w.array(t.stories);
+    w.varint(t.stories.size());
+    for (const std::uint32_t s : t.stories) w.fixed(s);
   }
   w.array(free_terms_);
   w.varint(slots_.size());
@@ -904,10 +901,12 @@ bool StoryBook::load(internal::Reader& r) {
   }
   if (!next.story_of_.load(r) || !load_map(r, next.merged_into_)) return false;
   next.terms_.resize(r.count());
+  std::vector<std::uint32_t> held;
   for (TermInfo& t : next.terms_) {
     t.text = r.string();
     t.uses = static_cast<std::uint32_t>(r.varint());
-    if (!r.array(t.stories)) return false;
+    if (!r.array(held)) return false;
+    t.stories.assign(held);
   }
   if (!r.array(next.free_terms_)) return false;
   for (TermId t = 0; t < next.terms_.size(); ++t) {

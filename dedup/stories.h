@@ -9,6 +9,7 @@
 
 #include "dedup/internal/article_index.h"
 #include "dedup/internal/packed_strings.h"
+#include "dedup/internal/slot_list.h"
 #include "dedup/internal/table_part.h"
 #include "dedup/term_stats.h"
 #include "dedup/window.h"
@@ -221,7 +222,7 @@ class StoryBook {
   struct TermInfo {
     std::string text;
     std::uint32_t uses = 0;
-    std::vector<std::uint32_t> stories;  // slots of the stories that have it
+    internal::SlotList stories;  // slots of the stories that have it
   };
   std::vector<TermInfo> terms_;
   std::vector<TermId> free_terms_;

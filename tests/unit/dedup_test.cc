@@ -13,6 +13,7 @@
 #include "dedup/internal/article_index.h"
 #include "dedup/internal/codec.h"
 #include "dedup/internal/packed_strings.h"
+#include "dedup/internal/slot_list.h"
 #include "dedup/internal/slot_table.h"
 #include "dedup/normalize.h"
 #include "dedup/signature.h"
@@ -572,6 +573,51 @@ TEST(PackedStrings, GiveBackWhatTheyWereMadeOf) {
     EXPECT_EQ(StoryMember("id", url, "example.com").url(), url);
     EXPECT_EQ(StoryMember("id", url, "").url(), url);
   }
+}
+
+// A slot list against a vector: in place up to two, on the heap past them, copies and moves on
+// their own, the last of equal numbers taken out.
+TEST(SlotList, HoldsWhatAVectorHolds) {
+  internal::SlotList list;
+  std::vector<std::uint32_t> model;
+  auto same = [&](const internal::SlotList& l) {
+    return std::vector<std::uint32_t>(l.begin(), l.end()) == model;
+  };
+  for (std::uint32_t v : {7u, 9u}) {
+    list.push_back(v);
+    model.push_back(v);
+  }
+  EXPECT_TRUE(same(list));
+  EXPECT_EQ(list.heap_bytes(), 0u);
+  for (std::uint32_t v = 0; v < 100; ++v) {
+    list.push_back(v % 10);
+    model.push_back(v % 10);
+  }
+  EXPECT_TRUE(same(list));
+  EXPECT_GT(list.heap_bytes(), 0u);
+  const internal::SlotList copy = list;
+  list.remove_last(3);  // the 3 of 93 goes; the last number (9) takes its place
+  model[95] = model.back();
+  model.pop_back();
+  EXPECT_TRUE(same(list));
+  list.remove_last(12345);  // not held
+  EXPECT_TRUE(same(list));
+  internal::SlotList moved = std::move(list);
+  EXPECT_TRUE(same(moved));
+  EXPECT_TRUE(list.empty());
+  EXPECT_EQ(copy.size(), 102u);
+  EXPECT_EQ(copy.back(), 9u);
+  moved.assign(std::vector<std::uint32_t>{4});
+  model = {4};
+  EXPECT_TRUE(same(moved));
+  EXPECT_EQ(moved.heap_bytes(), 0u);
+  list = moved;
+  list.push_back(5);
+  list.push_back(6);
+  model = {4, 5, 6};
+  EXPECT_TRUE(same(list));
+  list.clear();
+  EXPECT_TRUE(list.empty());
 }
 
 // A multimap table (`SlotTable`) holds under each of `keys` the slots `model` does.
