@@ -103,7 +103,7 @@ Verdict DedupWindow::judge(const Fingerprint& fp) const {
     const Entry& e = slots_[slot];
     if (e.phrases < options_.min_phrases) continue;
     if (options_.simhash) {
-      const int bits = std::popcount(fp.simhash ^ e.simhash);
+      const int bits = std::popcount(fp.simhash ^ e.simhash());
       if (bits > options_.simhash_max_bits) continue;
       const double score = 1.0 - bits / 64.0;
       if (score > best_score || (score == best_score && e.event_time < best_time)) {
@@ -207,6 +207,18 @@ std::uint32_t DedupWindow::find_exact(const ContentHash& h) const {
   return found;
 }
 
+Fingerprint DedupWindow::fp_of(const Entry& e) const {
+  if (options_.simhash) return {e.exact, Sketch{}, e.phrases, e.simhash()};
+  return {e.exact, e.sketch, e.phrases, 0};
+}
+
+Sketch DedupWindow::signature_of(const Fingerprint& fp) const {
+  if (!options_.simhash) return fp.sketch;
+  Sketch s{};
+  std::memcpy(s.data(), &fp.simhash, sizeof fp.simhash);
+  return s;
+}
+
 std::size_t DedupWindow::heap_bytes(const Entry& e) { return e.names.heap_bytes(); }
 
 std::size_t DedupWindow::memory_bytes() const {
@@ -227,8 +239,7 @@ void DedupWindow::insert(std::string_view id, const Fingerprint& fp, std::int64_
     slots_.emplace_back();
   }
   slots_[slot] = Entry{fp.exact,
-                       fp.sketch,
-                       fp.simhash,
+                       signature_of(fp),
                        event_time,
                        verdict.similarity,
                        internal::PackedStrings<2>({id, verdict.of}),
@@ -258,7 +269,7 @@ void DedupWindow::insert(std::string_view id, const Fingerprint& fp, std::int64_
 
 void DedupWindow::expire(std::int64_t low_watermark) {
   const std::int64_t horizon = std::min(watermark_, low_watermark) - options_.window_seconds;
-  while (!by_time_.empty() && by_time_.front().event_time < horizon) remove_oldest();
+  while (!by_time_.empty() && by_time_.front().event_time() < horizon) remove_oldest();
   // Bounded memory: past `max_articles` (the one about to join included) the oldest leave.
   while (options_.max_articles > 0 && !by_time_.empty() && ids_.size() >= options_.max_articles) {
     remove_oldest();
@@ -287,7 +298,7 @@ void DedupWindow::remove_oldest() {
     }
   }
   if (e.phrases > 0) {
-    for (const std::uint32_t k : band_keys(e.fp())) buckets_.erase(k, slot);
+    for (const std::uint32_t k : band_keys(fp_of(e))) buckets_.erase(k, slot);
   }
   ids_.erase(id_key(e.id()), slot);
   string_bytes_ -= heap_bytes(e);
@@ -338,7 +349,7 @@ void DedupWindow::save(internal::Writer& w) const {
   w.varint(slots_.size());
   for (const Entry& e : slots_) {
     w.string(e.id());
-    internal::write_fingerprint(w, e.fp());
+    internal::write_fingerprint(w, fp_of(e));
     w.signed_varint(e.event_time);
     internal::write_verdict(w, e.verdict());
     w.fixed(e.prev_same);
@@ -347,7 +358,7 @@ void DedupWindow::save(internal::Writer& w) const {
   w.array(free_slots_);
   w.varint(by_time_.size());
   for (const Expiry& x : by_time_) {  // the heap as it is: equal times leave in the same order
-    w.signed_varint(x.event_time);
+    w.signed_varint(x.event_time());
     w.fixed(x.slot);
   }
   ids_.save(w);
@@ -372,8 +383,7 @@ bool DedupWindow::load(internal::Reader& r) {
     Verdict verdict;
     if (!internal::read_verdict(r, verdict)) return false;
     e.exact = fp.exact;
-    e.sketch = fp.sketch;
-    e.simhash = fp.simhash;
+    e.sketch = next.signature_of(fp);
     e.phrases = fp.phrases;
     e.kind = verdict.kind;
     e.similarity = verdict.similarity;
@@ -385,8 +395,8 @@ bool DedupWindow::load(internal::Reader& r) {
   if (!r.array(next.free_slots_)) return false;
   next.by_time_.resize(r.count());
   for (Expiry& x : next.by_time_) {
-    x.event_time = r.signed_varint();
-    x.slot = r.fixed<std::uint32_t>();
+    const std::int64_t t = r.signed_varint();
+    x = Expiry(t, r.fixed<std::uint32_t>());
     if (x.slot >= n) return false;
   }
   if (!r.ok() || !next.ids_.load(r) || !next.by_hash_.load(r) || !next.buckets_.load(r)) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,7 +20,7 @@ class Writer;
 }  // namespace internal
 
 /// What an article is relative to the articles in the window.
-enum class DupKind { kUnique, kExact, kNear, kContained };
+enum class DupKind : std::uint8_t { kUnique, kExact, kNear, kContained };
 
 /// "unique", "exact", "near" or "contained".
 std::string_view dup_kind_name(DupKind k);
@@ -140,12 +141,13 @@ class DedupWindow {
 
  private:
   static constexpr std::uint32_t kNone = UINT32_MAX;
-  // 192 bytes: the fingerprint's and the verdict's fields, with the id and the verdict's `of`
+  // 184 bytes: the fingerprint's and the verdict's fields, with the id and the verdict's `of`
   // in one heap block.
   struct Entry {
     ContentHash exact;
+    // The MinHash sketch, or with `WindowOptions::simhash` the SimHash in its first 8 bytes
+    // (the window reads one or the other, never both: `fp_of`).
     Sketch sketch{};
-    std::uint64_t simhash = 0;
     std::int64_t event_time = 0;
     double similarity = 0;
     internal::PackedStrings<2> names;  // the id, the verdict's `of`
@@ -157,15 +159,34 @@ class DedupWindow {
     DupKind kind = DupKind::kUnique;
 
     std::string_view id() const { return names[0]; }
-    Fingerprint fp() const { return {exact, sketch, phrases, simhash}; }
     Verdict verdict() const { return {kind, std::string(names[1]), similarity}; }
+    std::uint64_t simhash() const {
+      std::uint64_t h;
+      std::memcpy(&h, sketch.data(), sizeof h);
+      return h;
+    }
   };
-  static_assert(sizeof(Entry) == 192);
+  static_assert(sizeof(Entry) == 184);
+  // The fingerprint an entry keeps: the sketch or the SimHash, as the options read them.
+  Fingerprint fp_of(const Entry& e) const;
+  // What an entry keeps of `fp` in its `sketch`.
+  Sketch signature_of(const Fingerprint& fp) const;
+  // 12 bytes: the event time in two 32-bit halves (4-byte aligned).
   struct Expiry {
-    std::int64_t event_time;
-    std::uint32_t slot;
-    bool operator>(const Expiry& o) const { return event_time > o.event_time; }
+    Expiry() = default;
+    Expiry(std::int64_t t, std::uint32_t s)
+        : time_low(static_cast<std::uint32_t>(t)),
+          time_high(static_cast<std::int32_t>(t >> 32)),
+          slot(s) {}
+    std::int64_t event_time() const {
+      return static_cast<std::int64_t>(std::uint64_t(std::uint32_t(time_high)) << 32 | time_low);
+    }
+    bool operator>(const Expiry& o) const { return event_time() > o.event_time(); }
+    std::uint32_t time_low = 0;
+    std::int32_t time_high = 0;
+    std::uint32_t slot = 0;
   };
+  static_assert(sizeof(Expiry) == 12);
   void expire(std::int64_t low_watermark = INT64_MAX);
   void remove_oldest();
   static std::size_t heap_bytes(const Entry& e);

@@ -209,6 +209,22 @@ TEST(Window, SimHashSchemeFindsNearIdenticalCopies) {
   EXPECT_EQ(v.kind, DupKind::kNear);
   EXPECT_EQ(v.of, "a");
   EXPECT_EQ(w.observe("c", make_fingerprint(article(40, 5), s), 2).kind, DupKind::kUnique);
+  // The SimHash kept in the slot's sketch survives a save and a load, and leaves the bands when
+  // its article leaves the window.
+  internal::Writer out;
+  w.save(out);
+  const std::string bytes = out.take();
+  DedupWindow loaded(options);
+  internal::Reader in(bytes, bytes.size());
+  ASSERT_TRUE(loaded.load(in));
+  std::string other_edit = original;
+  other_edit.replace(other_edit.find("river"), 5, "brook");
+  EXPECT_EQ(loaded.observe("d", make_fingerprint(other_edit, s), 3).kind, DupKind::kNear);
+  options.max_articles = 1;
+  DedupWindow one(options);
+  one.observe("a", make_fingerprint(original, s), 0);
+  one.observe("c", make_fingerprint(article(40, 5), s), 1);  // "a" leaves
+  EXPECT_EQ(one.observe("b", make_fingerprint(edited, s), 2).kind, DupKind::kUnique);
 }
 
 TEST(Signature, SketchEstimatesJaccard) {
