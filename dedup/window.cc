@@ -373,6 +373,7 @@ bool DedupWindow::load(internal::Reader& r) {
   next.watermark_ = r.signed_varint();
   next.evicted_ = r.varint();
   const std::size_t n = r.count();
+  if (n > kMaxArticles) return false;  // slots the tables cannot name
   next.slots_.resize(n);
   const auto in_range = [n](std::uint32_t s) { return s == kNone || s < n; };
   for (Entry& e : next.slots_) {
