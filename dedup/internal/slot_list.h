@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <span>
 
 namespace newsflow::dedup::internal {
@@ -42,7 +41,6 @@ class SlotList {
     if (size_ == capacity_) grow(capacity_ * 2);
     data()[size_++] = v;
   }
-  void pop_back() { --size_; }
   /// Takes out the last `v` held, the last number in its place (order is not kept there).
   void remove_last(std::uint32_t v) {
     std::uint32_t* d = data();
