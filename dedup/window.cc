@@ -93,7 +93,10 @@ Verdict DedupWindow::judge(const Fingerprint& fp) const {
   if (fp.phrases == 0 || fp.phrases < options_.min_phrases) return best;
   std::vector<std::uint32_t> candidates;
   for (const std::uint32_t key : band_keys(fp)) {
-    buckets_.for_each(key, [&](std::uint32_t slot) { candidates.push_back(slot); });
+    buckets_.for_each(key, [&](std::uint32_t slot) {
+      // The bands hold the oldest of each exact fingerprint; its later copies share them.
+      for (std::uint32_t s = slot; s != kNone; s = slots_[s].next_same) candidates.push_back(s);
+    });
   }
   std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
@@ -253,14 +256,16 @@ void DedupWindow::insert(std::string_view id, const Fingerprint& fp, std::int64_
   if (const std::uint32_t oldest = find_exact(fp.exact); oldest == kNone) {
     by_hash_.insert(exact_key(fp.exact), slot);
     slots_[slot].prev_same = slot;
+    // Only the oldest copy is in the bands (a copy's sketch is the oldest's): a judge finds the
+    // others through the chain. With many copies of wire stories that is a fifth of the bands.
+    if (fp.phrases > 0) {
+      for (const std::uint32_t k : band_keys(fp)) buckets_.insert(k, slot);
+    }
   } else {
     const std::uint32_t newest = slots_[oldest].prev_same;
     slots_[newest].next_same = slot;
     slots_[slot].prev_same = newest;
     slots_[oldest].prev_same = slot;
-  }
-  if (fp.phrases > 0) {
-    for (const std::uint32_t k : band_keys(fp)) buckets_.insert(k, slot);
   }
   grow(by_time_);
   by_time_.push_back({event_time, slot});
@@ -285,9 +290,13 @@ void DedupWindow::remove_oldest() {
   // Unlink from the exact-fingerprint chain.
   if (const std::uint32_t oldest = find_exact(e.exact); oldest == slot) {
     by_hash_.erase(exact_key(e.exact), slot);
+    const std::vector<std::uint32_t> keys =
+        e.phrases > 0 ? band_keys(fp_of(e)) : std::vector<std::uint32_t>{};
+    for (const std::uint32_t k : keys) buckets_.erase(k, slot);
     if (e.next_same != kNone) {
       slots_[e.next_same].prev_same = e.prev_same;  // the newest
       by_hash_.insert(exact_key(e.exact), e.next_same);
+      for (const std::uint32_t k : keys) buckets_.insert(k, e.next_same);
     }
   } else if (oldest != kNone) {
     slots_[e.prev_same].next_same = e.next_same;
@@ -296,9 +305,6 @@ void DedupWindow::remove_oldest() {
     } else {
       slots_[oldest].prev_same = e.prev_same;  // the newest now
     }
-  }
-  if (e.phrases > 0) {
-    for (const std::uint32_t k : band_keys(fp_of(e))) buckets_.erase(k, slot);
   }
   ids_.erase(id_key(e.id()), slot);
   string_bytes_ -= heap_bytes(e);
@@ -343,7 +349,7 @@ bool read_verdict(Reader& r, Verdict& v) {
 }  // namespace internal
 
 void DedupWindow::save(internal::Writer& w) const {
-  w.raw("NFW4");
+  w.raw("NFW5");
   w.signed_varint(watermark_);
   w.varint(evicted_);
   w.varint(slots_.size());
@@ -369,7 +375,7 @@ void DedupWindow::save(internal::Writer& w) const {
 bool DedupWindow::load(internal::Reader& r) {
   DedupWindow next(options_);
   next.track_left_ = track_left_;
-  if (!r.expect("NFW4")) return false;
+  if (!r.expect("NFW5")) return false;
   next.watermark_ = r.signed_varint();
   next.evicted_ = r.varint();
   const std::size_t n = r.count();

@@ -551,7 +551,7 @@ void Pipeline::save_state(std::size_t chunk,
 }
 
 void Pipeline::save_to(dedup::internal::Writer& w) const {
-  w.raw("NFP4");
+  w.raw("NFP5");
   w.varint(next_seq_);
   w.varint(evictions_reported_);
   window_.save(w);
@@ -572,7 +572,7 @@ void Pipeline::save_to(dedup::internal::Writer& w) const {
 
 bool Pipeline::load_state(std::string_view bytes) {
   dedup::internal::Reader r(bytes, bytes.size());
-  if (!r.expect("NFP4")) return false;
+  if (!r.expect("NFP5")) return false;
   const std::uint64_t next_seq = r.varint();
   const std::uint64_t evictions = r.varint();
   dedup::DedupWindow window(config_.window);

@@ -80,13 +80,17 @@ class Records {
   std::size_t seeds() const { return seeds_.size(); }
   dedup::ArticleState operator[](std::size_t i) const {
     dedup::ArticleState s = seeds_[i % seeds_.size()];
-    const std::string suffix = "-" + std::to_string(i / seeds_.size());
+    // Four hex digits of the replica: the dev stream's 12-digit ids become 16, as the ids the
+    // daemon derives from URLs are (a suffix such as "-17" kept them short of 16 bytes, where
+    // strings leave their inline buffer).
+    char suffix[24];
+    std::snprintf(suffix, sizeof suffix, "%04zx", i / seeds_.size());
     s.seq = i + 1;
     s.id += suffix;
     s.story_id += suffix;
     if (!s.verdict.of.empty()) s.verdict.of += suffix;
     for (auto& m : s.merged_from) m += suffix;
-    s.url += "#" + suffix;
+    s.url += std::string("#") + suffix;
     distinct(s, i / seeds_.size());
     const std::int64_t span = 70 * 3600;
     s.event_time = seeds_.front().event_time +

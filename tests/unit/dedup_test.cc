@@ -294,6 +294,46 @@ TEST(Window, OriginalExpiringHandsOverToTheNextCopy) {
   EXPECT_EQ(v.of, "b");
 }
 
+TEST(Window, TheBandsHoldOneCopyOfATextAndHandItOnWhenItLeaves) {
+  // Exact copies share one place in the bands (the oldest's); a near copy still finds each of
+  // them, the oldest of the best first, and the next copy when the oldest leaves, also after a
+  // save and a load.
+  DedupWindow w({.window_seconds = 100});
+  const std::string original = article(30);
+  std::string edited = original;
+  edited.replace(edited.find("river"), 5, "creek");
+  w.observe("p", fp(original), 80);
+  w.observe("q", fp(original), 10);  // older, but a later copy in the chain
+  w.observe("r", fp(original), 60);
+  EXPECT_EQ(w.judge(fp(edited)).of, "q");  // the earliest of equal scores
+  internal::Writer out;
+  w.save(out);
+  const std::string bytes = out.take();
+  for (const bool loaded : {false, true}) {
+    SCOPED_TRACE(loaded ? "loaded" : "as saved");
+    DedupWindow v({.window_seconds = 100});
+    if (loaded) {
+      internal::Reader in(bytes, bytes.size());
+      ASSERT_TRUE(v.load(in));
+    } else {
+      v = w;
+    }
+    v.advance(115);  // q leaves (10 < 15), the oldest copy p stays in the bands
+    EXPECT_EQ(v.judge(fp(edited)).of, "r");
+    v.advance(175);  // r leaves (60 < 75)
+    EXPECT_EQ(v.judge(fp(edited)).of, "p");
+    v.advance(185);  // p leaves: nothing is left to find
+    EXPECT_EQ(v.judge(fp(edited)).kind, DupKind::kUnique);
+    EXPECT_EQ(v.size(), 0u);
+  }
+  // The oldest copy leaving first hands the bands to the next one.
+  DedupWindow x({.window_seconds = 100});
+  x.observe("a", fp(original), 0);
+  x.observe("b", fp(original), 50);
+  x.advance(120);  // a leaves
+  EXPECT_EQ(x.judge(fp(edited)).of, "b");
+}
+
 TEST(Window, EditedCopyIsNearAndTruncatedCopyIsContained) {
   DedupWindow w;
   const std::string original = article(30);

@@ -219,7 +219,7 @@ TEST(StateSnapshot, ALoadedPipelinePublishesWhatTheSavedOneDoes) {
     const std::string snapshot = whole.save_state();
     // Bytes that are not a saved state are refused and change nothing.
     EXPECT_FALSE(loaded.load_state(snapshot.substr(0, snapshot.size() / 2)));
-    EXPECT_FALSE(loaded.load_state("NFP4 not a state"));
+    EXPECT_FALSE(loaded.load_state("NFP5 not a state"));
     EXPECT_EQ(loaded.window().size(), 0u);
     // Made a chunk at a time, the same bytes (what the daemon writes to the changelog).
     std::string chunked;
