@@ -84,7 +84,7 @@ std::vector<std::uint32_t> DedupWindow::band_keys(const Fingerprint& fp) const {
 
 Verdict DedupWindow::judge(const Fingerprint& fp) const {
   Verdict best;
-  if (const std::uint32_t oldest = find_exact(fp.exact); oldest != kNone) {
+  if (const std::uint32_t oldest = find_exact(exact_bits(fp.exact)); oldest != kNone) {
     best.kind = DupKind::kExact;
     best.of = slots_[oldest].id();
     best.similarity = 1.0;
@@ -112,7 +112,7 @@ Verdict DedupWindow::judge(const Fingerprint& fp) const {
       if (score > best_score || (score == best_score && e.event_time < best_time)) {
         best_score = score;
         best_time = e.event_time;
-        best = {DupKind::kNear, std::string(e.id()), score};
+        best = {DupKind::kNear, e.id(), score};
       }
       continue;
     }
@@ -179,7 +179,7 @@ std::uint32_t DedupWindow::id_key(std::string_view id) {
 std::uint32_t DedupWindow::find(std::string_view id) const {
   std::uint32_t found = kNone;
   ids_.for_each(id_key(id), [&](std::uint32_t slot) {
-    if (found == kNone && slots_[slot].id() == id) found = slot;
+    if (found == kNone && slots_[slot].names.equals(0, id)) found = slot;
   });
   return found;
 }
@@ -197,22 +197,21 @@ void DedupWindow::grow(std::vector<T>& v) const {
   v.reserve(capacity);
 }
 
-std::uint32_t DedupWindow::exact_key(const ContentHash& h) {
-  // Both halves: texts that differ in one half only still spread.
-  return static_cast<std::uint32_t>((h.low ^ h.high) ^ ((h.low ^ h.high) >> 32));
+std::uint32_t DedupWindow::exact_key(std::uint64_t exact) {
+  return static_cast<std::uint32_t>(exact ^ (exact >> 32));
 }
 
-std::uint32_t DedupWindow::find_exact(const ContentHash& h) const {
+std::uint32_t DedupWindow::find_exact(std::uint64_t exact) const {
   std::uint32_t found = kNone;
-  by_hash_.for_each(exact_key(h), [&](std::uint32_t slot) {
-    if (found == kNone && slots_[slot].exact == h) found = slot;
+  by_hash_.for_each(exact_key(exact), [&](std::uint32_t slot) {
+    if (found == kNone && slots_[slot].exact == exact) found = slot;
   });
   return found;
 }
 
 Fingerprint DedupWindow::fp_of(const Entry& e) const {
-  if (options_.simhash) return {e.exact, Sketch{}, e.phrases, e.simhash()};
-  return {e.exact, e.sketch, e.phrases, 0};
+  if (options_.simhash) return {{}, Sketch{}, e.phrases, e.simhash()};
+  return {{}, e.sketch, e.phrases, 0};
 }
 
 Sketch DedupWindow::signature_of(const Fingerprint& fp) const {
@@ -241,20 +240,21 @@ void DedupWindow::insert(std::string_view id, const Fingerprint& fp, std::int64_
     grow(slots_);
     slots_.emplace_back();
   }
-  slots_[slot] = Entry{fp.exact,
+  const std::uint64_t exact = exact_bits(fp.exact);
+  slots_[slot] = Entry{exact,
                        signature_of(fp),
                        event_time,
                        verdict.similarity,
-                       internal::PackedStrings<2>({id, verdict.of}),
                        fp.phrases,
                        kNone,
                        kNone,
-                       verdict.kind};
+                       verdict.kind,
+                       internal::IdPair(id, verdict.of)};
   string_bytes_ += heap_bytes(slots_[slot]);
   ids_.insert(id_key(id), slot);
   // Appended to the chain of its exact fingerprint (the oldest's `prev_same` is the newest).
-  if (const std::uint32_t oldest = find_exact(fp.exact); oldest == kNone) {
-    by_hash_.insert(exact_key(fp.exact), slot);
+  if (const std::uint32_t oldest = find_exact(exact); oldest == kNone) {
+    by_hash_.insert(exact_key(exact), slot);
     slots_[slot].prev_same = slot;
     // Only the oldest copy is in the bands (a copy's sketch is the oldest's): a judge finds the
     // others through the chain. With many copies of wire stories that is a fifth of the bands.
@@ -355,7 +355,9 @@ void DedupWindow::save(internal::Writer& w) const {
   w.varint(slots_.size());
   for (const Entry& e : slots_) {
     w.string(e.id());
-    internal::write_fingerprint(w, fp_of(e));
+    w.fixed(e.exact);
+    for (const std::uint16_t v : e.sketch) w.fixed(v);  // or the SimHash in its place
+    w.varint(e.phrases);
     w.signed_varint(e.event_time);
     internal::write_verdict(w, e.verdict());
     w.fixed(e.prev_same);
@@ -384,17 +386,15 @@ bool DedupWindow::load(internal::Reader& r) {
   const auto in_range = [n](std::uint32_t s) { return s == kNone || s < n; };
   for (Entry& e : next.slots_) {
     const std::string_view id = r.view();
-    Fingerprint fp;
-    internal::read_fingerprint(r, fp);
+    e.exact = r.fixed<std::uint64_t>();
+    for (auto& v : e.sketch) v = r.fixed<std::uint16_t>();
+    e.phrases = static_cast<std::uint32_t>(r.varint());
     e.event_time = r.signed_varint();
     Verdict verdict;
     if (!internal::read_verdict(r, verdict)) return false;
-    e.exact = fp.exact;
-    e.sketch = next.signature_of(fp);
-    e.phrases = fp.phrases;
     e.kind = verdict.kind;
     e.similarity = verdict.similarity;
-    e.names = internal::PackedStrings<2>({id, verdict.of});
+    e.names = internal::IdPair(id, verdict.of);
     e.prev_same = r.fixed<std::uint32_t>();
     e.next_same = r.fixed<std::uint32_t>();
     if (!r.ok() || !in_range(e.prev_same) || !in_range(e.next_same)) return false;

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "dedup/fingerprint.h"
-#include "dedup/internal/packed_strings.h"
+#include "dedup/internal/id_pair.h"
 #include "dedup/internal/slot_table.h"
 #include "dedup/signature.h"
 
@@ -141,25 +141,27 @@ class DedupWindow {
 
  private:
   static constexpr std::uint32_t kNone = UINT32_MAX;
-  // 184 bytes: the fingerprint's and the verdict's fields, with the id and the verdict's `of`
-  // in one heap block.
+  // 184 bytes: the fingerprint's and the verdict's fields, the id and the verdict's `of` in
+  // place (a heap block only for ids that are not short hex).
   struct Entry {
-    ContentHash exact;
+    // 64 bits of the exact fingerprint (its halves folded): two different texts share them about
+    // once in 10^5 windows of the largest size (16.7 M articles).
+    std::uint64_t exact = 0;
     // The MinHash sketch, or with `WindowOptions::simhash` the SimHash in its first 8 bytes
     // (the window reads one or the other, never both: `fp_of`).
     Sketch sketch{};
     std::int64_t event_time = 0;
     double similarity = 0;
-    internal::PackedStrings<2> names;  // the id, the verdict's `of`
     std::uint32_t phrases = 0;
     // The older / newer entry with the same exact fingerprint; the oldest's `prev_same` is the
     // newest (itself when alone).
     std::uint32_t prev_same = kNone;
     std::uint32_t next_same = kNone;
     DupKind kind = DupKind::kUnique;
+    internal::IdPair names;  // the id, the verdict's `of`
 
-    std::string_view id() const { return names[0]; }
-    Verdict verdict() const { return {kind, std::string(names[1]), similarity}; }
+    std::string id() const { return names.get(0); }
+    Verdict verdict() const { return {kind, names.get(1), similarity}; }
     std::uint64_t simhash() const {
       std::uint64_t h;
       std::memcpy(&h, sketch.data(), sizeof h);
@@ -211,11 +213,12 @@ class DedupWindow {
   // others are linked to it through prev_same/next_same in arrival order, so the oldest held
   // copy is always at hand.
   internal::SlotTable by_hash_;
-  static std::uint32_t exact_key(const ContentHash& h);
-  std::uint32_t find_exact(const ContentHash& h) const;  // the oldest slot, or kNone
-  internal::SlotTable buckets_;                          // the LSH bands
-  std::vector<Expiry> by_time_;                          // min-heap on event time
-  std::size_t string_bytes_ = 0;                         // heap bytes of the entries' names
+  static std::uint64_t exact_bits(const ContentHash& h) { return h.low ^ h.high; }
+  static std::uint32_t exact_key(std::uint64_t exact);
+  std::uint32_t find_exact(std::uint64_t exact) const;  // the oldest slot, or kNone
+  internal::SlotTable buckets_;                         // the LSH bands
+  std::vector<Expiry> by_time_;                         // min-heap on event time
+  std::size_t string_bytes_ = 0;                        // heap bytes of the entries' names
   std::uint64_t evicted_ = 0;
   bool track_left_ = false;
   std::vector<std::string> left_;

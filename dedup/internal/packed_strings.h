@@ -47,6 +47,15 @@ class PackedStrings {
   PackedStrings(PackedStrings&&) noexcept = default;
   PackedStrings& operator=(PackedStrings&&) noexcept = default;
 
+  /// The block, given up by this object (nullptr when every string is empty), and an object
+  /// that owns such a block again: for a holder that keeps the pointer among other bytes.
+  [[nodiscard]] char* release() { return block_.release(); }
+  static PackedStrings adopt(char* block) {
+    PackedStrings out;
+    out.block_.reset(block);
+    return out;
+  }
+
   /// The `i`-th string.
   std::string_view operator[](std::size_t i) const {
     if (!block_) return {};

@@ -12,6 +12,7 @@
 #include "dedup/fingerprint.h"
 #include "dedup/internal/article_index.h"
 #include "dedup/internal/codec.h"
+#include "dedup/internal/id_pair.h"
 #include "dedup/internal/packed_strings.h"
 #include "dedup/internal/slot_list.h"
 #include "dedup/internal/slot_table.h"
@@ -628,6 +629,45 @@ TEST(PackedStrings, GiveBackWhatTheyWereMadeOf) {
         "HTTPS://example.com/a", "", "example.com/a"}) {
     EXPECT_EQ(StoryMember("id", url, "example.com").url(), url);
     EXPECT_EQ(StoryMember("id", url, "").url(), url);
+  }
+}
+
+// Ids of up to 16 lowercase hex digits in place, any others in a block; copies and moves keep
+// them, and `equals` tells them apart without a copy.
+TEST(IdPair, GivesBackWhatItWasMadeOf) {
+  const std::string hex16 = "0123456789abcdef", long_hex = "0123456789abcdef0";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {hex16, ""},     {hex16, "fedcba9876543210"},
+      {"abc", "1"},    {"", ""},
+      {"ABC", hex16},  {hex16, long_hex},
+      {"id-1", ""},    {"g", "0"},
+      {"0a0", "a0a0"}, {std::string("a\0b", 3), hex16}};
+  for (const auto& [a, b] : cases) {
+    SCOPED_TRACE(a + " / " + b);
+    internal::IdPair p(a, b);
+    EXPECT_EQ(p.get(0), a);
+    EXPECT_EQ(p.get(1), b);
+    EXPECT_TRUE(p.equals(0, a));
+    EXPECT_TRUE(p.equals(1, b));
+    EXPECT_FALSE(p.equals(0, a + "0"));
+    EXPECT_FALSE(p.equals(1, "x" + b));
+    if (!a.empty()) {
+      std::string other = a;
+      other.back() = other.back() == '0' ? '1' : '0';
+      EXPECT_FALSE(p.equals(0, other));
+    }
+    const bool in_place = a.size() <= 16 && b.size() <= 16 &&
+                          (a + b).find_first_not_of("0123456789abcdef") == std::string::npos;
+    EXPECT_EQ(p.heap_bytes() == 0, in_place);
+    internal::IdPair copy = p;
+    internal::IdPair moved = std::move(p);
+    p = copy;
+    copy = internal::IdPair(hex16, "");
+    EXPECT_EQ(moved.get(0), a);
+    EXPECT_EQ(p.get(1), b);
+    EXPECT_EQ(copy.get(0), hex16);
+    moved = p;
+    EXPECT_EQ(moved.get(1), b);
   }
 }
 
