@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "dedup/internal/codec.h"
+#include "dedup/internal/id_pair.h"
 #include "dedup/internal/stopwords.h"
 #include "dedup/normalize.h"
 
@@ -20,6 +21,14 @@ namespace newsflow::dedup {
 namespace {
 
 constexpr std::size_t kTermsPerStory = 64;
+
+// Room for one more in `v`, grown by a quarter (doubling leaves a third of a full book's term
+// table and members' lists unused on average), at most to `cap`.
+template <typename T>
+void grow_by_quarter(std::vector<T>& v, std::size_t cap = SIZE_MAX) {
+  if (v.size() < v.capacity()) return;
+  v.reserve(std::min(cap, std::max<std::size_t>(4, v.capacity() + v.capacity() / 4)));
+}
 
 // A word of one character of a script written without spaces (a Chinese or Japanese particle,
 // a kanji read alone) or of hiragana only (Japanese inflections and particles): no story term.
@@ -282,7 +291,20 @@ StoryMember::StoryMember(std::string_view id, std::string_view url, std::string_
       break;
     }
   }
+  std::string packed;
+  if (id.size() < kRawId && internal::is_lower_hex(id)) {
+    packed.resize((id.size() + 1) / 2);
+    internal::pack_hex(id, reinterpret_cast<std::uint8_t*>(packed.data()));
+    id_digits_ = static_cast<std::uint8_t>(id.size());
+    id = packed;
+  }
   strings_ = internal::PackedStrings<4>({id, tail, source, language});
+}
+
+std::string StoryMember::id() const {
+  const std::string_view stored = strings_[0];
+  if (id_digits_ == kRawId) return std::string(stored);
+  return internal::unpack_hex(reinterpret_cast<const std::uint8_t*>(stored.data()), id_digits_);
 }
 
 std::string StoryMember::url() const {
@@ -319,6 +341,7 @@ StoryBook::TermId StoryBook::intern(std::string_view term) {
   TermId id;
   if (free_terms_.empty()) {
     id = static_cast<TermId>(terms_.size());
+    grow_by_quarter(terms_);
     terms_.emplace_back();
   } else {
     id = free_terms_.back();
@@ -410,6 +433,9 @@ void StoryBook::add_terms(std::uint32_t slot, const TermWeights& terms) {
     std::vector<std::size_t> leaving(by_weight.begin() + kTermsPerStory, by_weight.end());
     std::sort(leaving.rbegin(), leaving.rend());
     for (const std::size_t k : leaving) remove_term(slot, k);
+    // The inserts doubled it past the cap: held at its size, the terms of a story take half
+    // (34 bytes an article held at 1 M).
+    st.shrink_to_fit();
   }
 }
 
@@ -619,7 +645,10 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
     challenge_representative(*story, member, title, terms, language_of(member.language()));
   }
   ++story->version;
-  if (story->articles.size() < options_.max_listed) story->articles.push_back(member);
+  if (story->articles.size() < options_.max_listed) {
+    grow_by_quarter(story->articles, options_.max_listed);
+    story->articles.push_back(member);
+  }
   std::unordered_set<std::string_view> sources;
   for (const auto& m : story->articles) sources.insert(m.source());
   story->sources = sources.size();

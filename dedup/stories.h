@@ -23,14 +23,15 @@ class Writer;
 
 /// One article as a story lists it. A story lists up to `StoryOptions::max_listed`, so the
 /// strings share one heap block: 16 bytes a member and the block. A URL on its source's host
-/// ("https://www." or "http://" and the source) is kept without that beginning.
+/// ("https://www." or "http://" and the source) is kept without that beginning, and an id of
+/// lowercase hex digits (the daemon derives 16) two digits a byte.
 class StoryMember {
  public:
   StoryMember() = default;
   StoryMember(std::string_view id, std::string_view url, std::string_view source,
               DupKind kind = DupKind::kUnique, std::string_view language = {});
 
-  std::string_view id() const { return strings_[0]; }
+  std::string id() const;
   std::string url() const;
   std::string_view source() const { return strings_[2]; }
   DupKind kind() const { return kind_; }
@@ -39,7 +40,9 @@ class StoryMember {
  private:
   internal::PackedStrings<4> strings_;  // the id, the URL (without its host's part), ...
   DupKind kind_ = DupKind::kUnique;
-  std::uint8_t host_ = 0;  // which of the source's beginnings the URL had left (0: none)
+  std::uint8_t host_ = 0;            // which of the source's beginnings the URL had left (0: none)
+  std::uint8_t id_digits_ = kRawId;  // hex digits of the packed id, or kRawId: kept as it came
+  static constexpr std::uint8_t kRawId = 0xFF;
 };
 
 /// The latest state of a story, as published on the stories topic.

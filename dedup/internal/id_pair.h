@@ -10,6 +10,36 @@
 
 namespace newsflow::dedup::internal {
 
+/// Whether `s` is lowercase hex digits only (what `pack_hex` keeps in half the bytes).
+inline bool is_lower_hex(std::string_view s) {
+  for (const char c : s) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+/// Lowercase hex digits two to a byte, the first in the high half: `(s.size() + 1) / 2` bytes.
+inline void pack_hex(std::string_view s, std::uint8_t* out) {
+  for (std::size_t k = 0; k < s.size(); ++k) {
+    const char c = s[k];
+    const auto v = static_cast<std::uint8_t>(c <= '9' ? c - '0' : c - 'a' + 10);
+    out[k / 2] = static_cast<std::uint8_t>(k % 2 ? out[k / 2] | v : v << 4);
+  }
+}
+
+/// The `k`-th digit `pack_hex` packed into `in`.
+inline char hex_digit(const std::uint8_t* in, std::size_t k) {
+  const std::uint8_t b = in[k / 2];
+  return "0123456789abcdef"[k % 2 ? b & 0xF : b >> 4];
+}
+
+/// The `digits` digits `pack_hex` packed into `in`.
+inline std::string unpack_hex(const std::uint8_t* in, std::size_t digits) {
+  std::string out(digits, '\0');
+  for (std::size_t k = 0; k < digits; ++k) out[k] = hex_digit(in, k);
+  return out;
+}
+
 /// Two article ids (a window slot's own and its verdict's `of`) in 18 bytes, aligned to 1, with
 /// no heap block while both are lowercase hex of at most 16 digits: the ids the daemon derives
 /// from URLs and feed items are 16 (`%016x`), so a slot keeps them in place of the 8-byte pointer
@@ -22,8 +52,8 @@ class IdPair {
     if (packable(first) && packable(second)) {
       digits_[0] = static_cast<std::uint8_t>(first.size());
       digits_[1] = static_cast<std::uint8_t>(second.size());
-      pack(first, bytes_);
-      pack(second, bytes_ + 8);
+      pack_hex(first, bytes_);
+      pack_hex(second, bytes_ + 8);
       return;
     }
     digits_[0] = kHeap;
@@ -51,16 +81,14 @@ class IdPair {
   /// The `i`-th id (0 or 1).
   std::string get(std::size_t i) const {
     if (heap()) return std::string(view_block()[i]);
-    std::string out(digits_[i], '\0');
-    for (std::size_t k = 0; k < out.size(); ++k) out[k] = kDigits[nibble(i, k)];
-    return out;
+    return unpack_hex(bytes_ + i * 8, digits_[i]);
   }
   /// Whether the `i`-th id is `s` (no copy made).
   bool equals(std::size_t i, std::string_view s) const {
     if (heap()) return view_block()[i] == s;
     if (s.size() != digits_[i]) return false;
     for (std::size_t k = 0; k < s.size(); ++k) {
-      if (s[k] != kDigits[nibble(i, k)]) return false;
+      if (s[k] != hex_digit(bytes_ + i * 8, k)) return false;
     }
     return true;
   }
@@ -69,25 +97,7 @@ class IdPair {
 
  private:
   static constexpr std::uint8_t kHeap = 0xFF;
-  static constexpr char kDigits[] = "0123456789abcdef";
-  static bool packable(std::string_view s) {
-    if (s.size() > 16) return false;
-    for (const char c : s) {
-      if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-    }
-    return true;
-  }
-  static void pack(std::string_view s, std::uint8_t* out) {
-    for (std::size_t k = 0; k < s.size(); ++k) {
-      const char c = s[k];
-      const auto v = static_cast<std::uint8_t>(c <= '9' ? c - '0' : c - 'a' + 10);
-      out[k / 2] = static_cast<std::uint8_t>(k % 2 ? out[k / 2] | v : v << 4);
-    }
-  }
-  std::uint8_t nibble(std::size_t i, std::size_t k) const {
-    const std::uint8_t b = bytes_[i * 8 + k / 2];
-    return k % 2 ? b & 0xF : b >> 4;
-  }
+  static bool packable(std::string_view s) { return s.size() <= 16 && is_lower_hex(s); }
   bool heap() const { return digits_[0] == kHeap; }
   char* block() const {
     char* p;

@@ -622,6 +622,13 @@ TEST(PackedStrings, GiveBackWhatTheyWereMadeOf) {
   EXPECT_EQ(n.kind(), DupKind::kNear);
   EXPECT_EQ(n.language(), "de");
   EXPECT_EQ(StoryMember().url(), "");
+  // Ids of lowercase hex are kept two digits a byte, any others as they came.
+  for (const std::string id : {"0123456789abcdef", "abc", "", "ABC", "id-1", "0a\xff"}) {
+    const StoryMember member(id, "https://example.com/a", "example.com", DupKind::kExact, "fr");
+    EXPECT_EQ(member.id(), id);
+    EXPECT_EQ(StoryMember(member).url(), "https://example.com/a");
+    EXPECT_EQ(member.language(), "fr");
+  }
   // A URL on the source's host is kept without its beginning, and given back whole.
   for (const std::string url :
        {"https://www.example.com/a/b?c=d", "https://example.com/a", "http://www.example.com",
