@@ -7,7 +7,16 @@
 set -euo pipefail
 bin=${NEWSFLOW_BIN}; src=$1; work=$2/roles
 rm -rf "$work"; mkdir -p "$work"
-fail() { echo "FAIL: $*" >&2; for f in "$work"/*.log; do echo "== $f" >&2; tail -5 "$f" >&2; done; exit 1; }
+fail() {
+  echo "FAIL: $*" >&2
+  for f in "$work"/*.log; do echo "== $f" >&2; tail -5 "$f" >&2; done
+  # What each process counted before it stopped: records passed over by the event-time order,
+  # inputs handed over again, failed commits and deliveries.
+  for f in "$work"/*.metrics; do echo "== $f" >&2; cat "$f" >&2; done
+  # Kept whole, as the next run of the test starts from an empty folder.
+  cp -r "$work" "$work.failed-$(date +%s)" 2>/dev/null || true
+  exit 1
+}
 stop_signal=TERM
 source "$src/tests/integration/lib.sh"
 command -v kcat >/dev/null || fail "kcat is not installed (deploy/install-deps.sh installs it)"
@@ -31,6 +40,12 @@ for _ in $(seq 240); do
   [ "$(count newsflow.articles)" -ge "$expected" ] && break
   for p in "${pids[@]:1}"; do kill -0 "$p" 2>/dev/null || fail "a role process exited"; done
   sleep 1
+done
+# Each role's counters of what can reorder or repeat work, kept for a failure's report.
+for log in "$work"/extract-*.log "$work"/dedup-*.log; do
+  url=$(grep -o 'http_listening metrics=[^ ]*' "$log" | head -1 | cut -d= -f2)
+  [ -n "$url" ] && curl -s --max-time 5 "$url" | grep -E '^newsflow_(order_passed_over|handed_over_again|commit_failures|delivery_failures|messages_produced)_total' \
+    > "${log%.log}.metrics" || true
 done
 # The roles stop before the broker (the trap stops the broker first).
 for p in "${pids[@]:1}"; do kill -TERM "$p"; wait "$p" || fail "a role process exited non-zero"; done
