@@ -245,11 +245,11 @@ void DedupWindow::insert(std::string_view id, const Fingerprint& fp, std::int64_
                        signature_of(fp),
                        event_time,
                        verdict.similarity,
+                       internal::IdPair(id, verdict.of),
+                       verdict.kind,
                        fp.phrases,
                        kNone,
-                       kNone,
-                       verdict.kind,
-                       internal::IdPair(id, verdict.of)};
+                       kNone};
   string_bytes_ += heap_bytes(slots_[slot]);
   ids_.insert(id_key(id), slot);
   // Appended to the chain of its exact fingerprint (the oldest's `prev_same` is the newest).

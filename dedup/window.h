@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -152,13 +153,15 @@ class DedupWindow {
     Sketch sketch{};
     std::int64_t event_time = 0;
     double similarity = 0;
+    // The id and the verdict's `of`, at an offset of 8 bytes' alignment: a heap block's pointer
+    // sits at its start, where a leak checker (LeakSanitizer) sees it.
+    internal::IdPair names;
+    DupKind kind = DupKind::kUnique;
     std::uint32_t phrases = 0;
     // The older / newer entry with the same exact fingerprint; the oldest's `prev_same` is the
     // newest (itself when alone).
     std::uint32_t prev_same = kNone;
     std::uint32_t next_same = kNone;
-    DupKind kind = DupKind::kUnique;
-    internal::IdPair names;  // the id, the verdict's `of`
 
     std::string id() const { return names.get(0); }
     Verdict verdict() const { return {kind, names.get(1), similarity}; }
@@ -168,7 +171,7 @@ class DedupWindow {
       return h;
     }
   };
-  static_assert(sizeof(Entry) == 184);
+  static_assert(sizeof(Entry) == 184 && offsetof(Entry, names) % alignof(void*) == 0);
   // The fingerprint an entry keeps: the sketch or the SimHash, as the options read them.
   Fingerprint fp_of(const Entry& e) const;
   // What an entry keeps of `fp` in its `sketch`.
