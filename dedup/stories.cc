@@ -572,7 +572,8 @@ const Story& StoryBook::assign(const StoryMember& member, std::string_view title
 const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view title,
                                      const Verdict& verdict, std::int64_t event_time,
                                      const Terms& terms, std::string_view story_hint) {
-  if (const std::string* placed = story_of_.find(member.id())) {
+  const std::string id = member.id();  // unpacked once
+  if (const std::string* placed = story_of_.find(id)) {
     if (auto story = stories_.find(resolve(*placed)); story != stories_.end()) {
       return story->second;
     }
@@ -602,7 +603,7 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
       story_id = similar.front().second;
     }
   }
-  if (story_id.empty()) story_id = member.id();
+  if (story_id.empty()) story_id = id;
   {
     TermWeights weights;
     weights.reserve(terms.size());
@@ -652,7 +653,7 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
   std::unordered_set<std::string_view> sources;
   for (const auto& m : story->articles) sources.insert(m.source());
   story->sources = sources.size();
-  story_of_.set(member.id(), story->story_id);
+  story_of_.set(id, story->story_id);
   return *story;
 }
 

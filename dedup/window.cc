@@ -315,14 +315,6 @@ void DedupWindow::remove_oldest() {
 
 namespace internal {
 
-void write_fingerprint(Writer& w, const Fingerprint& fp) {
-  w.fixed(fp.exact.high);
-  w.fixed(fp.exact.low);
-  for (const std::uint16_t v : fp.sketch) w.fixed(v);
-  w.varint(fp.phrases);
-  w.fixed(fp.simhash);
-}
-
 void read_fingerprint(Reader& r, Fingerprint& fp) {
   fp.exact.high = r.fixed<std::uint64_t>();
   fp.exact.low = r.fixed<std::uint64_t>();

@@ -52,8 +52,8 @@ Fingerprint make_fingerprint(std::string_view text, const SignatureOptions& opti
                              std::string* normalized = nullptr);
 
 namespace internal {
-/// A fingerprint and a verdict as the state record and the window's snapshot both write them.
-void write_fingerprint(Writer& w, const Fingerprint& fp);
+/// A fingerprint as the state record's first layout (`NFS1`) wrote it, and a verdict as the
+/// state record and the window's snapshot both write it.
 void read_fingerprint(Reader& r, Fingerprint& fp);
 void write_verdict(Writer& w, const Verdict& v);
 bool read_verdict(Reader& r, Verdict& v);  ///< false for a kind that is not one
