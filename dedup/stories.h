@@ -85,7 +85,7 @@ struct StoryOptions {
   std::size_t max_listed = 100;             ///< members listed per story
   /// A new article that duplicates nothing joins the most similar recent story when the
   /// model's probability (`StoryModel`) reaches this; 0 disables grouping beyond duplicates.
-  double similarity_threshold = 0.5000;
+  double similarity_threshold = 0.4514;
   double decay_hours = 72;  ///< the features decay by e every this many hours apart
   /// Words of the text that count (after the title, which counts `title_weight` times).
   std::size_t text_words = 1000;
@@ -106,7 +106,7 @@ struct StoryOptions {
   std::size_t terms_per_article = 64;
   /// Two stories that began apart (the first reports had too little in common) are merged when
   /// an article matches the other one with this probability too; 0 never merges.
-  double merge_threshold = 0.5900;
+  double merge_threshold = 0.5901;
   /// A story gathers articles of one language: an article whose language is known joins no
   /// story (by similarity) begun in another (Simplified and Traditional Chinese are one).
   bool within_language = true;

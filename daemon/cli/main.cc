@@ -251,7 +251,8 @@ int main(int argc, char** argv) {
                             "write each labelled pair's fold as JSON");
   train_stories
       ->add_option("--merge-rate", stories_cmd.merge_rate,
-                   "share of different-event pairs the written similarity_threshold merges")
+                   "share of different-event pairs the stories merge, replayed at the written "
+                   "similarity_threshold")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
   train_stories->add_option("--l2", stories_cmd.l2, "L2 penalty")->capture_default_str();

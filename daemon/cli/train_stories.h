@@ -20,9 +20,10 @@ struct TrainStoriesCommand {
   /// held-out fold: replay with it, score that fold's pairs).
   int hold_out = -1;
   std::string folds_output;  ///< optional: JSON {"id id": fold} of every labelled pair
-  /// The written `similarity_threshold` merges at most this share of the held-out
-  /// different-event pairs; `merge_threshold` half of it.
-  double merge_rate = 0.02;
+  /// The written `similarity_threshold` is the lowest at which the streams' stories, replayed
+  /// with the model, merge at most this share of the labelled different-event pairs outside
+  /// `hold_out`; `merge_threshold` is the pairwise cut at half of it (at least the former).
+  double merge_rate = 0.025;
   double l2 = 0.01;  ///< L2 penalty of the logistic regression (per pair)
 };
 
@@ -30,7 +31,8 @@ struct TrainStoriesCommand {
 /// book sees them when the later article arrives (`StoryBook::features`, document frequencies
 /// of that moment), fits the logistic `StoryModel`, reports its cross-validated recall of
 /// same-event pairs at fixed rates of different-event pairs merged (in all and per language,
-/// beside the cosine alone) and writes the model trained on every fold but `hold_out`.
+/// beside the cosine alone) and writes the model trained on every fold but `hold_out`, its
+/// threshold chosen by replaying the streams with it (`merge_rate`).
 /// Returns the exit code.
 int run_train_stories(const config::Config& config, const TrainStoriesCommand& command);
 

@@ -69,7 +69,9 @@ together = sum(story[a] == story[b] for a, b in labels["story_pos"]) / len(label
 merged = sum(story[a] == story[b] for a, b in labels["story_neg"])
 print("replay with the model: %.2f of same-event pairs together, %d different-event merged"
       % (together, merged))
-assert together >= 0.8 and merged == 0
+# train-stories chooses the threshold online: its stories merge at most the 2.5% of the
+# different-event pairs asked (--merge-rate's default), here one of 40.
+assert together >= 0.8 and merged <= int(0.025 * len(labels["story_neg"]))
 PY
 
 "$bin" train-stories --input "$work/stream.jsonl" --labels "$work/labels.json" --hold-out 0 \

