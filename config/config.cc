@@ -439,6 +439,9 @@ tl::expected<Config, std::vector<Problem>> parse(std::string_view yaml_text, con
       s.integer("terms_per_article", c.stories.terms_per_article, 1, 10000);
       s.number("merge_threshold", c.stories.merge_threshold, 0.0, 1.0);
       s.boolean("within_language", c.stories.within_language);
+      s.boolean("related_across_languages", c.stories.related_across_languages);
+      s.number("related_threshold", c.stories.related_threshold, 0.0, 1.0);
+      s.integer("related_max", c.stories.related_max, 1, 100);
       {
         Section m = s.section("model");
         m.number("bias", c.stories.model.bias, -1000.0, 1000.0);

@@ -653,8 +653,80 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
   std::unordered_set<std::string_view> sources;
   for (const auto& m : story->articles) sources.insert(m.source());
   story->sources = sources.size();
+  if (options_.related_across_languages) story->related_stories = related_of(*story);
   story_of_.set(id, story->story_id);
   return *story;
+}
+
+std::vector<std::string> StoryBook::related_of(const Story& story) const {
+  // A term in this many stories names no one event (a year, a weekday, a common word): it
+  // counts in the cosine but does not make candidates.
+  constexpr std::size_t kRelatedCommon = 200;
+  std::vector<std::string> out;
+  const auto primary = [](std::string_view l) { return l.substr(0, l.find('-')); };
+  const std::string_view own = primary(story.language);
+  const auto held = slot_of_.find(story.story_id);
+  if (own.empty() || held == slot_of_.end()) return out;
+  const TermWeights& terms = slots_[held->second].terms;
+  const Language lang = language_of(story.language);
+  // The story's TF-IDF weights (its language's frequencies), and the stories of other languages
+  // that share at least two terms with it (a term in thousands of stories says nothing).
+  std::unordered_map<TermId, double> mine;
+  mine.reserve(terms.size());
+  double norm2 = 0;
+  // Per slot: terms in common and what they weigh in this story, whose share of its norm bounds
+  // the cosine (Cauchy-Schwarz), so most candidates are left without reading their terms.
+  struct Shared {
+    int count = 0;
+    double norm2 = 0;
+  };
+  std::unordered_map<std::uint32_t, Shared> shared;
+  double everywhere2 = 0;  // terms too common to follow: any story may have them
+  for (const auto& [t, w] : terms) {
+    const double x = w * idf(terms_[t].text, lang);
+    mine.emplace(t, x);
+    norm2 += x * x;
+    const internal::SlotList& slots = terms_[t].stories;
+    if (slots.size() >= kRelatedCommon) {
+      everywhere2 += x * x;
+      continue;
+    }
+    for (const std::uint32_t slot : slots) {
+      if (slot == held->second) continue;
+      Shared& c = shared[slot];
+      ++c.count;
+      c.norm2 += x * x;
+    }
+  }
+  if (norm2 <= 0) return out;
+  const double bound2 = options_.related_threshold * options_.related_threshold * norm2;
+  std::vector<std::pair<double, std::string>> found;
+  for (const auto& [slot, c] : shared) {
+    if (c.count < 2) continue;
+    const Slot& other = slots_[slot];
+    const auto s = stories_.find(other.story_id);
+    if (s == stories_.end()) continue;
+    const std::string_view theirs = primary(s->second.language);
+    if (theirs.empty() || theirs == own) continue;
+    if (c.norm2 + everywhere2 < bound2 * (1 - 1e-9)) continue;
+    const Language their_lang = language_of(s->second.language);
+    double dot = 0, other_norm2 = 0;
+    for (const auto& [t, w] : other.terms) {
+      const double x = w * idf(terms_[t].text, their_lang);
+      other_norm2 += x * x;
+      if (const auto m = mine.find(t); m != mine.end()) dot += x * m->second;
+    }
+    if (other_norm2 <= 0) continue;
+    const double cosine = dot / std::sqrt(norm2 * other_norm2);
+    if (cosine >= options_.related_threshold) found.emplace_back(cosine, other.story_id);
+  }
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  for (std::size_t i = 0; i < found.size() && i < options_.related_max; ++i) {
+    out.push_back(std::move(found[i].second));
+  }
+  return out;
 }
 
 void StoryBook::challenge_representative(Story& story, const StoryMember& member,

@@ -64,6 +64,10 @@ struct Story {
   /// Stories merged into this one by its latest update: they are gone (a tombstone each on the
   /// stories topic) and their articles are this story's now.
   std::vector<std::string> merged_from;
+  /// With `StoryOptions::related_across_languages`: stories begun in other languages whose
+  /// terms agree with this one's (names, numbers, words the languages share), most alike first,
+  /// as of its latest update.
+  std::vector<std::string> related_stories;
 };
 
 /// A logistic model of "this article reports the story's event": the probability
@@ -110,6 +114,13 @@ struct StoryOptions {
   /// A story gathers articles of one language: an article whose language is known joins no
   /// story (by similarity) begun in another (Simplified and Traditional Chinese are one).
   bool within_language = true;
+  /// Links a story to stories begun in other languages (`Story::related_stories`, at most
+  /// `related_max`) whose TF-IDF cosine with it, over the terms both have, reaches
+  /// `related_threshold`: across languages the shared terms are names, numbers and the words
+  /// the languages share. Off by default; it never moves an article between stories.
+  bool related_across_languages = false;
+  double related_threshold = 0.1;
+  std::size_t related_max = 5;
   /// Stories held at most (0: no bound but time); past it those updated longest ago are
   /// forgotten first. The pipeline bounds it by `window.max_articles`.
   std::size_t max_stories = 0;
@@ -271,6 +282,9 @@ class StoryBook {
       std::string_view language) const;
   // Follows merges: the story an id now stands for.
   std::string resolve(std::string id) const;
+  // Stories begun in another known language than `story`'s whose cosine with it over the terms
+  // both have reaches `related_threshold`, most alike first (ties by id), at most `related_max`.
+  std::vector<std::string> related_of(const Story& story) const;
   // Makes the article the story's representative when it is closer to the story's terms than
   // the representative is (or the story has none yet).
   void challenge_representative(Story& story, const StoryMember& member, std::string_view title,

@@ -108,6 +108,9 @@ int main(int argc, char** argv) {
   replay->add_option("--output", paths.output, "article JSONL; - for stdout")->required();
   replay->add_option("--dlq", paths.dlq,
                      "dead-letter JSONL (default: OUTPUT.dlq.jsonl, stderr for -)");
+  replay->add_option("--stories", paths.stories,
+                     "story JSONL: each story's state after every article, as published on "
+                     "topics.stories");
   replay->add_option("--config", config_path, "YAML config file");
   replay->add_flag("--quiet", paths.quiet,
                    "no progress on stderr (a line redrawn in place on a terminal, else one every "

@@ -96,6 +96,10 @@ tl::expected<ReplayStats, std::string> run_replay(const config::Config& config,
   if (dlq_path.empty()) dlq_path = paths.output == "-" ? "" : paths.output + ".dlq.jsonl";
   File dlq = dlq_path.empty() ? File(stderr) : open_output(dlq_path);
   if (!dlq) return tl::unexpected("cannot open dead-letter file " + dlq_path);
+  File stories = paths.stories.empty() ? File() : open_output(paths.stories);
+  if (!paths.stories.empty() && !stories) {
+    return tl::unexpected("cannot open stories output " + paths.stories);
+  }
 
   Pipeline pipeline(config, metrics);
   std::unique_ptr<Fetcher> fetcher;
@@ -165,6 +169,7 @@ tl::expected<ReplayStats, std::string> run_replay(const config::Config& config,
     if (out_beside_progress && !outputs.empty()) progress.clear();
     for (const Output& o : outputs) {
       ok = ok && write_line(out.get(), article_json(o));
+      if (stories) ok = ok && write_line(stories.get(), story_json(o.story));
       if (paths.observe) paths.observe(o);
       ++stats.articles;
       if (o.verdict.kind != dedup::DupKind::kUnique) ++counts.duplicates;
@@ -222,7 +227,8 @@ tl::expected<ReplayStats, std::string> run_replay(const config::Config& config,
                             std::to_string(stats.lines));
     }
   }
-  if (std::fflush(out.get()) != 0 || std::fflush(dlq.get()) != 0) {
+  if (std::fflush(out.get()) != 0 || std::fflush(dlq.get()) != 0 ||
+      (stories && std::fflush(stories.get()) != 0)) {
     return tl::unexpected(std::string("cannot flush output"));
   }
   stats.stories = pipeline.stories().size();

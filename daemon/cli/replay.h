@@ -19,6 +19,9 @@ struct ReplayPaths {
   std::string input;
   std::string output;  ///< article JSONL
   std::string dlq;     ///< dead-letter JSONL; empty: `<output>.dlq.jsonl`, or stderr for "-"
+  /// Optional: each story's new state after every article, as the daemon publishes it on
+  /// `topics.stories` (story JSON, one line an article).
+  std::string stories;
   /// No progress on stderr (`ProgressLine`): only the summary.
   bool quiet = false;
   /// Called with every article as it is written (what `train-stories` learns from).

@@ -114,6 +114,7 @@ std::string story_json(const dedup::Story& s) {
   j["last_updated"] = extractors::format_rfc3339(s.last_updated);
   j["version"] = s.version;
   if (!s.merged_from.empty()) j["merged_from"] = s.merged_from;
+  if (!s.related_stories.empty()) j["related_stories"] = s.related_stories;
   return dump(j);
 }
 

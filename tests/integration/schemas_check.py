@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Checks records newsflow wrote against the JSON Schemas in deploy/schemas (python3-jsonschema).
 
-    schemas_check.py SCHEMA_DIR replay ARTICLES.jsonl DLQ.jsonl
+    schemas_check.py SCHEMA_DIR replay ARTICLES.jsonl DLQ.jsonl [STORIES.jsonl]
     schemas_check.py SCHEMA_DIR kafka ARTICLES.kcat STORIES.kcat DLQ.kcat
     schemas_check.py SCHEMA_DIR extracted EXTRACTED.kcat
 
@@ -38,7 +38,10 @@ def main():
     article = load(schema_dir, "article")
     if mode == "replay":
         dlq = load(schema_dir, "replay-dead-letter")
-        for path, validator in ((files[0], article), (files[1], dlq)):
+        checked = [(files[0], article), (files[1], dlq)]
+        if len(files) > 2:  # replay --stories
+            checked.append((files[2], load(schema_dir, "story")))
+        for path, validator in checked:
             for n, line in enumerate(open(path, encoding="utf-8"), 1):
                 check(validator, json.loads(line), f"{path}:{n}", errors)
                 counts[path] = n

@@ -21,6 +21,17 @@ export NEWSFLOW_FETCH__ENABLED=false NEWSFLOW_LOG__LEVEL=warn
   > /dev/null 2>&1 || fail "replay failed"
 check replay "$work/articles.jsonl" "$work/dlq.jsonl"
 
+# Replay's stories (--stories), with the links across languages on: the multilingual stream's
+# translated manual sections share names and commands.
+NEWSFLOW_STORIES__RELATED_ACROSS_LANGUAGES=true "$bin" replay \
+  --input "$src/tests/data/multilingual/stream.jsonl.gz" --output "$work/ml.jsonl" \
+  --dlq "$work/ml.dlq.jsonl" --stories "$work/ml.stories.jsonl" > /dev/null 2>&1 ||
+  fail "replay --stories failed"
+[ "$(wc -l < "$work/ml.stories.jsonl")" = "$(wc -l < "$work/ml.jsonl")" ] ||
+  fail "replay --stories did not write a story for every article"
+grep -q '"related_stories":\["' "$work/ml.stories.jsonl" || fail "no related_stories to check"
+check replay "$work/ml.jsonl" "$work/ml.dlq.jsonl" "$work/ml.stories.jsonl"
+
 # The daemon through a dev broker.
 start_dev_broker --partitions 4
 export NEWSFLOW_KAFKA__BROKERS=$broker NEWSFLOW_HTTP__LISTEN=127.0.0.1:0

@@ -477,6 +477,46 @@ TEST(Stories, AStoryKeepsToOneLanguage) {
             "s");
 }
 
+TEST(Stories, ReportsInOtherLanguagesAreLinkedAsRelatedStoriesWhenAsked) {
+  // An English and a German report share names and numbers; a German report of another event
+  // shares none. With the links on, each of the first two lists the other, the third neither;
+  // off (the default), no story lists any, and none moves an article between stories.
+  const Verdict unique;
+  for (const bool on : {false, true}) {
+    StoryOptions options;
+    options.related_across_languages = on;
+    options.related_threshold = 0.1;
+    StoryBook book(options);
+    const Story en = book.assign(
+        {"en1", "u1", "x.test", DupKind::kUnique, "en"},
+        "Doobie Brothers announce 50th anniversary tour with Michael McDonald", unique, 0,
+        "The Doobie Brothers will tour North America in 2026 with Michael McDonald.");
+    EXPECT_TRUE(en.related_stories.empty());  // nothing in another language yet
+    const Story other = book.assign({"de2", "u3", "z.test", DupKind::kUnique, "de"},
+                                    "Stadtrat beschliesst neuen Haushalt", unique, 300,
+                                    "Der Stadtrat von Kiel hat am Dienstag den Haushalt fuer "
+                                    "Schulen und Strassen beschlossen.");
+    const Story de = book.assign(
+        {"de1", "u2", "y.test", DupKind::kUnique, "de"},
+        "Doobie Brothers: 50th anniversary Tour mit Michael McDonald", unique, 600,
+        "Die Doobie Brothers gehen 2026 mit Michael McDonald auf Tour durch Nordamerika.");
+    EXPECT_EQ(de.story_id, "de1");
+    EXPECT_EQ(other.story_id, "de2");
+    EXPECT_TRUE(other.related_stories.empty());
+    if (!on) {
+      EXPECT_TRUE(de.related_stories.empty());
+      continue;
+    }
+    EXPECT_EQ(de.related_stories, std::vector<std::string>{"en1"});
+    // The English story lists the German one from its next update on.
+    const Story again = book.assign({"en2", "u4", "w.test", DupKind::kUnique, "en"},
+                                    "Doobie Brothers add dates to the 2026 tour", unique, 900,
+                                    "Michael McDonald joins the Doobie Brothers on the 2026 tour.");
+    EXPECT_EQ(again.story_id, "en1");
+    EXPECT_EQ(again.related_stories, std::vector<std::string>{"de1"});
+  }
+}
+
 TEST(Boilerplate, ParagraphsRepeatedOnASitesOtherPagesAreDropped) {
   BoilerplateFilter f;
   const std::string furniture = "Trending now\n\nSubscribe to our newsletter";
