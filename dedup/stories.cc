@@ -658,6 +658,11 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
   return *story;
 }
 
+const Story* StoryBook::find(std::string_view story_id) const {
+  const auto it = stories_.find(std::string(story_id));
+  return it == stories_.end() ? nullptr : &it->second;
+}
+
 std::vector<std::string> StoryBook::related_of(const Story& story) const {
   // A term in this many stories names no one event (a year, a weekday, a common word): it
   // counts in the cosine but does not make candidates.

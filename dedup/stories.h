@@ -200,6 +200,9 @@ class StoryBook {
   /// The `n` most recently updated stories, newest first (ties: the larger).
   std::vector<Story> newest(std::size_t n) const;
 
+  /// The story held under `story_id`, or null (merged away, expired or never begun).
+  const Story* find(std::string_view story_id) const;
+
   /// The book as it is, and back: `load` makes a book equal to the one saved (its stories,
   /// index, terms and their numbers, document frequencies), which places every later article
   /// as that one would. False, and the book unchanged, for bytes that are not a saved book.

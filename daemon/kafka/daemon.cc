@@ -444,6 +444,16 @@ void Daemon::refresh_status(bool force) {
   status_.stories_active = pipeline_.stories().size();
   status_.stories = pipeline_.stories().largest(10);
   status_.newest = pipeline_.stories().newest(10);
+  status_.related.clear();
+  for (const auto* list : {&status_.stories, &status_.newest}) {
+    for (const dedup::Story& story : *list) {
+      for (const std::string& id : story.related_stories) {
+        if (const dedup::Story* r = pipeline_.stories().find(id)) {
+          status_.related[id] = {r->title, r->language};
+        }
+      }
+    }
+  }
   if (force || status_.samples.empty() || now - last_sample_ >= std::chrono::seconds(10)) {
     last_sample_ = now;
     status_.samples.push_back({unix_now(), progress_.consumed.load(), progress_.articles.load(),

@@ -163,8 +163,10 @@ std::string page_head(const StatusSnapshot& s, const char* title) {
   return html;
 }
 
-// A list of stories: headline, counts, outlets, languages, and up to `members` of its articles.
-std::string story_list(const std::vector<dedup::Story>& stories, std::size_t members) {
+// A list of stories: headline, counts, outlets, languages, the stories of other languages it is
+// related to (headlines from `related`), and up to `members` of its articles.
+std::string story_list(const std::vector<dedup::Story>& stories, std::size_t members,
+                       const std::map<std::string, StatusSnapshot::Related>& related) {
   if (stories.empty()) return "<p class=muted>No stories yet.</p>";
   std::string html = "<ol class=stories>";
   for (const dedup::Story& story : stories) {
@@ -193,7 +195,19 @@ std::string story_list(const std::vector<dedup::Story>& stories, std::size_t mem
       html += (i ? ", " : "") + html_escape(outlets[i]);
     }
     if (outlets.size() > 6) html += " and " + std::to_string(outlets.size() - 6) + " more";
-    html += "</li></ul>";
+    html += "</li>";
+    bool any = false;
+    for (const std::string& id : story.related_stories) {
+      const auto r = related.find(id);
+      if (r == related.end()) continue;  // gone since
+      html += any ? ", " : "<li class=related>in other languages: ";
+      any = true;
+      html += "<span data-story-id=\"" + html_escape(id) + "\"><span class=lang>" +
+              html_escape(r->second.language) + "</span> " +
+              html_escape(r->second.title.empty() ? "(untitled)" : r->second.title) + "</span>";
+    }
+    if (any) html += "</li>";
+    html += "</ul>";
     if (members > 0) {
       html += "<ul class=members>";
       std::size_t shown = 0;
@@ -237,7 +251,7 @@ std::string render_status_page(const StatusSnapshot& s) {
 
   html += "<h2>Throughput</h2>" + throughput_chart(s.samples);
 
-  html += "<h2>Biggest stories</h2>" + story_list(s.stories, 8);
+  html += "<h2>Biggest stories</h2>" + story_list(s.stories, 8, s.related);
 
   html += "<h2>Recent dead letters</h2>";
   if (s.dead_letters.empty()) {
@@ -261,8 +275,10 @@ std::string render_stories_page(const StatusSnapshot& s) {
   std::string html = page_head(s, "newsflow stories");
   html += "<p class=muted>" + count(s.stories_active, "story", "stories") +
           " in the window &middot; " + count(s.window_articles, "article", "articles") + "</p>";
-  html += "<section id=largest><h2>Largest stories</h2>" + story_list(s.stories, 4) + "</section>";
-  html += "<section id=newest><h2>Newest stories</h2>" + story_list(s.newest, 4) + "</section>";
+  html += "<section id=largest><h2>Largest stories</h2>" + story_list(s.stories, 4, s.related) +
+          "</section>";
+  html += "<section id=newest><h2>Newest stories</h2>" + story_list(s.newest, 4, s.related) +
+          "</section>";
   html += "</body></html>\n";
   return html;
 }

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -37,8 +38,15 @@ struct StatusSnapshot {
   std::size_t window_articles = 0;
   std::size_t window_bytes = 0;
   std::size_t stories_active = 0;
-  std::vector<dedup::Story> stories;    ///< the largest, largest first
-  std::vector<dedup::Story> newest;     ///< the most recently updated, newest first
+  std::vector<dedup::Story> stories;  ///< the largest, largest first
+  std::vector<dedup::Story> newest;   ///< the most recently updated, newest first
+  /// The stories those list as related (`stories.related_across_languages`): headline and
+  /// language by story id, for those still held.
+  struct Related {
+    std::string title;
+    std::string language;
+  };
+  std::map<std::string, Related> related;
   std::deque<DeadLetter> dead_letters;  ///< newest first
   std::deque<Sample> samples;           ///< oldest first
 };
@@ -48,9 +56,10 @@ struct StatusSnapshot {
 std::string render_status_page(const StatusSnapshot& status);
 
 /// The stories page (/stories): the largest and the newest stories of the window with their
-/// headlines, counts of articles, copies and outlets, languages and outlets, reloaded by the
-/// browser every 10 s. Each story is an `li` with `data-story-id`, `data-articles` and
-/// `data-copies`, so a test or a scraper reads it without parsing the prose.
+/// headlines, counts of articles, copies and outlets, languages and outlets, the stories of other
+/// languages each is related to, reloaded by the browser every 10 s. Each story is an `li` with
+/// `data-story-id`, `data-articles` and `data-copies`, so a test or a scraper reads it without
+/// parsing the prose.
 std::string render_stories_page(const StatusSnapshot& status);
 
 /// `text` with &, <, >, " and ' escaped for HTML text and attribute values.
