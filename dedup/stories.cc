@@ -675,7 +675,7 @@ std::vector<std::string> StoryBook::related_of(const Story& story) const {
   const TermWeights& terms = slots_[held->second].terms;
   const Language lang = language_of(story.language);
   // The story's TF-IDF weights (its language's frequencies), and the stories of other languages
-  // that share at least two terms with it (a term in thousands of stories says nothing).
+  // that share at least two terms with it.
   std::unordered_map<TermId, double> mine;
   mine.reserve(terms.size());
   double norm2 = 0;
