@@ -653,7 +653,11 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
   std::unordered_set<std::string_view> sources;
   for (const auto& m : story->articles) sources.insert(m.source());
   story->sources = sources.size();
-  if (options_.related_across_languages) story->related_stories = related_of(*story);
+  // Links are published, never restored: a restore (a story hint) leaves them to the next update,
+  // as a loaded snapshot does, and costs no candidate search per record.
+  if (options_.related_across_languages && story_hint.empty()) {
+    story->related_stories = related_of(*story);
+  }
   story_of_.set(id, story->story_id);
   return *story;
 }

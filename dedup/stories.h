@@ -66,7 +66,7 @@ struct Story {
   std::vector<std::string> merged_from;
   /// With `StoryOptions::related_across_languages`: stories begun in other languages whose
   /// terms agree with this one's (names, numbers, words the languages share), most alike first,
-  /// as of its latest update.
+  /// as of its latest update (a restore, which publishes nothing, leaves them empty).
   std::vector<std::string> related_stories;
 };
 

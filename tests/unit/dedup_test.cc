@@ -514,6 +514,17 @@ TEST(Stories, ReportsInOtherLanguagesAreLinkedAsRelatedStoriesWhenAsked) {
                                     "Michael McDonald joins the Doobie Brothers on the 2026 tour.");
     EXPECT_EQ(again.story_id, "en1");
     EXPECT_EQ(again.related_stories, std::vector<std::string>{"de1"});
+    // A restored article (its story given) searches no links: they come with the next update.
+    StoryBook restored(options);
+    restored.assign({"en1", "u1", "x.test", DupKind::kUnique, "en"}, en.title, unique, 0,
+                    "The Doobie Brothers will tour North America in 2026 with Michael McDonald.",
+                    "en1");
+    EXPECT_TRUE(restored
+                    .assign({"de1", "u2", "y.test", DupKind::kUnique, "de"}, de.title, unique, 600,
+                            "Die Doobie Brothers gehen 2026 mit Michael McDonald auf Tour durch "
+                            "Nordamerika.",
+                            "de1")
+                    .related_stories.empty());
   }
 }
 
