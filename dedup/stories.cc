@@ -505,8 +505,10 @@ std::vector<std::pair<double, std::string>> StoryBook::similar_stories(
       const std::string_view other = story->second.language;
       if (other.substr(0, other.find('-')) != primary) continue;
     }
+    // Features decay with the time since the story's latest report, as they do in training
+    // (the time between two reports): its copies, however late, make the event no newer.
     const double hours =
-        std::abs(static_cast<double>(event_time - story->second.last_updated)) / 3600;
+        std::abs(static_cast<double>(event_time - story->second.last_report)) / 3600;
     const StoryFeatures f =
         compare(article, st.terms, std::exp(-hours / options_.decay_hours), idf_of);
     const double score = f.probability(options_.model);
@@ -540,6 +542,7 @@ void StoryBook::merge(Story& survivor, const std::string& victim_id) {
   for (const std::string& l : victim.languages) add_language(survivor, l);
   survivor.first_seen = std::min(survivor.first_seen, victim.first_seen);
   survivor.last_updated = std::max(survivor.last_updated, victim.last_updated);
+  survivor.last_report = std::max(survivor.last_report, victim.last_report);
   survivor.merged_from.push_back(victim_id);
   if (auto t = slot_of_.find(victim_id); t != slot_of_.end()) {
     const std::uint32_t victim_slot = t->second;
@@ -639,6 +642,11 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
   }
   story->first_seen = std::min(story->first_seen, event_time);
   story->last_updated = std::max(story->last_updated, event_time);
+  if (created) {
+    story->last_report = event_time;
+  } else if (member.kind() == DupKind::kUnique) {
+    story->last_report = std::max(story->last_report, event_time);
+  }
   ++story->article_count;
   if (member.kind() != DupKind::kUnique) ++story->copies;
   add_language(*story, member.language());
@@ -933,7 +941,7 @@ bool load_weights(internal::Reader& r, Weights& v, std::size_t terms) {
 }  // namespace
 
 void StoryBook::save(internal::Writer& w) const {
-  w.raw("NFB2");
+  w.raw("NFB3");
   df_.save(w);
   w.varint(stories_.size());
   for (const auto& [id, s] : stories_) {
@@ -955,6 +963,7 @@ void StoryBook::save(internal::Writer& w) const {
     save_strings(w, s.languages);
     w.signed_varint(s.first_seen);
     w.signed_varint(s.last_updated);
+    w.signed_varint(s.last_report);
     w.varint(s.version);
     save_strings(w, s.merged_from);
   }
@@ -981,7 +990,7 @@ void StoryBook::save(internal::Writer& w) const {
 
 bool StoryBook::load(internal::Reader& r) {
   StoryBook next(options_);
-  if (!r.expect("NFB2") || !next.df_.load(r)) return false;
+  if (!r.expect("NFB3") || !next.df_.load(r)) return false;
   const std::size_t stories = r.count();
   next.stories_.reserve(stories);
   for (std::size_t i = 0; i < stories && r.ok(); ++i) {
@@ -1005,6 +1014,7 @@ bool StoryBook::load(internal::Reader& r) {
     if (!load_strings(r, s.languages)) return false;
     s.first_seen = r.signed_varint();
     s.last_updated = r.signed_varint();
+    s.last_report = r.signed_varint();
     s.version = r.varint();
     if (!load_strings(r, s.merged_from)) return false;
     std::string id = s.story_id;

@@ -60,6 +60,10 @@ struct Story {
   std::vector<std::string> languages;  ///< the languages of its members, sorted (known ones)
   std::int64_t first_seen = 0;
   std::int64_t last_updated = 0;
+  /// Time of its latest report (a member that copies no other): how recent the story's event
+  /// is. A copy arrives after its original by however long syndication took, and says nothing
+  /// of the event's news.
+  std::int64_t last_report = 0;
   std::uint64_t version = 0;  ///< increases with every change
   /// Stories merged into this one by its latest update: they are gone (a tombstone each on the
   /// stories topic) and their articles are this story's now.
@@ -72,7 +76,8 @@ struct Story {
 
 /// A logistic model of "this article reports the story's event": the probability
 /// 1 / (1 + exp(-(bias + cosine * c + containment * k))) from two features of an (article,
-/// story) pair, each decayed by the time between them (`StoryOptions::decay_hours`):
+/// story) pair, each decayed by the time between the article and the story's latest report
+/// (`Story::last_report`, `StoryOptions::decay_hours`):
 /// `cosine`, the cosine of the article's TF-IDF vector and the story's centroid, and
 /// `containment`, the share of the article's TF-IDF weight on terms the story has. Trained by
 /// `newsflow train-stories`; the defaults here are dedup/model/story_model.yaml's (its README
@@ -89,7 +94,7 @@ struct StoryOptions {
   std::size_t max_listed = 100;             ///< members listed per story
   /// A new article that duplicates nothing joins the most similar recent story when the
   /// model's probability (`StoryModel`) reaches this; 0 disables grouping beyond duplicates.
-  double similarity_threshold = 0.4514;
+  double similarity_threshold = 0.4486;
   double decay_hours = 72;  ///< the features decay by e every this many hours apart
   /// Words of the text that count (after the title, which counts `title_weight` times).
   std::size_t text_words = 1000;

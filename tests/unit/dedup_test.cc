@@ -392,6 +392,56 @@ TEST(Stories, DifferentArticlesOnOneEventShareAStory) {
       "z");
 }
 
+TEST(Stories, TimeCountsFromAStorysLatestReportNotItsLatestCopy) {
+  // Copies of a report syndicated a day and a half later keep its story updated, but the event
+  // is no newer: a report of another event arriving then is weighed against the report's time,
+  // as the model is trained (the time between two reports), and begins a story of its own.
+  StoryOptions o;
+  o.decay_hours = 12;
+  const Verdict unique;
+  const std::string text =
+      "Riverton council approved the Hallam bridge across the Wend after mayor Ortega broke the "
+      "tie; works on the Hallam bridge begin in spring.";
+  const auto place = [&](StoryBook& book, std::int64_t copies_at) {
+    book.assign({"a", "u1", "x.test", DupKind::kUnique, "en"}, "Riverton approves Hallam bridge",
+                unique, 0, text);
+    for (int k = 0; k < 3; ++k) {
+      const std::string id = "copy" + std::to_string(k);
+      book.assign({id, "u-" + id, "y.test", DupKind::kNear, "en"},
+                  "UPDATE 1-Riverton approves Hallam bridge", {DupKind::kNear, "a", 0.9},
+                  copies_at + k * 600, text);
+    }
+    return book
+        .assign({"b", "u2", "z.test", DupKind::kUnique, "en"}, "Hallam bridge works begin", unique,
+                copies_at + 3600, text)
+        .story_id;
+  };
+  StoryBook early(o);
+  EXPECT_EQ(place(early, 2 * 3600), "a");  // copies and the report three hours after it
+  StoryBook late(o);
+  const std::string b = place(late, 36 * 3600);
+  EXPECT_EQ(b, "b");
+  const Story* a = late.find("a");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->last_report, 0);
+  EXPECT_EQ(a->last_updated, 36 * 3600 + 1200);
+  // A saved book keeps the time: loaded, it places the next article as the one saved.
+  internal::Writer out;
+  late.save(out);
+  const std::string bytes = out.take();
+  StoryBook loaded(o);
+  internal::Reader in(bytes, bytes.size());
+  ASSERT_TRUE(loaded.load(in));
+  ASSERT_NE(loaded.find("a"), nullptr);
+  EXPECT_EQ(loaded.find("a")->last_report, 0);
+  for (StoryBook* book : {&late, &loaded}) {
+    EXPECT_EQ(book->assign({"c", "u3", "w.test", DupKind::kUnique, "en"},
+                           "Riverton approves Hallam bridge", unique, 36 * 3600 + 7200, text)
+                  .story_id,
+              "b");
+  }
+}
+
 TEST(Stories, TermsAreStemsOfTitleAndText) {
   // Inflections meet in one term (a word's first five characters); numbers and words of
   // scripts written without spaces stay whole; stopwords and short words count nothing.
