@@ -21,8 +21,9 @@ void TermStats::add(const std::vector<std::uint64_t>& distinct_terms, std::int64
   newest_epoch_ = std::max(newest_epoch_, epoch);
   const auto slot = static_cast<std::size_t>(epoch % segments_);
   if (slice_epoch_[slot] != epoch) {
-    // The slice held an epoch that has left the window: forget it.
-    clear_slice(slot);
+    // The slice held an epoch that has left the window: forget it (a slice of no epoch holds
+    // zeros already: clearing one walks every counter of the table).
+    if (slice_epoch_[slot] != kNone) clear_slice(slot);
     slice_epoch_[slot] = epoch;
   }
   // Slices whose epoch fell out of the window stop counting now, not only when reused.
@@ -123,6 +124,10 @@ bool TermStats::load(internal::Reader& r) {
   slice_docs_ = std::move(docs);
   slice_epoch_ = std::move(epochs);
   newest_epoch_ = newest;
+  // A slice of no epoch holds zeros (`add` counts into it without clearing it first).
+  for (std::size_t s = 0; s < slice_epoch_.size(); ++s) {
+    if (slice_epoch_[s] == kNone) clear_slice(s);
+  }
   return true;
 }
 
