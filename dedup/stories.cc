@@ -10,6 +10,7 @@
 #include <cmath>
 #include <optional>
 #include <unordered_set>
+#include <utility>
 
 #include "dedup/internal/codec.h"
 #include "dedup/internal/id_pair.h"
@@ -404,20 +405,65 @@ void StoryBook::remove_term(std::uint32_t slot, std::size_t k) {
   release(t);
 }
 
+template <class V>
+std::size_t StoryBook::ScratchMap<V>::place(const Table& table, std::uint32_t key) {
+  const std::size_t mask = table.size() - 1;
+  std::size_t i = static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+  while (table[i].first != kEmpty && table[i].first != key) i = (i + 1) & mask;
+  return i;
+}
+
+template <class V>
+V& StoryBook::ScratchMap<V>::operator[](std::uint32_t key) {
+  if (!table_.empty()) {
+    if (const std::size_t i = place(table_, key); table_[i].first == key) return table_[i].second;
+  }
+  if ((keys_.size() + 1) * 2 > table_.size()) {  // at most half full
+    Table bigger(std::max<std::size_t>(64, table_.size() * 2), {kEmpty, V{}});
+    for (std::size_t n = 0; n < keys_.size(); ++n) {
+      const std::size_t i = place(bigger, keys_[n]);
+      bigger[i] = table_[at_[n]];
+      at_[n] = static_cast<std::uint32_t>(i);
+    }
+    table_.swap(bigger);
+  }
+  const std::size_t i = place(table_, key);
+  table_[i].first = key;
+  keys_.push_back(key);
+  at_.push_back(static_cast<std::uint32_t>(i));
+  return table_[i].second;
+}
+
+template <class V>
+void StoryBook::ScratchMap<V>::clear() {
+  for (const std::uint32_t i : at_) table_[i] = {kEmpty, V{}};
+  keys_.clear();
+  at_.clear();
+}
+
 void StoryBook::add_terms(std::uint32_t slot, const TermWeights& terms) {
-  for (const auto& [t, w] : terms) {
-    TermWeights& st = slots_[slot].terms;
-    auto at = std::lower_bound(st.begin(), st.end(), t,
-                               [](const auto& e, TermId id) { return e.first < id; });
-    if (at != st.end() && at->first == t) {
-      at->second += w;
+  // Both sorted by term, merged in one pass (a binary search and an insert per term cost twice
+  // as much); a term new to the story joins the index.
+  TermWeights incoming = terms;
+  std::sort(incoming.begin(), incoming.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  TermWeights& st = slots_[slot].terms;
+  TermWeights merged;
+  merged.reserve(st.size() + incoming.size());
+  auto held = st.begin();
+  for (const auto& [t, w] : incoming) {
+    while (held != st.end() && held->first < t) merged.push_back(*held++);
+    if (held != st.end() && held->first == t) {
+      merged.emplace_back(t, held->second + w);
+      ++held;
       continue;
     }
-    st.insert(at, {t, w});
+    merged.emplace_back(t, w);
     ++terms_[t].uses;
     terms_[t].stories.push_back(slot);
   }
-  TermWeights& st = slots_[slot].terms;
+  merged.insert(merged.end(), held, st.end());
+  st = std::move(merged);
   if (st.size() > kTermsPerStory) {
     // Heaviest first, ties by term.
     std::vector<std::size_t> by_weight(st.size());
@@ -445,14 +491,15 @@ std::vector<std::pair<double, std::string>> StoryBook::similar_stories(
   const std::string_view primary = language.substr(0, language.find('-'));
   std::vector<std::pair<double, std::string>> out;
   if (floor <= 0 || terms.empty()) return out;
-  // Inverse document frequencies in the article's language, once per term of this call.
+  // Inverse document frequencies in the article's language, once per term of this call (kept
+  // by term number in the book's scratch, stamped with the call).
   const Language lang = language_of(language);
-  std::unordered_map<TermId, double> idfs;
-  idfs.reserve(terms.size() * 8);
+  ScratchMap<double>& idfs = idf_scratch_;
+  idfs.clear();
   const auto idf_of = [&](TermId t) {
-    auto [it, added] = idfs.try_emplace(t, 0.0);
-    if (added) it->second = idf(terms_[t].text, lang);
-    return it->second;
+    double& x = idfs[t];
+    if (x == 0) x = idf(terms_[t].text, lang);  // 0: not met yet in this call
+    return x;
   };
   // The article's weights; of the terms some story may have, by term number.
   Weighted<TermId> article;
@@ -468,11 +515,8 @@ std::vector<std::pair<double, std::string>> StoryBook::similar_stories(
   // nothing of any), with what the shared terms weigh in the article: the containment itself
   // and a bound of the cosine (Cauchy-Schwarz), so a story that cannot reach `floor` is left
   // without reading its terms.
-  struct Shared {
-    int count = 0;
-    double norm2 = 0, mass = 0;
-  };
-  std::unordered_map<std::uint32_t, Shared> shared;  // by slot
+  ScratchMap<Shared>& shared = shared_scratch_;  // by slot
+  shared.clear();
   Shared everywhere;  // terms too common to follow: any story may have them
   for (const auto& [t, x] : article.weights) {
     const internal::SlotList& slots = terms_[t].stories;
@@ -490,7 +534,8 @@ std::vector<std::pair<double, std::string>> StoryBook::similar_stories(
   }
   const StoryModel& m = options_.model;
   const bool bounded = m.cosine >= 0 && m.containment >= 0;
-  for (const auto& [slot, c] : shared) {
+  for (const std::uint32_t slot : shared.keys()) {
+    const Shared c = shared[slot];
     if (c.count < 2) continue;
     if (bounded) {
       StoryFeatures most;  // the decay is at most 1
@@ -693,10 +738,6 @@ std::vector<std::string> StoryBook::related_of(const Story& story) const {
   double norm2 = 0;
   // Per slot: terms in common and what they weigh in this story, whose share of its norm bounds
   // the cosine (Cauchy-Schwarz), so most candidates are left without reading their terms.
-  struct Shared {
-    int count = 0;
-    double norm2 = 0;
-  };
   std::unordered_map<std::uint32_t, Shared> shared;
   double everywhere2 = 0;  // terms too common to follow: any story may have them
   for (const auto& [t, w] : terms) {

@@ -299,6 +299,32 @@ class StoryBook {
                                 const Terms& terms, const Language& language);
   // Moves `victim` into `survivor` (both held).
   void merge(Story& survivor, const std::string& victim);
+  // A map from 32-bit keys that `similar_stories` reuses from call to call instead of
+  // allocating one: open addressing, emptied through the list of keys it holds (its size
+  // follows the largest call, not the book).
+  template <class V>
+  class ScratchMap {
+   public:
+    // The value under `key`, value-initialized when new.
+    V& operator[](std::uint32_t key);
+    const std::vector<std::uint32_t>& keys() const { return keys_; }  // in insertion order
+    void clear();
+
+   private:
+    static constexpr std::uint32_t kEmpty = UINT32_MAX;
+    using Table = std::vector<std::pair<std::uint32_t, V>>;
+    // Where `key` lies in `table`, or the free entry where it would go (linear probing).
+    static std::size_t place(const Table& table, std::uint32_t key);
+    Table table_;
+    std::vector<std::uint32_t> keys_;
+    std::vector<std::uint32_t> at_;  // where each key of `keys_` lies in `table_`
+  };
+  struct Shared {  // what a story's terms share with an article
+    int count = 0;
+    double norm2 = 0, mass = 0;
+  };
+  mutable ScratchMap<double> idf_scratch_;     // by term number, in the article's language
+  mutable ScratchMap<Shared> shared_scratch_;  // by slot
   std::unordered_map<std::string, std::string> merged_into_;  // merged story id -> survivor
   std::int64_t watermark_ = 0;
   std::size_t since_sweep_ = 0;
