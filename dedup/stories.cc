@@ -491,8 +491,8 @@ std::vector<std::pair<double, std::string>> StoryBook::similar_stories(
   const std::string_view primary = language.substr(0, language.find('-'));
   std::vector<std::pair<double, std::string>> out;
   if (floor <= 0 || terms.empty()) return out;
-  // Inverse document frequencies in the article's language, once per term of this call (kept
-  // by term number in the book's scratch, stamped with the call).
+  // Inverse document frequencies in the article's language, once per term of this call (by
+  // term number, in the book's scratch map).
   const Language lang = language_of(language);
   ScratchMap<double>& idfs = idf_scratch_;
   idfs.clear();
