@@ -406,39 +406,28 @@ void StoryBook::remove_term(std::uint32_t slot, std::size_t k) {
 }
 
 template <class V>
-std::size_t StoryBook::ScratchMap<V>::place(const Table& table, std::uint32_t key) {
-  const std::size_t mask = table.size() - 1;
-  std::size_t i = static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> 32) & mask;
-  while (table[i].first != kEmpty && table[i].first != key) i = (i + 1) & mask;
-  return i;
+std::size_t StoryBook::ScratchMap<V>::find(std::uint32_t key) const {
+  return internal::RobinHood<Entry, Traits>::probe(
+      table_, mix(key), [&](std::size_t i) { return table_[i].key == key; });
 }
 
 template <class V>
 V& StoryBook::ScratchMap<V>::operator[](std::uint32_t key) {
-  if (!table_.empty()) {
-    if (const std::size_t i = place(table_, key); table_[i].first == key) return table_[i].second;
-  }
+  using Probing = internal::RobinHood<Entry, Traits>;
+  if (const std::size_t i = find(key); i != table_.size()) return table_[i].value;
   if ((keys_.size() + 1) * 2 > table_.size()) {  // at most half full
-    Table bigger(std::max<std::size_t>(64, table_.size() * 2), {kEmpty, V{}});
-    for (std::size_t n = 0; n < keys_.size(); ++n) {
-      const std::size_t i = place(bigger, keys_[n]);
-      bigger[i] = table_[at_[n]];
-      at_[n] = static_cast<std::uint32_t>(i);
-    }
-    table_.swap(bigger);
+    Probing::rebuild(table_, std::max<std::size_t>(64, table_.size() * 2));
   }
-  const std::size_t i = place(table_, key);
-  table_[i].first = key;
   keys_.push_back(key);
-  at_.push_back(static_cast<std::uint32_t>(i));
-  return table_[i].second;
+  return table_[Probing::place(table_, Entry{key, V{}})].value;
 }
 
 template <class V>
 void StoryBook::ScratchMap<V>::clear() {
-  for (const std::uint32_t i : at_) table_[i] = {kEmpty, V{}};
+  for (const std::uint32_t key : keys_) {
+    internal::RobinHood<Entry, Traits>::erase_at(table_, find(key));
+  }
   keys_.clear();
-  at_.clear();
 }
 
 void StoryBook::add_terms(std::uint32_t slot, const TermWeights& terms) {

@@ -9,6 +9,7 @@
 
 #include "dedup/internal/article_index.h"
 #include "dedup/internal/packed_strings.h"
+#include "dedup/internal/robin_hood.h"
 #include "dedup/internal/slot_list.h"
 #include "dedup/internal/table_part.h"
 #include "dedup/term_stats.h"
@@ -300,8 +301,9 @@ class StoryBook {
   // Moves `victim` into `survivor` (both held).
   void merge(Story& survivor, const std::string& victim);
   // A map from 32-bit keys that `similar_stories` reuses from call to call instead of
-  // allocating one: open addressing, emptied through the list of keys it holds (its size
-  // follows the largest call, not the book).
+  // allocating one: a flat table probed as the dedup state's are (`internal::RobinHood`),
+  // emptied key by key (its size follows the largest call, not the book). A reference it gives
+  // holds until the next key is added.
   template <class V>
   class ScratchMap {
    public:
@@ -311,13 +313,20 @@ class StoryBook {
     void clear();
 
    private:
-    static constexpr std::uint32_t kEmpty = UINT32_MAX;
-    using Table = std::vector<std::pair<std::uint32_t, V>>;
-    // Where `key` lies in `table`, or the free entry where it would go (linear probing).
-    static std::size_t place(const Table& table, std::uint32_t key);
-    Table table_;
+    struct Entry {
+      std::uint32_t key = UINT32_MAX;  // UINT32_MAX: free
+      V value{};
+    };
+    struct Traits {
+      static bool free(const Entry& e) { return e.key == UINT32_MAX; }
+      static std::uint32_t hash(const Entry& e) { return mix(e.key); }
+    };
+    static std::uint32_t mix(std::uint32_t key) {
+      return static_cast<std::uint32_t>((key * 0x9E3779B97F4A7C15ull) >> 32);
+    }
+    std::size_t find(std::uint32_t key) const;  // table_.size() when absent
+    std::vector<Entry> table_;
     std::vector<std::uint32_t> keys_;
-    std::vector<std::uint32_t> at_;  // where each key of `keys_` lies in `table_`
   };
   struct Shared {  // what a story's terms share with an article
     int count = 0;
