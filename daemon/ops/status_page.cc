@@ -99,6 +99,23 @@ std::string throughput_chart(const std::deque<StatusSnapshot::Sample>& samples) 
 
 }  // namespace
 
+bool is_web_url(std::string_view url) {
+  const auto starts_ci = [url](std::string_view prefix) {
+    if (url.size() <= prefix.size()) return false;
+    for (std::size_t i = 0; i < prefix.size(); ++i) {
+      char c = url[i];
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
+      if (c != prefix[i]) return false;
+    }
+    return true;
+  };
+  if (!starts_ci("http://") && !starts_ci("https://")) return false;
+  // Browsers drop tabs and newlines inside a URL and read "\\" as "/": none belongs in one.
+  return std::none_of(url.begin(), url.end(), [](char c) {
+    return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f || c == '\\';
+  });
+}
+
 std::string html_escape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -219,11 +236,14 @@ std::string story_list(const std::vector<dedup::Story>& stories, std::size_t mem
         }
         const std::string kind(dedup::dup_kind_name(m.kind()));
         const std::string url = m.url();
-        html += "<li>" + html_escape(m.source()) + " <a href=\"" + html_escape(url) +
-                "\" rel=noreferrer>" +
-                html_escape(url.size() > 90 ? std::string(url.substr(0, 87)) + "..."
-                                            : std::string(url)) +
-                "</a> <span class=\"kind " + kind + "\">" + kind + "</span></li>";
+        const std::string shown_url = html_escape(
+            url.size() > 90 ? std::string(url.substr(0, 87)) + "..." : std::string(url));
+        // Only a web URL becomes a link: a javascript: or data: one would run on this origin.
+        html += "<li>" + html_escape(m.source()) + " " +
+                (is_web_url(url)
+                     ? "<a href=\"" + html_escape(url) + "\" rel=noreferrer>" + shown_url + "</a>"
+                     : "<span class=url>" + shown_url + "</span>") +
+                " <span class=\"kind " + kind + "\">" + kind + "</span></li>";
       }
       html += "</ul>";
     }

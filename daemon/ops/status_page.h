@@ -65,4 +65,9 @@ std::string render_stories_page(const StatusSnapshot& status);
 /// `text` with &, <, >, " and ' escaped for HTML text and attribute values.
 std::string html_escape(std::string_view text);
 
+/// Whether `url` may be written into an href: an absolute http or https URL (any case) with no
+/// space, control character or backslash. Anything else (javascript:, data:, a relative path)
+/// is shown as text, so a page or feed cannot put script on the ops origin.
+bool is_web_url(std::string_view url);
+
 }  // namespace newsflow::daemon

@@ -107,23 +107,44 @@ bool cidr_contains(const Cidr& net, const Bytes& ip) {
   return true;
 }
 
-std::string non_public_range(const Bytes& ip) {
-  Bytes v = ip;
-  // NAT64 (64:ff9b::/96) carries an IPv4 address in its last 32 bits.
-  static const Cidr kNat64 = *parse_cidr("64:ff9b::/96");
-  if (cidr_contains(kNat64, ip)) {
-    v = mapped((std::uint32_t{ip[12]} << 24) | (std::uint32_t{ip[13]} << 16) |
-               (std::uint32_t{ip[14]} << 8) | ip[15]);
-  }
-  if (is_mapped(v)) {
-    for (const Range& r : kV4) {
-      if (cidr_contains(*parse_cidr(r.cidr), v)) return r.name;
-    }
-    if (v[12] == 255 && v[13] == 255 && v[14] == 255 && v[15] == 255) return "broadcast";
-    return "";
-  }
-  for (const Range& r : kV6) {
+namespace {
+
+std::uint32_t v4_at(const Bytes& ip, int at) {
+  return (std::uint32_t{ip[at]} << 24) | (std::uint32_t{ip[at + 1]} << 16) |
+         (std::uint32_t{ip[at + 2]} << 8) | ip[at + 3];
+}
+
+std::string v4_range(const Bytes& v) {
+  for (const Range& r : kV4) {
     if (cidr_contains(*parse_cidr(r.cidr), v)) return r.name;
+  }
+  if (v[12] == 255 && v[13] == 255 && v[14] == 255 && v[15] == 255) return "broadcast";
+  return "";
+}
+
+}  // namespace
+
+std::string non_public_range(const Bytes& ip) {
+  if (is_mapped(ip)) return v4_range(ip);
+  for (const Range& r : kV6) {
+    if (cidr_contains(*parse_cidr(r.cidr), ip)) return r.name;
+  }
+  // IPv6 forms that carry an IPv4 address, judged by it: NAT64 (64:ff9b::/96, RFC 6052), the
+  // deprecated IPv4-compatible ::a.b.c.d (::/96), 6to4 (2002:AABB:CCDD::/16, RFC 3056) and
+  // Teredo (2001::/32, RFC 4380: the server in bits 32-63, the client inverted in the last 32).
+  // Local-use NAT64 (64:ff9b:1::/48, RFC 8215) is not global at all.
+  static const Cidr kNat64 = *parse_cidr("64:ff9b::/96");
+  static const Cidr kNat64Local = *parse_cidr("64:ff9b:1::/48");
+  static const Cidr kCompatible = *parse_cidr("::/96");
+  static const Cidr k6to4 = *parse_cidr("2002::/16");
+  static const Cidr kTeredo = *parse_cidr("2001::/32");
+  if (cidr_contains(kNat64Local, ip)) return "nat64-local";
+  if (cidr_contains(kNat64, ip) || cidr_contains(kCompatible, ip))
+    return v4_range(mapped(v4_at(ip, 12)));
+  if (cidr_contains(k6to4, ip)) return v4_range(mapped(v4_at(ip, 2)));
+  if (cidr_contains(kTeredo, ip)) {
+    if (std::string server = v4_range(mapped(v4_at(ip, 4))); !server.empty()) return server;
+    return v4_range(mapped(~v4_at(ip, 12)));
   }
   return "";
 }

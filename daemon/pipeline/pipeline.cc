@@ -302,26 +302,11 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::prepare(
 
 void Pipeline::remember_link(const std::string& link, std::int64_t event_time) {
   if (link.empty() || config_.fetch.seen_urls_max == 0) return;
-  const std::string url = link_key(link);
-  auto [it, inserted] = seen_links_.try_emplace(url, event_time);
-  if (!inserted) {
-    it->second = std::max(it->second, event_time);
-    return;
-  }
-  seen_order_.emplace_back(event_time, url);
   // Forget links beyond the bound, and links older than the window (by the time they were
   // last seen).
-  const std::int64_t horizon = window_.watermark() - config_.window.window_seconds;
-  while (!seen_order_.empty() && (seen_links_.size() > config_.fetch.seen_urls_max ||
-                                  seen_order_.front().first < horizon)) {
-    auto& [t, u] = seen_order_.front();
-    if (auto f = seen_links_.find(u); f != seen_links_.end() && f->second <= t) {
-      seen_links_.erase(f);
-    } else if (f != seen_links_.end() && seen_links_.size() <= config_.fetch.seen_urls_max) {
-      seen_order_.emplace_back(f->second, u);  // seen again since: keep it, in its new place
-    }
-    seen_order_.pop_front();
-  }
+  seen_links_.remember(link_key(link), event_time,
+                       window_.watermark() - config_.window.window_seconds,
+                       config_.fetch.seen_urls_max);
 }
 
 // The seen-set entry of a feed item's identity (its id derives from the feed URL and guid).
@@ -369,7 +354,8 @@ void Pipeline::resolve_links(const std::vector<Extracted*>& items, Fetcher& fetc
   std::vector<Extracted*> to_fetch;
   for (Extracted* e : items) {
     if (e->fetch_url.empty() || e->skip) continue;
-    if (seen_links_.count(link_key(e->fetch_url)) || seen_links_.count(item_key(e->article.id))) {
+    if (seen_links_.contains(link_key(e->fetch_url)) ||
+        seen_links_.contains(item_key(e->article.id))) {
       // Published before: an earlier poll of the feed (the same guid, maybe under a new
       // link), or another feed with the same link.
       e->skip = true;
@@ -559,13 +545,13 @@ void Pipeline::save_to(dedup::internal::Writer& w) const {
   term_stats_.save(w);
   boilerplate_.save(w);
   stories_.save(w);
-  w.varint(seen_order_.size());
-  for (const auto& [t, url] : seen_order_) {
+  w.varint(seen_links_.order().size());
+  for (const auto& [t, url] : seen_links_.order()) {
     w.signed_varint(t);
     w.string(url);
   }
-  w.varint(seen_links_.size());
-  for (const auto& [url, t] : seen_links_) {
+  w.varint(seen_links_.last_seen().size());
+  for (const auto& [url, t] : seen_links_.last_seen()) {
     w.string(url);
     w.signed_varint(t);
   }
@@ -603,8 +589,7 @@ bool Pipeline::load_state(std::string_view bytes) {
   term_stats_ = std::move(term_stats);
   boilerplate_ = std::move(boilerplate);
   stories_ = std::move(stories);
-  seen_order_ = std::move(order);
-  seen_links_ = std::move(links);
+  seen_links_.load(std::move(order), std::move(links));
   return true;
 }
 

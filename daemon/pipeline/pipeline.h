@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "daemon/pipeline/seen_links.h"
 #include "dedup/boilerplate.h"
 #include "dedup/state.h"
 #include "dedup/stories.h"
@@ -197,8 +198,7 @@ class Pipeline {
   std::uint64_t evictions_reported_ = 0;
   // Links whose page was fetched or published, with their event time, oldest first.
   void remember_link(const std::string& url, std::int64_t event_time);
-  std::unordered_map<std::string, std::int64_t> seen_links_;
-  std::deque<std::pair<std::int64_t, std::string>> seen_order_;
+  SeenLinks seen_links_;
   std::vector<std::pair<std::string, std::int64_t>> pending_links_;
 };
 

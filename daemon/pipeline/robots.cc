@@ -75,29 +75,61 @@ std::string normalize(std::string_view s, bool pattern) {
   return out;
 }
 
-// Does `pattern` (normalized; '*' any run, a final '$' the end) match `path` from its start?
-// Without '$' a match of a prefix is enough.
-bool matches(std::string_view pattern, std::string_view path) {
-  bool anchored = !pattern.empty() && pattern.back() == '$';
-  if (anchored) pattern.remove_suffix(1);
-  std::size_t p = 0, s = 0, star = std::string_view::npos, resume = 0;
-  while (true) {
-    if (p == pattern.size() && (!anchored || s == path.size())) return true;
-    if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      resume = s;
-      continue;
-    }
-    if (p < pattern.size() && s < path.size() && pattern[p] == path[s]) {
-      ++p;
-      ++s;
-      continue;
-    }
-    // Backtrack: the last '*' takes one more character.
-    if (star == std::string_view::npos || resume >= path.size()) return false;
-    p = star + 1;
-    s = ++resume;
+// Bounds on what one match may cost, whatever a site writes: patterns are cut at Google's
+// line limit (2,083 * 8 octets), a group keeps its first 10,000 rules, and a path longer than
+// 16 KiB (no browser sends one) is not fetched. Matching is linear in pattern and path, so a
+// decision costs at most about rules x path octets.
+constexpr std::size_t kMaxPatternBytes = 2083 * 8;
+constexpr std::size_t kMaxRules = 10000;
+constexpr std::size_t kMaxPathBytes = 16 * 1024;
+
+// The first occurrence of `needle` in `hay` at or after `from` (Knuth-Morris-Pratt: linear in
+// both, where a naive search of "aaa...b" in "aaa...a" is their product).
+std::size_t find_linear(std::string_view hay, std::string_view needle, std::size_t from,
+                        std::vector<std::size_t>& fail) {
+  if (needle.empty()) return from <= hay.size() ? from : std::string_view::npos;
+  fail.assign(needle.size(), 0);
+  for (std::size_t i = 1, k = 0; i < needle.size(); ++i) {
+    while (k > 0 && needle[i] != needle[k]) k = fail[k - 1];
+    if (needle[i] == needle[k]) ++k;
+    fail[i] = k;
   }
+  for (std::size_t i = from, k = 0; i < hay.size(); ++i) {
+    while (k > 0 && hay[i] != needle[k]) k = fail[k - 1];
+    if (hay[i] == needle[k]) ++k;
+    if (k == needle.size()) return i + 1 - k;
+  }
+  return std::string_view::npos;
+}
+
+// Does `pattern` (normalized; '*' any run, a final '$' the end) match `path` from its start?
+// Without '$' a match of a prefix is enough. The pieces between stars are matched in order,
+// each at its leftmost place after the one before (which leaves the most room for the rest, so
+// it finds a match whenever there is one); with '$' the last piece must end the path. Linear in
+// pattern and path: the backtracking matcher this replaces was their product.
+bool matches(std::string_view pattern, std::string_view path) {
+  const bool anchored = !pattern.empty() && pattern.back() == '$';
+  if (anchored) pattern.remove_suffix(1);
+  std::vector<std::string_view> pieces;
+  for (std::size_t start = 0;;) {
+    const std::size_t star = pattern.find('*', start);
+    pieces.push_back(pattern.substr(start, star == pattern.npos ? pattern.npos : star - start));
+    if (star == pattern.npos) break;
+    start = star + 1;
+  }
+  // No star: a prefix, or with '$' the whole path.
+  if (pieces.size() == 1) return anchored ? path == pieces[0] : path.starts_with(pieces[0]);
+  if (!path.starts_with(pieces.front())) return false;
+  std::size_t at = pieces.front().size();
+  const std::string_view last = pieces.back();
+  std::vector<std::size_t> fail;
+  for (std::size_t k = 1; k + 1 < pieces.size(); ++k) {
+    const std::size_t found = find_linear(path, pieces[k], at, fail);
+    if (found == std::string_view::npos) return false;
+    at = found + pieces[k].size();
+  }
+  if (!anchored) return find_linear(path, last, at, fail) != std::string_view::npos;
+  return path.size() >= at + last.size() && path.ends_with(last);
 }
 
 std::string_view trim(std::string_view s) {
@@ -195,11 +227,15 @@ RobotsRules RobotsRules::parse(std::string_view body, std::string_view product) 
       continue;
     }
     if (value.empty()) continue;  // "Disallow:" allows everything: no rule
-    std::string pattern(value);
+    std::string pattern(value.substr(0, kMaxPatternBytes));
     if (pattern.front() != '/' && pattern.front() != '*') pattern.insert(0, "/");
     pattern = normalize(pattern, true);
-    if (in_named) named.rules_.push_back({pattern, field == Field::kAllow});
-    if (in_star) star.rules_.push_back({pattern, field == Field::kAllow});
+    if (in_named && named.rules_.size() < kMaxRules) {
+      named.rules_.push_back({pattern, field == Field::kAllow});
+    }
+    if (in_star && star.rules_.size() < kMaxRules) {
+      star.rules_.push_back({pattern, field == Field::kAllow});
+    }
   }
   if (any_named) return named;
   if (any_star) return star;
@@ -209,6 +245,7 @@ RobotsRules RobotsRules::parse(std::string_view body, std::string_view product) 
 bool RobotsRules::allows(std::string_view path) const {
   if (path == "/robots.txt") return true;  // 2.2.2: always allowed
   if (disallow_everything_) return false;
+  if (path.size() > kMaxPathBytes) return false;
   const std::string p = normalize(path.empty() ? "/" : path, false);
   const Rule* best = nullptr;
   for (const Rule& r : rules_) {

@@ -28,6 +28,8 @@ class RobotsRules {
   /// matches any run of characters and a final `$` the end of the path (2.2.2, 2.2.3). Paths
   /// and patterns are compared percent-encoded alike (non-ASCII and reserved octets encoded,
   /// escapes of other characters decoded, hex upper case). "/robots.txt" is always allowed.
+  /// Bounded whatever the file says: patterns cut at 16,664 octets, 10,000 rules a group, a path
+  /// over 16 KiB never allowed, and each match linear in pattern and path.
   bool allows(std::string_view path) const;
 
   /// `Crawl-delay` of the chosen group in seconds, when it gives one (not in RFC 9309; common).

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -145,6 +146,24 @@ TEST(Feed, Atom10WithXmlBaseAndContentTypes) {
   EXPECT_EQ(f->items[0].published, parse_iso8601("2002-09-07T00:00:01Z"));
   EXPECT_EQ(html_fragment_text(f->items[0].content_html), "X html");
   EXPECT_EQ(f->items[1].content_html, "Example <b>Atom</b>");
+}
+
+// xml:base was looked up afresh for every entry, through every ancestor's attributes: a root
+// of 100,000 attributes over 100,000 entries (1.6 MB) took 52 s. Resolved once per element now.
+TEST(Feed, XmlBaseCostsOnePassOverTheTree) {
+  std::string xml = "<feed xmlns=\"http://www.w3.org/2005/Atom\" xml:base=\"https://a.test/\"";
+  for (int i = 0; i < 100000; ++i) xml += " a" + std::to_string(i) + "=\"\"";
+  xml += ">";
+  for (int i = 0; i < 100000; ++i) xml += "<entry><link href=\"p\"/></entry>";
+  xml += "</feed>";
+  const auto t0 = std::chrono::steady_clock::now();
+  auto f = parse_feed(xml, "https://feed.test/atom");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(f) << f.error().detail;
+  ASSERT_EQ(f->items.size(), 100000u);
+  EXPECT_EQ(f->items.back().link, "https://a.test/p");
+  EXPECT_LT(seconds, 5.0);
 }
 
 TEST(Feed, JsonFeed) {

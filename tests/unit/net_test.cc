@@ -36,6 +36,25 @@ TEST(Net, NonPublicRangesAreNamed) {
   EXPECT_EQ(non_public_range(ip("64:ff9b::8.8.8.8")), "");
 }
 
+// Each IPv6 form that carries an IPv4 address is judged by that address: without it, a link to
+// [::127.0.0.1], [2002:7f00:1::] or [64:ff9b:1::a00:1] reached loopback or private hosts.
+TEST(Net, IPv6FormsOfIPv4AreJudgedByTheirIPv4) {
+  EXPECT_EQ(non_public_range(ip("::127.0.0.1")), "loopback");  // IPv4-compatible (deprecated)
+  EXPECT_EQ(non_public_range(ip("::10.1.2.3")), "private");
+  EXPECT_EQ(non_public_range(ip("::169.254.169.254")), "link-local");
+  EXPECT_EQ(non_public_range(ip("2002:7f00:1::")), "loopback");        // 6to4 of 127.0.0.1
+  EXPECT_EQ(non_public_range(ip("2002:c0a8:101::1")), "private");      // 6to4 of 192.168.1.1
+  EXPECT_EQ(non_public_range(ip("64:ff9b:1::a00:1")), "nat64-local");  // RFC 8215
+  EXPECT_EQ(non_public_range(ip("64:ff9b:1:ffff::8.8.8.8")), "nat64-local");
+  // Teredo: a private server, or a client whose inverted address is loopback.
+  EXPECT_EQ(non_public_range(ip("2001:0:a00:1::")), "private");
+  EXPECT_EQ(non_public_range(ip("2001:0:808:808::80ff:fffe")), "loopback");
+  // The same forms of public addresses stay public.
+  EXPECT_EQ(non_public_range(ip("2002:808:808::1")), "");
+  EXPECT_EQ(non_public_range(ip("::8.8.8.8")), "");
+  EXPECT_EQ(non_public_range(ip("2001:0:808:808::f7f7:f7f7")), "");
+}
+
 TEST(Net, CidrsParseAndContain) {
   const auto net = parse_cidr("10.0.0.0/8");
   ASSERT_TRUE(net);
