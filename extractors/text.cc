@@ -279,4 +279,24 @@ std::size_t count_words(std::string_view text) {
   return n;
 }
 
+bool truncate_text(std::string& s, std::size_t max_bytes) {
+  if (s.size() <= max_bytes) return false;
+  std::size_t cut = max_bytes;
+  // Not inside a character: back to the lead byte of the one the bound falls in.
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  for (std::size_t k = cut; k > 0 && cut - k < 1024; --k) {
+    const char c = s[k - 1];
+    if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
+      cut = k - 1;
+      break;
+    }
+  }
+  while (cut > 0 &&
+         (s[cut - 1] == ' ' || s[cut - 1] == '\n' || s[cut - 1] == '\t' || s[cut - 1] == '\r')) {
+    --cut;
+  }
+  s.resize(cut);
+  return true;
+}
+
 }  // namespace newsflow::extractors

@@ -38,6 +38,11 @@ bool is_blank(std::string_view s);
 /// Collapses runs of Unicode and ASCII whitespace to one space and trims both ends.
 std::string collapse_whitespace(std::string_view s);
 
+/// Cuts `s` to at most `max_bytes`: at the last whitespace in the final 1,024 bytes before the
+/// bound when there is one, else at the last UTF-8 character boundary before it (trailing
+/// whitespace dropped). Returns whether it was cut.
+bool truncate_text(std::string& s, std::size_t max_bytes);
+
 /// True when the three bytes at `i` encode a Han ideograph (U+3400-U+4DBF, U+4E00-U+9FFF,
 /// U+F900-U+FAFF) or a kana (U+3040-U+30FF): the characters Chinese and Japanese write without
 /// spaces between words.

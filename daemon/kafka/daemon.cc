@@ -103,6 +103,13 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
   if (exactly_once_) producer_defaults["transactional.id"] = config_.kafka.transactional_id;
   auto pconf = make_kafka_conf(producer_defaults, config_.kafka.producer, "kafka.producer");
   if (!pconf) return tl::unexpected(pconf.error());
+  {
+    char value[32];
+    std::size_t size = sizeof value;
+    if (rd_kafka_conf_get(pconf->get(), "message.max.bytes", value, &size) == RD_KAFKA_CONF_OK) {
+      max_record_bytes_ = static_cast<std::size_t>(std::strtoull(value, nullptr, 10));
+    }
+  }
   rd_kafka_conf_set_dr_msg_cb(pconf->get(), &Daemon::on_delivery);
   rd_kafka_conf_set_opaque(pconf->get(), this);
   char err[512];
@@ -291,20 +298,99 @@ int Daemon::on_statistics(rd_kafka_t*, char* json, size_t len, void* opaque) {
   return 0;  // librdkafka frees the JSON
 }
 
+namespace {
+
+constexpr std::size_t kMaxErrorDetailBytes = 4096;  // of a dead letter's error_detail header
+
+// Errors that no retry of the same record cures: the record is too large for the producer, the
+// broker or the topic, or the broker will not take it as it is. Anything else (a leader moving,
+// a timeout, a broker down, authorization being fixed) is transient: the batch is judged again.
+bool refused_for_good(rd_kafka_resp_err_t e) {
+  switch (e) {
+    case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
+    case RD_KAFKA_RESP_ERR_INVALID_MSG_SIZE:
+    case RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE:
+    case RD_KAFKA_RESP_ERR_INVALID_RECORD:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The dead-letter reason of a record refused for good.
+Failure refusal(rd_kafka_resp_err_t e, std::string_view topic, std::size_t bytes) {
+  const bool size = e != RD_KAFKA_RESP_ERR_INVALID_RECORD;
+  return {size ? "output_too_large" : "output_refused",
+          "an output record to " + std::string(topic) + " (" + std::to_string(bytes) +
+              " bytes) was refused for good: " + rd_kafka_err2str(e)};
+}
+
+}  // namespace
+
 void Daemon::on_delivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opaque) {
   auto* self = static_cast<Daemon*>(opaque);
-  if (auto* batch = static_cast<InFlight*>(msg->_private)) {
-    if (batch->outstanding > 0) --batch->outstanding;
-    if (msg->err) batch->failed = true;
-  }
-  if (msg->err) {
-    ++self->delivery_errors_;
-    self->last_delivery_error_ = rd_kafka_err2str(msg->err);
-    self->metrics_.delivery_failed();
-  } else {
+  auto* sent = static_cast<Sent*>(msg->_private);
+  InFlight* batch = sent ? sent->batch : nullptr;
+  if (batch && batch->outstanding > 0) --batch->outstanding;
+  if (!msg->err) {
     self->metrics_.produced(rd_kafka_topic_name(msg->rkt));
     if (msg->offset < 0) self->metrics_.delivery_unconfirmed();
+    return;
   }
+  self->metrics_.delivery_failed();
+  const std::string topic = rd_kafka_topic_name(msg->rkt);
+  if (refused_for_good(msg->err) && topic == self->config_.topics.dlq) {
+    // A dead letter that cannot be written however often it is tried: said loudly, and the
+    // batch goes on (judging it again would refuse the same record forever).
+    log::error("dead_letter_refused",
+               {{"error", rd_kafka_err2str(msg->err)}, {"bytes", std::to_string(msg->len)}});
+    self->metrics_.dead_letter_refused();
+    return;
+  }
+  if (batch) batch->failed = true;
+  ++self->delivery_errors_;
+  self->last_delivery_error_ = rd_kafka_err2str(msg->err);
+  if (refused_for_good(msg->err) && sent && sent->offset >= 0)
+    self->blame(*sent, msg->err, topic, msg->len);
+}
+
+void Daemon::blame(Sent& sent, int error, std::string_view topic, std::size_t bytes) {
+  const auto err = static_cast<rd_kafka_resp_err_t>(error);
+  // The batch is judged again (its other records are not lost); the input to blame then ends
+  // as a dead letter instead of being refused again.
+  const auto key = [](const Sent& s) { return std::tuple{s.topic, s.partition, s.offset}; };
+  if (err == RD_KAFKA_RESP_ERR_INVALID_RECORD || !sent.batch) {
+    refused_.insert_or_assign(key(sent), refusal(err, topic, bytes));
+    return;
+  }
+  // Refused for its size: the record, or a small one that shared a request with it.
+  auto& sizes = sent.batch->refused_sizes;
+  sizes.emplace_back(&sent, bytes);
+  std::size_t largest = 0;
+  for (const auto& [s, b] : sizes) largest = std::max(largest, b);
+  for (const auto& [s, b] : sizes) {
+    if (b * 2 >= largest) {
+      if (s == &sent) refused_.insert_or_assign(key(*s), refusal(err, topic, bytes));
+    } else {
+      refused_.erase(key(*s));  // rode along with a larger one: judged again as it is
+    }
+  }
+}
+
+void Daemon::begin_input(rd_kafka_message_t* msg) {
+  sending_ = producing_
+                 ? &producing_->sent.emplace_back(
+                       Sent{producing_, rd_kafka_topic_name(msg->rkt), msg->partition, msg->offset})
+                 : nullptr;
+}
+
+std::optional<Failure> Daemon::take_refused(rd_kafka_message_t* msg) {
+  if (refused_.empty()) return std::nullopt;
+  const auto it = refused_.find({rd_kafka_topic_name(msg->rkt), msg->partition, msg->offset});
+  if (it == refused_.end()) return std::nullopt;
+  Failure f = std::move(it->second);
+  refused_.erase(it);
+  return f;
 }
 
 std::vector<std::string> Daemon::input_topics() const {
@@ -326,7 +412,11 @@ bool Daemon::produce(const std::string& topic, const std::string& key, const std
         RD_KAFKA_V_VALUE(tombstone ? nullptr : const_cast<char*>(value.data()), value.size()),
         RD_KAFKA_V_PARTITION(partition < 0 ? RD_KAFKA_PARTITION_UA : partition),
         RD_KAFKA_V_TIMESTAMP(timestamp_ms), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-        RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_OPAQUE(producing_), RD_KAFKA_V_END);
+        RD_KAFKA_V_HEADERS(hdrs),
+        RD_KAFKA_V_OPAQUE(sending_     ? sending_
+                          : producing_ ? &producing_->whole
+                                       : nullptr),
+        RD_KAFKA_V_END);
     if (e == RD_KAFKA_RESP_ERR_NO_ERROR) {
       if (producing_) ++producing_->outstanding;
       return true;
@@ -347,11 +437,18 @@ bool Daemon::produce(const std::string& topic, const std::string& key, const std
       rd_kafka_poll(producer_.get(), 50);  // serve delivery reports to make room
       continue;
     }
+    metrics_.delivery_failed();
+    log::error("produce_failed", {{"topic", topic}, {"error", rd_kafka_err2str(e)}});
+    if (refused_for_good(e) && topic == config_.topics.dlq) {
+      metrics_.dead_letter_refused();
+      return false;  // as in on_delivery: said, and the batch goes on
+    }
     if (producing_) producing_->failed = true;
     ++delivery_errors_;
     last_delivery_error_ = rd_kafka_err2str(e);
-    metrics_.delivery_failed();
-    log::error("produce_failed", {{"topic", topic}, {"error", last_delivery_error_}});
+    if (refused_for_good(e) && sending_ && sending_->offset >= 0) {
+      blame(*sending_, e, topic, value.size());
+    }
     return false;
   }
 }
@@ -359,7 +456,7 @@ bool Daemon::produce(const std::string& topic, const std::string& key, const std
 void Daemon::dead_letter(rd_kafka_message_t* msg, const Failure& failure) {
   Headers headers = message_headers(msg);
   headers.emplace_back("error_reason", failure.reason);
-  headers.emplace_back("error_detail", failure.detail);
+  headers.emplace_back("error_detail", failure.detail.substr(0, kMaxErrorDetailBytes));
   headers.emplace_back("source_topic", rd_kafka_topic_name(msg->rkt));
   headers.emplace_back("source_partition", std::to_string(msg->partition));
   headers.emplace_back("source_offset", std::to_string(msg->offset));
@@ -379,7 +476,7 @@ void Daemon::item_dead_letter(rd_kafka_message_t* msg, const Pipeline::Extracted
   const Failure& failure = *item.fetch_failure;
   Headers headers{{"url", item.fetch_url},
                   {"error_reason", failure.reason},
-                  {"error_detail", failure.detail},
+                  {"error_detail", failure.detail.substr(0, kMaxErrorDetailBytes)},
                   {"source_topic", rd_kafka_topic_name(msg->rkt)},
                   {"source_partition", std::to_string(msg->partition)},
                   {"source_offset", std::to_string(msg->offset)},
@@ -613,9 +710,6 @@ int Daemon::run() {
     waiting_.reset();
     note_processing({});
   }
-  for (rd_kafka_message_t* m : merger_.clear()) rd_kafka_message_destroy(m);
-  for (auto& [p, q] : partition_queues_) rd_kafka_queue_destroy(q);
-  partition_queues_.clear();
   notifier_.stopping();
   log::info("daemon_stopping", {{"consumed", std::to_string(progress_.consumed.load())},
                                 {"articles", std::to_string(progress_.articles.load())},
@@ -624,6 +718,10 @@ int Daemon::run() {
   // the rest is judged again after the restart. A dedup process that lost its lease commits
   // nothing more: its successor goes on from the group's offsets.
   if (exit_code != 3) settle(/*drain=*/true, /*rewind=*/false);
+  // After the last settle: it commits only partitions still assigned, which the merger knows.
+  for (rd_kafka_message_t* m : merger_.clear()) rd_kafka_message_destroy(m);
+  for (auto& [p, q] : partition_queues_) rd_kafka_queue_destroy(q);
+  partition_queues_.clear();
   for (auto& f : in_flight_) {
     release(*f);
     if (f->outstanding > 0) retired_.push_back(std::move(f));

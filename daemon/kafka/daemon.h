@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "config/config.h"
@@ -117,7 +118,24 @@ class Daemon {
   // at_least_once: a batch whose outputs are queued, with its inputs, until every output is
   // acknowledged (then its offsets may be committed) or one fails (then it and every batch after
   // it go back to the event-time order and are judged again).
+  struct InFlight;
+  // One input of a batch whose records are on their way (a delivery report's opaque): a record
+  // the cluster refuses for good names the input it came from. `offset` -1: the batch itself.
+  struct Sent {
+    InFlight* batch = nullptr;
+    std::string topic;
+    std::int32_t partition = -1;
+    std::int64_t offset = -1;
+  };
   struct InFlight {
+    InFlight() : whole{this, {}, -1, -1} {}
+    InFlight(const InFlight&) = delete;
+    InFlight& operator=(const InFlight&) = delete;
+    Sent whole;             // records of no one input (watermarks, dead letters while judging)
+    std::deque<Sent> sent;  // the inputs whose records it queued (stable addresses)
+    // Its records refused for their size, with their size: a broker refuses a whole request,
+    // so only those at least half the size of the largest are blamed (the others rode along).
+    std::vector<std::pair<Sent*, std::size_t>> refused_sizes;
     std::vector<Taken> batch;
     std::size_t outstanding = 0;  // outputs not acknowledged yet
     bool failed = false;          // an output failed (or the batch waited past flush_timeout_ms)
@@ -214,6 +232,18 @@ class Daemon {
   // Serializes a judged batch's records (`serialize`) while the pool extracts the next batch.
   std::unique_ptr<WorkerPool> output_pool_;
   InFlight* producing_ = nullptr;  // the batch `produce` queues outputs for
+  Sent* sending_ = nullptr;        // and the input of it, while its records are queued
+  /// Starts queueing the records of input `msg` of the batch being produced.
+  void begin_input(rd_kafka_message_t* msg);
+  // Inputs one of whose records the producer or the cluster refused for good (too large, an
+  // invalid record), with the dead letter each ends as when it is judged again.
+  std::map<std::tuple<std::string, std::int32_t, std::int64_t>, Failure> refused_;
+  /// Notes that a record of `sent` was refused for good (`bytes` long, to `topic`).
+  void blame(Sent& sent, int err, std::string_view topic,
+             std::size_t bytes);  // err: rd_kafka_resp_err_t
+  /// The dead letter `msg` ends as because an output of it was refused for good, if any.
+  std::optional<Failure> take_refused(rd_kafka_message_t* msg);
+  std::size_t max_record_bytes_ = 0;  // the producer's message.max.bytes
   std::chrono::steady_clock::time_point last_commit_{};
   /// Serves delivery reports; moves the offsets of batches acknowledged in full, in order, to
   /// the offsets to commit, and commits them when `kafka.commit_interval_ms` has passed (or

@@ -36,9 +36,29 @@ void Daemon::hand_over(rd_kafka_message_t* msg, Work& work) {
     // owner of its partition.
     const std::string source =
         input_header(rd_kafka_topic_name(msg->rkt), msg->partition, msg->offset);
+    std::vector<std::pair<std::string, std::string>> records;  // id, extracted record
     for (const auto& e : pipeline_.hand_over(std::move(*work.prepared))) {
-      produce(config_.topics.extracted, Pipeline::article_id(e, work.parsed.input),
-              extracted_json(e, work.parsed.input),
+      records.emplace_back(Pipeline::article_id(e, work.parsed.input),
+                           extracted_json(e, work.parsed.input));
+    }
+    // A record the producer may not send, or one the cluster refused for good when the batch
+    // was judged before: the input ends as one dead letter, and its batch goes on.
+    std::optional<Failure> refused = take_refused(msg);
+    for (const auto& [id, record] : records) {
+      if (!refused && max_record_bytes_ > 0 && record.size() + 16 * 1024 > max_record_bytes_) {
+        refused =
+            Failure{"output_too_large",
+                    "the extracted record of " + id + " has " + std::to_string(record.size()) +
+                        " bytes; the producer sends at most " + std::to_string(max_record_bytes_) +
+                        " (message.max.bytes)"};
+      }
+    }
+    if (refused) {
+      dead_letter(msg, *refused);
+      return;
+    }
+    for (const auto& [id, record] : records) {
+      produce(config_.topics.extracted, id, record,
               {{"schema", "newsflow.extracted/1"}, {kSourceHeader, source}}, false, partition, ts);
       wrote_since_watermark_.insert(partition);
       ++progress_.articles;

@@ -24,6 +24,10 @@ namespace newsflow::daemon {
 
 using namespace internal;
 
+// Room left in a record for its key, headers and framing when its value is checked against the
+// producer's message.max.bytes.
+constexpr std::size_t kRecordOverheadBytes = 16 * 1024;
+
 bool Daemon::dead_letters_of(rd_kafka_message_t* msg, Work& work) {
   if (work.parsed.failure) {
     dead_letter(msg, *work.parsed.failure);
@@ -58,6 +62,21 @@ void Daemon::serialize(Work& work) const {
       work.records.push_back({article_json(o),
                               config_.topics.state.empty() ? "" : dedup::encode_state(o.state),
                               story_json(o.story)});
+      // A record the producer may not send is refused before anything of the input is: the
+      // input ends as one dead letter, and its batch goes on.
+      const Work::Records& r = work.records.back();
+      for (const auto& [what, bytes] :
+           {std::pair{"article", r.article.size()}, std::pair{"state", r.state.size()},
+            std::pair{"story", r.story.size()}}) {
+        if (max_record_bytes_ > 0 && bytes + kRecordOverheadBytes > max_record_bytes_) {
+          work.failed =
+              Failure{"output_too_large",
+                      std::string("the ") + what + " record of " + o.article.id + " has " +
+                          std::to_string(bytes) + " bytes; the producer sends at most " +
+                          std::to_string(max_record_bytes_) + " (message.max.bytes)"};
+          return;
+        }
+      }
     }
   } catch (const std::exception& e) {
     work.failed = Failure{"internal_error", e.what()};
@@ -66,6 +85,7 @@ void Daemon::serialize(Work& work) const {
 
 void Daemon::publish(rd_kafka_message_t* msg, Work& work) {
   if (!work.judged) return;  // dead-lettered while judged
+  if (auto refused = take_refused(msg)) work.failed = std::move(refused);
   if (work.failed) {
     dead_letter(msg, *work.failed);
     return;
@@ -259,22 +279,24 @@ bool Daemon::judge(Stage& stage) {
     }
   }
   const auto t0 = Clock::now();
-  std::unique_ptr<InFlight> flight;
-  if (!exactly_once_) {
-    flight = std::make_unique<InFlight>();
-    producing_ = flight.get();
-  } else {
+  if (exactly_once_) {
     if (rd_kafka_error_t* e = rd_kafka_begin_transaction(producer_.get())) {
       log::error("transaction_begin_failed", {{"error", rd_kafka_error_string(e)}});
       rd_kafka_error_destroy(e);
       return false;
     }
   }
+  // The batch's records, each with the input it came from (exactly_once too: a record refused
+  // for good names its input to the batch's next judging).
+  auto flight = std::make_unique<InFlight>();
+  producing_ = flight.get();
   for (std::size_t i = 0; i < messages.size(); ++i) {
     // Expiry never runs ahead of what a partition may still deliver.
     pipeline_.hold_expiry_at(batch[i].low_watermark);
     if (config_.role == "extract") {
+      begin_input(messages[i]);
       hand_over(messages[i], work[i]);
+      sending_ = nullptr;
     } else {
       judge_one(messages[i], work[i]);
     }
@@ -284,7 +306,11 @@ bool Daemon::judge(Stage& stage) {
     // extracts the next batch, then queued in input order.
     output_pool_->start(work.size(), [this, &work](std::size_t i) { serialize(work[i]); });
     output_pool_->wait();
-    for (std::size_t i = 0; i < messages.size(); ++i) publish(messages[i], work[i]);
+    for (std::size_t i = 0; i < messages.size(); ++i) {
+      begin_input(messages[i]);
+      publish(messages[i], work[i]);
+      sending_ = nullptr;
+    }
   }
   // After the batch's records, in the same partitions: how far the inputs have come.
   if (config_.role == "extract") emit_watermarks();
@@ -303,6 +329,9 @@ bool Daemon::judge(Stage& stage) {
   }
   // Outputs and input offsets commit together or not at all.
   const bool delivered = commit_transaction(messages);
+  // Delivery reports of an aborted transaction's records may still be due: they find it here.
+  std::erase_if(retired_, [](const auto& f) { return f->outstanding == 0; });
+  if (flight->outstanding > 0) retired_.push_back(std::move(flight));
   metrics_.stage_seconds("produce", seconds_since(t0));
   metrics_.producer_queue(rd_kafka_outq_len(producer_.get()));
   if (!delivered) {
@@ -377,10 +406,14 @@ bool Daemon::settle(bool drain, bool rewind) {
     }
     if (!lost_state_) {  // fault injection: from then on the commit "fails"
       for (const Taken& t : f.batch) {
-        auto& o = pending_commit_[{rd_kafka_topic_name(t.msg->rkt), t.msg->partition}];
+        // A partition revoked since its batch was judged is its new owner's to commit: its
+        // offsets would move that owner's position (as on_commit knows too).
+        const auto tp = partition_of(t.msg);
+        if (!merger_.assigned(tp)) continue;
+        auto& o = pending_commit_[tp];
         o = std::max(o, t.msg->offset + 1);
+        ++pending_commit_messages_;
       }
-      pending_commit_messages_ += f.batch.size();
     }
     release(f);
     in_flight_.pop_front();

@@ -54,6 +54,11 @@ Metrics::Metrics()
       delivery_failures_(counter(*registry_, "newsflow_delivery_failures_total",
                                  "Output messages the brokers did not acknowledge")
                              .Add({})),
+      dead_letters_refused_(
+          counter(*registry_, "newsflow_dead_letters_refused_total",
+                  "Dead-letter records the producer or broker refused for good (too large for "
+                  "the DLQ topic): logged as dead_letter_refused; the batch goes on")
+              .Add({})),
       delivery_unconfirmed_(
           counter(*registry_, "newsflow_delivery_unconfirmed_total",
                   "Output messages acknowledged without an offset (implied by a later request's "
@@ -185,7 +190,10 @@ const std::vector<std::string>& Metrics::dead_letter_reasons() {
                                                  "fetch_too_many_redirects",
                                                  "fetch_not_html",
                                                  "fetch_disallowed",
-                                                 "fetch_error"};
+                                                 "fetch_error",
+                                                 "invalid_url",
+                                                 "output_too_large",
+                                                 "output_refused"};
   return kReasons;
 }
 
@@ -194,7 +202,8 @@ void Metrics::initialize(const std::vector<std::string>& input_topics,
   for (const char* kind : {"unique", "exact", "near", "contained"})
     articles_.Add({{"dup_kind", kind}, {"language", "und"}});
   for (const auto& reason : dead_letter_reasons()) dlq_.Add({{"reason", reason}});
-  for (const char* w : {"control_characters_replaced", "unterminated_element_closed"}) {
+  for (const char* w : {"control_characters_replaced", "unterminated_element_closed",
+                        "text_truncated", "title_truncated"}) {
     extract_warnings_.Add({{"warning", w}});
   }
   for (const char* outcome :

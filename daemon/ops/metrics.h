@@ -60,6 +60,7 @@ class Metrics {
   /// A message acknowledged without an offset: librdkafka inferred its delivery from a later
   /// request's success (idempotence), which a real broker's sequence checks make sound.
   void delivery_unconfirmed() { delivery_unconfirmed_.Increment(); }
+  void dead_letter_refused() { dead_letters_refused_.Increment(); }
   void feed_warning() { feed_warnings_.Increment(); }
   void committed() { commits_.Increment(); }
   void commit_failed() { commit_failures_.Increment(); }
@@ -129,6 +130,7 @@ class Metrics {
   prometheus::Counter& stories_created_;
   prometheus::Counter& stories_updated_;
   prometheus::Counter& delivery_failures_;
+  prometheus::Counter& dead_letters_refused_;
   prometheus::Counter& delivery_unconfirmed_;
   prometheus::Counter& commit_failures_;
   prometheus::Counter& order_passed_over_;

@@ -1,5 +1,6 @@
 #include "daemon/pipeline/pipeline.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -284,9 +285,28 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract(
   return tl::unexpected(Failure{"internal_error", "unknown body kind"});
 }
 
+namespace {
+
+// An input URL names a web page: one with a scheme ("javascript:", "data:", "file:", "mailto:")
+// other than http and https can be neither fetched, nor linked, nor made canonical.
+bool web_url_or_relative(std::string_view url) {
+  const std::size_t colon = url.find(':');
+  if (colon == std::string_view::npos) return true;
+  const std::size_t delimiter = url.find_first_of("/?#");
+  if (delimiter != std::string_view::npos && delimiter < colon) return true;  // no scheme
+  const std::string scheme = extractors::ascii_lower(url.substr(0, colon));
+  return scheme == "http" || scheme == "https";
+}
+
+}  // namespace
+
 tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::prepare(
     const Input& input) const {
   if (input.url.empty()) return tl::unexpected(Failure{"missing_url", "input has no url"});
+  if (!web_url_or_relative(input.url)) {
+    return tl::unexpected(Failure{
+        "invalid_url", "the input's url is not http or https: " + input.url.substr(0, 256)});
+  }
   const auto t0 = Clock::now();
   auto extracted = extract(input);
   if (extracted) {
@@ -406,12 +426,22 @@ void Pipeline::resolve_links(const std::vector<Extracted*>& items, Fetcher& fetc
 }
 
 // Whether an item gives an output: not skipped, and with text (a feed item whose page was not
-// fetched falls back to its own text; without any there is nothing to publish).
-bool Pipeline::publishable(Extracted& e) {
+// fetched falls back to its own text; without any there is nothing to publish). Text and title
+// are cut to their bounds here, whatever gave them (a page, a feed, a text input).
+bool Pipeline::publishable(Extracted& e) const {
   if (e.skip) return false;
   if (!e.fetch_url.empty() && e.article.text.empty()) {
     if (e.feed_text.empty()) return false;
     e.article.text = e.feed_text;
+  }
+  if (extractors::truncate_text(e.article.text, config_.extract.max_text_bytes) &&
+      std::find(e.article.warnings.begin(), e.article.warnings.end(), "text_truncated") ==
+          e.article.warnings.end()) {
+    e.article.warnings.emplace_back("text_truncated");
+  }
+  constexpr std::size_t kMaxTitleBytes = 2048;
+  if (extractors::truncate_text(e.article.title, kMaxTitleBytes)) {
+    e.article.warnings.emplace_back("title_truncated");
   }
   return true;
 }

@@ -182,7 +182,7 @@ class Pipeline {
   tl::expected<std::vector<Extracted>, Failure> extract(const Input& input) const;
   tl::expected<std::vector<Extracted>, Failure> extract_feed(const Input& input) const;
   Output finish(Extracted extracted, const Input& input);
-  static bool publishable(Extracted& e);
+  bool publishable(Extracted& e) const;
   /// Detects the language of an extracted article (`extractors::detect_language`).
   static void set_language(Extracted& e);
 

@@ -285,6 +285,73 @@ TEST_F(DaemonOnMockCluster, RetriableProduceErrorsLoseNothing) {
   expect_all_accounted(inputs);
 }
 
+// A text whose article record grows past what the producer may send once written as JSON
+// (every quote escaped): it was refused, its batch judged again every 250 ms forever and its
+// neighbours republished each time. Now it ends as one dead letter, before anything of it is
+// sent, and the batch goes on.
+TEST_F(DaemonOnMockCluster, AnOutputTooLargeForTheProducerEndsAsOneDeadLetter) {
+  config_.kafka.producer["message.max.bytes"] = "300000";
+  config_.extract.max_text_bytes = 1 << 20;
+  const std::size_t ordinary = produce_inputs();
+  nlohmann::json text;
+  text["url"] = "https://big.test/quotes";
+  text["fetched_at"] = "2023-05-01T03:00:00Z";
+  text["text"] = std::string(200 * 1024, '"');  // 200 KiB of quotes: 400 KiB of JSON
+  produce(producer_.get(), config_.topics.pages, "big", text.dump(),
+          {{"content_type", "application/json"}});
+  ASSERT_EQ(rd_kafka_flush(producer_.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  poison_["output_too_large"] = "";
+  Metrics metrics;
+  run_daemon(ordinary + 1, metrics);
+  expect_all_accounted(ordinary + 1);
+  const int parts = config_.kafka.embedded_partitions;
+  std::map<std::string, int> copies;
+  for (const auto& r : read_topic(cluster_->bootstrap(), config_.topics.articles, parts)) {
+    ++copies[r.key];
+  }
+  for (const auto& [id, n] : copies) EXPECT_EQ(n, 1) << id << " published " << n << " times";
+  EXPECT_EQ(scrape_counter(metrics, "newsflow_delivery_failures_total"), 0);
+}
+
+// A record the broker refuses for good (here MSG_SIZE_TOO_LARGE and INVALID_RECORD, as a topic
+// with a lower max.message.bytes or a stricter record check answers) is not retried forever:
+// its input ends as a dead letter, what rode along in the same request is published, and every
+// input is committed. A transient error (RetriableProduceErrorsLoseNothing) is retried.
+TEST_F(DaemonOnMockCluster, RecordsRefusedForGoodEndAsDeadLettersNotRetriedForever) {
+  const std::size_t inputs = produce_inputs();
+  // The daemon's first produce requests (the inputs are in already).
+  rd_kafka_mock_push_request_errors(cluster_->mock(), /*ApiKey Produce=*/0, 2,
+                                    RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE,
+                                    RD_KAFKA_RESP_ERR_INVALID_RECORD);
+  Metrics metrics;
+  Daemon daemon(config_, metrics);
+  ASSERT_TRUE(daemon.start(cluster_->bootstrap()));
+  EXPECT_EQ(run_until_committed(daemon, inputs), 0);
+  EXPECT_EQ(daemon.progress().committed.load(), inputs);
+  const int parts = config_.kafka.embedded_partitions;
+  std::set<std::string> articles;
+  for (const auto& r : read_topic(cluster_->bootstrap(), config_.topics.articles, parts)) {
+    articles.insert(r.key);
+  }
+  std::size_t refused = 0, poison = 0;
+  for (const auto& r : read_topic(cluster_->bootstrap(), config_.topics.dlq, parts)) {
+    const std::string reason = header(r, "error_reason");
+    if (reason == "output_too_large" || reason == "output_refused") {
+      ++refused;
+    } else {
+      ++poison;
+    }
+  }
+  // A broker refuses a whole request: the inputs whose records were in it (the largest of them
+  // for a size error) end as dead letters when their batch is judged again; a record of theirs
+  // delivered in another request before the rewind stays (at-least-once), so an input may be
+  // both. None is lost, and none is retried forever: every input is committed.
+  EXPECT_GE(refused, 1u);
+  EXPECT_GE(articles.size() + poison + refused, inputs);
+  EXPECT_EQ(scrape_counter(metrics, "newsflow_dlq_total"),
+            static_cast<double>(daemon.progress().dead_letters.load()));
+}
+
 TEST_F(DaemonOnMockCluster, AFailedCommitIsRetriedWhenNoBatchFollows) {
   // Every input fits one batch, and its commit fails twice: nothing follows that would commit
   // those partitions again. The offsets must still be committed (while idle), so a restarted
