@@ -425,6 +425,7 @@ tl::expected<Config, std::vector<Problem>> parse(std::string_view yaml_text, con
       f.integer("robots_cache_seconds", c.fetch.robots_cache_seconds, 0, 86400);
       f.integer("robots_error_seconds", c.fetch.robots_error_seconds, 0, 86400);
       f.integer("max_crawl_delay_ms", c.fetch.max_crawl_delay_ms, 0, 600000);
+      f.integer("batch_deadline_ms", c.fetch.batch_deadline_ms, 0, 600000);
     }
     {
       Section s = top.section("stories");

@@ -125,6 +125,9 @@ struct FetchConfig {
   int robots_cache_seconds = 86400;  ///< how long a fetched robots.txt is trusted (RFC: 24 h)
   int robots_error_seconds = 600;    ///< an unreachable robots.txt disallows all this long
   int max_crawl_delay_ms = 30000;    ///< a site's Crawl-delay raises host_delay_ms up to this
+  /// Bound on one batch's fetching: links not fetched by then are given up ("deferred"), so a
+  /// slow site or a long Crawl-delay never holds the stream longer (0: no bound).
+  int batch_deadline_ms = 20000;
 };
 
 /// Local state of the process.

@@ -8,6 +8,7 @@
 
 #include "config/config.h"
 #include "daemon/cli/feed_cli.h"
+#include "daemon/cli/redrive.h"
 #include "daemon/cli/replay.h"
 #include "daemon/cli/service.h"
 #include "daemon/cli/train.h"
@@ -21,6 +22,7 @@
 #include "extractors/html.h"
 #include "extractors/mss.h"
 #include "extractors/page.h"
+#include "extractors/timestamp.h"
 
 namespace {
 
@@ -189,6 +191,21 @@ int main(int argc, char** argv) {
   produce->add_flag("--quiet", produce_opts.quiet, "no progress on stderr");
   produce->add_option("--config", config_path, "YAML config file");
 
+  daemon::RedriveOptions redrive_opts;
+  std::string redrive_since, redrive_until;
+  auto* redrive = app.add_subcommand(
+      "redrive",
+      "Send dead letters that carry their input back to the topic they came from (after the "
+      "cause is fixed)");
+  redrive->add_option("--reason", redrive_opts.reasons,
+                      "error_reason to take (repeat for several; default: every reason)");
+  redrive->add_option("--since", redrive_since,
+                      "dead letters written at or after this time (RFC 3339 or Unix seconds)");
+  redrive->add_option("--until", redrive_until, "and before this time");
+  redrive->add_option("--limit", redrive_opts.limit, "at most this many (0: all)");
+  redrive->add_flag("--dry-run", redrive_opts.dry_run, "list what would be sent, send nothing");
+  redrive->add_option("--config", config_path, "YAML config file");
+
   daemon::TrainCommand train_cmd;
   auto* train = app.add_subcommand(
       "train-extractor",
@@ -326,6 +343,18 @@ int main(int argc, char** argv) {
   }
   if (*train_stories) return daemon::run_train_stories(*c, stories_cmd);
   if (*produce) return daemon::run_produce(*c, produce_opts);
+  if (*redrive) {
+    auto time_of = [](const std::string& text, const char* what) -> std::optional<std::int64_t> {
+      if (text.empty()) return std::nullopt;
+      if (text.find_first_not_of("0123456789") == std::string::npos) return std::stoll(text);
+      if (auto t = extractors::parse_iso8601(text)) return *t;
+      std::fprintf(stderr, "redrive: %s is not RFC 3339 or Unix seconds: %s\n", what, text.c_str());
+      std::exit(2);
+    };
+    redrive_opts.since = time_of(redrive_since, "--since");
+    redrive_opts.until = time_of(redrive_until, "--until");
+    return daemon::run_redrive(*c, redrive_opts);
+  }
   if (*replay) {
     auto stats = daemon::run_replay(*c, paths, nullptr);
     if (!stats) {

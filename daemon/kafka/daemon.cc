@@ -401,7 +401,16 @@ std::vector<std::string> Daemon::input_topics() const {
 bool Daemon::produce(const std::string& topic, const std::string& key, const std::string& value,
                      const std::vector<std::pair<std::string, std::string>>& headers,
                      bool tombstone, std::int32_t partition, std::int64_t timestamp_ms) {
+  const auto fail_batch = [this, &topic](const std::string& why) {
+    if (producing_) producing_->failed = true;
+    ++delivery_errors_;
+    last_delivery_error_ = why;
+    metrics_.delivery_failed();
+    log::error("produce_failed", {{"topic", topic}, {"error", why}});
+    return false;
+  };
   while (true) {
+    if (lease_ && owner_ && lease_revoked_) return fail_batch("the dedup lease is gone");
     rd_kafka_headers_t* hdrs = rd_kafka_headers_new(headers.size());
     for (const auto& [name, v] : headers) {
       rd_kafka_header_add(hdrs, name.data(), static_cast<ssize_t>(name.size()), v.data(),
@@ -427,13 +436,11 @@ bool Daemon::produce(const std::string& topic, const std::string& key, const std
       // SIGTERM the wait ends at the drain deadline: the batch is not acknowledged, its inputs
       // are not committed, and the process exits in time.
       if (stop_.load() && steady_ms() >= drain_deadline_ms_.load()) {
-        if (producing_) producing_->failed = true;
-        ++delivery_errors_;
-        last_delivery_error_ = "producer queue still full at the drain deadline";
-        metrics_.delivery_failed();
-        log::error("produce_failed", {{"topic", topic}, {"error", last_delivery_error_}});
-        return false;
+        return fail_batch("producer queue still full at the drain deadline");
       }
+      // A dedup owner stuck here past the group's session gives its lease to a standby: from
+      // then on nothing of this batch may be published (nor its inputs committed).
+      if (lease_lost()) return fail_batch("the dedup lease is gone");
       rd_kafka_poll(producer_.get(), 50);  // serve delivery reports to make room
       continue;
     }

@@ -398,6 +398,9 @@ class Daemon {
   /// every extracted partition) when the lease comes to it. False when the process must stop:
   /// the lease was lost, or a takeover failed.
   bool serve_lease();
+  /// A dedup owner whose lease is gone (revoked or lost, polled now): it must publish and
+  /// commit nothing more, even in at_least_once, where no transaction fences it.
+  bool lease_lost();
   bool take_over();
 };
 

@@ -438,6 +438,9 @@ bool Daemon::commit_offsets(const std::map<std::pair<std::string, int>, std::int
   }
   pending_commit_messages_ += messages;
   if (pending_commit_.empty() || no_commit_) return true;
+  // A dedup owner that lost its lease commits nothing: its consumer is assigned by hand, so the
+  // broker would take the commit and move the new owner's position.
+  if (lease_lost()) return false;
   // What is pending goes with the next commit once the one on its way is answered (or has gone
   // unanswered for 10 s: the coordinator request timed out).
   const bool unanswered =

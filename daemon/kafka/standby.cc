@@ -133,6 +133,19 @@ void Daemon::on_lease_rebalance(rd_kafka_t* rk, int err_int, void* partitions_pt
             {{"partitions", std::to_string(partitions->cnt)}, {"reason", rd_kafka_err2name(err)}});
 }
 
+bool Daemon::lease_lost() {
+  if (!lease_ || !owner_) return false;
+  if (!lease_revoked_) {
+    // Served here too (not only once a loop turn): an owner stuck waiting on a full producer
+    // queue must see its lease go before it publishes or commits anything more.
+    while (rd_kafka_message_t* m = rd_kafka_consumer_poll(lease_.get(), 0)) {
+      rd_kafka_message_destroy(m);
+    }
+    if (rd_kafka_assignment_lost(lease_.get())) lease_revoked_ = true;
+  }
+  return lease_revoked_;
+}
+
 bool Daemon::serve_lease() {
   // Serves the lease group (heartbeats run in the background; rebalances need this poll).
   while (rd_kafka_message_t* m = rd_kafka_consumer_poll(lease_.get(), 0)) {

@@ -190,6 +190,7 @@ const std::vector<std::string>& Metrics::dead_letter_reasons() {
                                                  "fetch_too_many_redirects",
                                                  "fetch_not_html",
                                                  "fetch_disallowed",
+                                                 "fetch_deferred",
                                                  "fetch_error",
                                                  "invalid_url",
                                                  "output_too_large",
@@ -209,7 +210,7 @@ void Metrics::initialize(const std::vector<std::string>& input_topics,
   for (const char* outcome :
        {"ok", "already_seen", "http_4xx", "http_5xx", "http_429", "timeout", "connect_error",
         "dns_error", "blocked_address", "blocked_scheme", "too_large", "too_many_redirects",
-        "not_html", "disallowed", "error"}) {
+        "not_html", "disallowed", "deferred", "error"}) {
     fetches_.Add({{"outcome", outcome}});
   }
   for (const char* result : {"ok", "unavailable", "unreachable", "error"}) {

@@ -80,11 +80,18 @@ struct Fetcher::Impl {
     Clock::time_point expires;
   };
   std::map<std::string, RobotsEntry> robots;  // by origin
-  std::string product;                        // the user agent's product token
+  static constexpr std::size_t kMaxRobotsSites = 20000;
+  static constexpr std::size_t kMaxRobotsCacheBytes = 64 << 20;
+  void bound_robots();
+  std::string product;  // the user agent's product token
 
+  /// Fetches `urls`; past `deadline`, what runs is stopped ("timeout") and what waits is not
+  /// started ("deferred"), robots.txt files both "deferred" (asked again next time).
   std::vector<FetchResult> run(const std::vector<std::string>& urls, bool robots_files,
-                               const std::map<std::string, std::chrono::milliseconds>& delays);
-  void learn_robots(const std::vector<std::string>& origins);
+                               const std::map<std::string, std::chrono::milliseconds>& delays,
+                               std::optional<Clock::time_point> deadline);
+  void learn_robots(const std::vector<std::string>& origins,
+                    std::optional<Clock::time_point> deadline);
 
   ~Impl() {
     if (multi) curl_multi_cleanup(multi);
@@ -280,7 +287,8 @@ tl::expected<std::unique_ptr<Fetcher>, std::string> Fetcher::create(
 
 std::vector<FetchResult> Fetcher::Impl::run(
     const std::vector<std::string>& urls, bool robots_files,
-    const std::map<std::string, std::chrono::milliseconds>& delays) {
+    const std::map<std::string, std::chrono::milliseconds>& delays,
+    std::optional<Clock::time_point> deadline) {
   Impl& im = *this;
   std::vector<Impl::Transfer> transfers(urls.size());
   std::deque<std::size_t> pending;
@@ -326,6 +334,30 @@ std::vector<FetchResult> Fetcher::Impl::run(
   while (done < urls.size()) {
     // Start what the limits allow, oldest first.
     const auto now = Clock::now();
+    if (deadline && now >= *deadline) {
+      // The batch's time is up: what runs is stopped, what waits is not started (a site's
+      // Crawl-delay, a slow server); each is given up with a reason, and the stream goes on.
+      for (auto& t : transfers) {
+        if (!t.easy) continue;
+        curl_multi_remove_handle(im.multi, t.easy);
+        curl_easy_cleanup(t.easy);
+        t.easy = nullptr;
+        t.result.outcome = robots_files ? "deferred" : "timeout";
+        t.result.detail = "still running at the batch's fetch deadline (fetch.batch_deadline_ms)";
+        finish(t);
+      }
+      for (const std::size_t i : pending) {
+        Impl::Transfer& t = transfers[i];
+        t.result.outcome = "deferred";
+        t.result.detail = "not started within the batch's fetch deadline (fetch.batch_deadline_ms";
+        t.result.detail +=
+            delays.contains(t.host) ? "; the site's Crawl-delay spaces its requests)" : ")";
+        if (t.result.attempts == 0) t.first_start = now;
+        finish(t);
+      }
+      pending.clear();
+      break;
+    }
     for (auto it = pending.begin(); it != pending.end() && active < im.options.max_concurrency;) {
       Impl::Transfer& t = transfers[*it];
       auto& host_active = active_per_host[t.host];
@@ -385,17 +417,23 @@ std::vector<FetchResult> Fetcher::Impl::run(
       const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(at - now2).count();
       wait_ms = static_cast<int>(std::clamp<long long>(ms, 0, wait_ms));
     }
+    if (deadline) {
+      const auto until_deadline =
+          std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count();
+      wait_ms = static_cast<int>(std::clamp<long long>(until_deadline, 0, wait_ms));
+    }
     if (active > 0 || wait_ms > 0)
       curl_multi_poll(im.multi, nullptr, 0, std::max(wait_ms, 1), nullptr);
   }
   return results;
 }
 
-void Fetcher::Impl::learn_robots(const std::vector<std::string>& origins) {
+void Fetcher::Impl::learn_robots(const std::vector<std::string>& origins,
+                                 std::optional<Clock::time_point> deadline) {
   std::vector<std::string> files;
   files.reserve(origins.size());
   for (const auto& o : origins) files.push_back(o + "/robots.txt");
-  const std::vector<FetchResult> got = run(files, true, {});
+  const std::vector<FetchResult> got = run(files, true, {}, deadline);
   const auto now = Clock::now();
   const auto trusted = std::chrono::seconds(options.robots_cache_seconds);
   const auto retry_after = std::chrono::seconds(options.robots_error_seconds);
@@ -424,11 +462,34 @@ void Fetcher::Impl::learn_robots(const std::vector<std::string>& origins) {
     if (metrics) metrics->robots_fetch(result);
     robots[origins[i]] = std::move(entry);
   }
+  bound_robots();
+}
+
+void Fetcher::Impl::bound_robots() {
+  // However many sites the links name: at most kMaxRobotsSites files and kMaxRobotsBytes of
+  // rules are kept, the entries that expire soonest forgotten first (asked again when needed).
+  std::size_t bytes = 0;
+  for (const auto& [origin, e] : robots) bytes += origin.size() + e.rules.bytes();
+  if (robots.size() <= kMaxRobotsSites && bytes <= kMaxRobotsCacheBytes) return;
+  std::vector<std::pair<Clock::time_point, std::string>> by_expiry;
+  by_expiry.reserve(robots.size());
+  for (const auto& [origin, e] : robots) by_expiry.emplace_back(e.expires, origin);
+  std::sort(by_expiry.begin(), by_expiry.end());
+  for (const auto& [expires, origin] : by_expiry) {
+    if (robots.size() <= kMaxRobotsSites && bytes <= kMaxRobotsCacheBytes) break;
+    const auto it = robots.find(origin);
+    bytes -= origin.size() + it->second.rules.bytes();
+    robots.erase(it);
+  }
 }
 
 std::vector<FetchResult> Fetcher::fetch(const std::vector<std::string>& urls) {
   Impl& im = *impl_;
-  if (!im.options.robots_txt) return im.run(urls, false, {});
+  std::optional<Clock::time_point> deadline;
+  if (im.options.batch_deadline_ms > 0) {
+    deadline = Clock::now() + std::chrono::milliseconds(im.options.batch_deadline_ms);
+  }
+  if (!im.options.robots_txt) return im.run(urls, false, {}, deadline);
   // What each site's robots.txt says, fetched once per origin and trusted for a day.
   const auto now = Clock::now();
   std::erase_if(im.robots, [&](const auto& kv) { return kv.second.expires < now; });
@@ -441,7 +502,7 @@ std::vector<FetchResult> Fetcher::fetch(const std::vector<std::string>& urls) {
       unknown.push_back(*origin[i]);
     }
   }
-  if (!unknown.empty()) im.learn_robots(unknown);
+  if (!unknown.empty()) im.learn_robots(unknown, deadline);
 
   std::vector<FetchResult> results(urls.size());
   std::vector<std::string> allowed;
@@ -472,7 +533,7 @@ std::vector<FetchResult> Fetcher::fetch(const std::vector<std::string>& urls) {
     allowed.push_back(urls[i]);
     allowed_index.push_back(i);
   }
-  std::vector<FetchResult> fetched = im.run(allowed, false, delays);
+  std::vector<FetchResult> fetched = im.run(allowed, false, delays, deadline);
   for (std::size_t k = 0; k < fetched.size(); ++k)
     results[allowed_index[k]] = std::move(fetched[k]);
   return results;

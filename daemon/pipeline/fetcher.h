@@ -16,7 +16,8 @@ class Metrics;
 /// The result of fetching one URL. `outcome` is "ok" or the reason it failed, a metric label
 /// and DLQ reason (prefixed "fetch_"): http_4xx, http_5xx, http_429, timeout, connect_error,
 /// dns_error, blocked_address, blocked_scheme, too_large, too_many_redirects, not_html,
-/// disallowed (by the site's robots.txt), error.
+/// disallowed (by the site's robots.txt), deferred (not started by the batch's deadline,
+/// `fetch.batch_deadline_ms`), error.
 struct FetchResult {
   std::string url;        ///< as requested
   std::string final_url;  ///< after redirects

@@ -13,6 +13,19 @@
 namespace newsflow::daemon {
 namespace {
 
+// An input URL names a web page, or with urn: a name (a wire service's item id): one with any
+// other scheme ("javascript:", "data:", "file:", "mailto:") can be neither fetched, nor linked,
+// nor made canonical, and on a page it would run. (`newsflow extract` reads a local file under
+// a file: URL; it builds its input itself.)
+bool web_url_or_relative(std::string_view url) {
+  const std::size_t colon = url.find(':');
+  if (colon == std::string_view::npos) return true;
+  const std::size_t delimiter = url.find_first_of("/?#");
+  if (delimiter != std::string_view::npos && delimiter < colon) return true;  // no scheme
+  const std::string scheme = extractors::ascii_lower(url.substr(0, colon));
+  return scheme == "http" || scheme == "https" || scheme == "urn";
+}
+
 using nlohmann::json;
 
 std::optional<std::string> string_field(const json& j, const char* name, std::string& type_error) {
@@ -51,6 +64,10 @@ void from_json_object(const json& j, ParsedInput& out) {
   }
   if (!type_error.empty()) return fail("invalid_field", type_error);
   if (in.url.empty()) return fail("missing_url", "input has no url");
+  if (!web_url_or_relative(in.url)) {
+    return fail("invalid_url",
+                "the input's url is not http, https or urn: " + in.url.substr(0, 256));
+  }
 
   int bodies = 0;
   for (const char* name : {"html", "html_b64", "text", "feed", "feed_b64"}) {
@@ -135,7 +152,10 @@ bool from_simdjson(std::string_view line, ParsedInput& out) {
     }
   }
   // Repeated keys, base64 bodies and failures: the general path decides.
-  if (bodies != 1 || std::string_view(body_field) == "b64" || in.url.empty()) return false;
+  if (bodies != 1 || std::string_view(body_field) == "b64" || in.url.empty() ||
+      !web_url_or_relative(in.url)) {
+    return false;  // the full reading names the problem
+  }
   for (auto [value, field] :
        {std::pair{fetched_at, &in.fetched_at}, std::pair{published_at, &in.published_at}}) {
     if (!value) continue;
@@ -258,6 +278,11 @@ ParsedInput parse_page_message(std::string_view value, const Headers& headers,
   }
   if (in.url.empty()) {
     out.failure = Failure{"missing_url", "message has no url header"};
+    return out;
+  }
+  if (!web_url_or_relative(in.url)) {
+    out.failure = Failure{"invalid_url", "the message's url header is not http, https or urn: " +
+                                             in.url.substr(0, 256)};
     return out;
   }
   in.kind = BodyKind::kHtmlBytes;

@@ -285,28 +285,9 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract(
   return tl::unexpected(Failure{"internal_error", "unknown body kind"});
 }
 
-namespace {
-
-// An input URL names a web page: one with a scheme ("javascript:", "data:", "file:", "mailto:")
-// other than http and https can be neither fetched, nor linked, nor made canonical.
-bool web_url_or_relative(std::string_view url) {
-  const std::size_t colon = url.find(':');
-  if (colon == std::string_view::npos) return true;
-  const std::size_t delimiter = url.find_first_of("/?#");
-  if (delimiter != std::string_view::npos && delimiter < colon) return true;  // no scheme
-  const std::string scheme = extractors::ascii_lower(url.substr(0, colon));
-  return scheme == "http" || scheme == "https";
-}
-
-}  // namespace
-
 tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::prepare(
     const Input& input) const {
   if (input.url.empty()) return tl::unexpected(Failure{"missing_url", "input has no url"});
-  if (!web_url_or_relative(input.url)) {
-    return tl::unexpected(Failure{
-        "invalid_url", "the input's url is not http or https: " + input.url.substr(0, 256)});
-  }
   const auto t0 = Clock::now();
   auto extracted = extract(input);
   if (extracted) {

@@ -38,6 +38,13 @@ class RobotsRules {
   /// Rules of the chosen group (for tests and `newsflow robots`).
   std::size_t rules() const { return rules_.size(); }
 
+  /// About the memory it holds (its patterns), for the fetcher's bound on cached files.
+  std::size_t bytes() const {
+    std::size_t n = sizeof(*this);
+    for (const Rule& r : rules_) n += sizeof(Rule) + r.pattern.capacity();
+    return n;
+  }
+
  private:
   struct Rule {
     std::string pattern;  // normalized; may hold '*' and a final '$'

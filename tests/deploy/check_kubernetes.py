@@ -46,7 +46,8 @@ def need(obj, path, typ, where):
 DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$")
 API = {"ConfigMap": "v1", "Service": "v1", "Deployment": "apps/v1",
-       "PodDisruptionBudget": "policy/v1", "PodMonitor": "monitoring.coreos.com/v1"}
+       "PodDisruptionBudget": "policy/v1", "PodMonitor": "monitoring.coreos.com/v1",
+       "NetworkPolicy": "networking.k8s.io/v1"}
 
 
 def selects(selector, labels):
@@ -116,6 +117,17 @@ def validate(docs, label):
     pdb = by_kind["PodDisruptionBudget"][0]
     check(selects(pdb["spec"].get("selector", {}).get("matchLabels", {}), tmpl_labels),
           f"{label}: PodDisruptionBudget selects no pod")
+    for np in by_kind.get("NetworkPolicy", []):
+        # The ops port is open only to what the policy admits: it must select the pods and
+        # name a port they have.
+        check(selects(np["spec"]["podSelector"].get("matchLabels", {}), tmpl_labels),
+              f"{label}: NetworkPolicy selects no pod")
+        for rule in np["spec"].get("ingress", []):
+            check(bool(rule.get("from")), f"{label}: NetworkPolicy admits everyone")
+            for p in rule.get("ports", []):
+                check(p.get("port") in ports, f"{label}: NetworkPolicy port {p.get('port')}")
+    check(label != "base" or len(by_kind.get("NetworkPolicy", [])) == 1,
+          f"{label}: expected one NetworkPolicy limiting the ops port")
     for pm in by_kind.get("PodMonitor", []):
         check(selects(pm["spec"]["selector"]["matchLabels"], tmpl_labels), f"{label}: PodMonitor selects no pod")
         for ep in pm["spec"]["podMetricsEndpoints"]:

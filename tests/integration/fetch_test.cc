@@ -292,6 +292,42 @@ TEST(FetcherRobots, HonoursRobotsTxtAndItsCrawlDelay) {
   EXPECT_EQ(robots_requests.load(), 1);
 }
 
+// A feed of 50 links to a site whose robots.txt asks 30 s between requests held the whole
+// stream for 25 minutes: the links were fetched one after the other with no bound for the
+// batch. Now what is not fetched by the batch's deadline is given up as "deferred", at once.
+TEST(FetcherRobots, ALongCrawlDelayDefersLinksPastTheBatchDeadline) {
+  LocalHttpServer site({
+      {"/robots.txt",
+       [](mg_connection* c, const mg_request_info*) {
+         LocalHttpServer::send(c, 200, "text/plain", "User-agent: *\nCrawl-delay: 30\n");
+       }},
+      {"/",
+       [](mg_connection* c, const mg_request_info* info) {
+         LocalHttpServer::send(c, 200, "text/html", article_page(info->local_uri, "Words."));
+       }},
+  });
+  ASSERT_TRUE(site.ok());
+  config::FetchConfig options;
+  options.allow_networks = {"127.0.0.0/8"};
+  options.batch_deadline_ms = 1500;
+  Metrics metrics;
+  auto f = Fetcher::create(options, &metrics);
+  ASSERT_TRUE(f);
+  std::vector<std::string> urls;
+  for (int i = 0; i < 50; ++i) urls.push_back(site.url("/page/" + std::to_string(i)));
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = (*f)->fetch(urls);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(seconds, 4.0);
+  EXPECT_EQ(r[0].outcome, "ok");
+  for (std::size_t i = 1; i < r.size(); ++i) {
+    EXPECT_EQ(r[i].outcome, "deferred") << i;
+    EXPECT_NE(r[i].detail.find("Crawl-delay"), std::string::npos) << r[i].detail;
+  }
+  EXPECT_EQ(counter_value(metrics, "newsflow_fetch_total", "outcome", "deferred"), 49);
+}
+
 TEST(FetcherRobots, AMissingFileAllowsAndAnUnreachableOneDisallows) {
   std::atomic<int> status{404};
   LocalHttpServer site({

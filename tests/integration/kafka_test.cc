@@ -15,6 +15,7 @@
 #include <set>
 #include <thread>
 
+#include "daemon/cli/redrive.h"
 #include "daemon/kafka/daemon.h"
 #include "daemon/kafka/kafka.h"
 #include "daemon/ops/metrics.h"
@@ -350,6 +351,46 @@ TEST_F(DaemonOnMockCluster, RecordsRefusedForGoodEndAsDeadLettersNotRetriedForev
   EXPECT_GE(articles.size() + poison + refused, inputs);
   EXPECT_EQ(scrape_counter(metrics, "newsflow_dlq_total"),
             static_cast<double>(daemon.progress().dead_letters.load()));
+}
+
+// An operator acts on dead letters once their cause is gone: `newsflow redrive` sends those of
+// the reasons asked for back to their input topic, with the input's own key and headers; a dry
+// run sends nothing; a cut payload is passed over.
+TEST_F(DaemonOnMockCluster, RedriveSendsChosenDeadLettersBackToTheirInputTopic) {
+  const std::size_t inputs = produce_inputs();
+  Metrics metrics;
+  run_daemon(inputs, metrics);
+  const int parts = config_.kafka.embedded_partitions;
+  const std::size_t pages_before =
+      read_topic(cluster_->bootstrap(), config_.topics.pages, parts).size();
+  config::Config c = config_;
+  c.kafka.brokers = cluster_->bootstrap();
+  RedriveOptions dry;
+  dry.reasons = {"no_text", "too_large"};
+  dry.dry_run = true;
+  EXPECT_EQ(run_redrive(c, dry), 0);
+  EXPECT_EQ(read_topic(cluster_->bootstrap(), config_.topics.pages, parts).size(), pages_before);
+
+  RedriveOptions real;
+  real.reasons = {"no_text", "too_large"};  // too_large's payload was cut: passed over
+  EXPECT_EQ(run_redrive(c, real), 0);
+  const auto pages = read_topic(cluster_->bootstrap(), config_.topics.pages, parts);
+  ASSERT_EQ(pages.size(), pages_before + 1);
+  std::size_t redriven = 0;
+  for (const auto& r : pages) {
+    if (header(r, "redriven_from").empty()) continue;
+    ++redriven;
+    EXPECT_EQ(r.key, "p6");
+    EXPECT_EQ(header(r, "url"), "https://p.test/6");
+    EXPECT_TRUE(header(r, "error_reason").empty());
+    EXPECT_TRUE(header(r, "source_topic").empty());
+    EXPECT_EQ(r.value, "<html><body><img src=x></body></html>");
+  }
+  EXPECT_EQ(redriven, 1u);
+  // Judged again, it is a dead letter again (nothing changed) and nothing else is affected.
+  Metrics again;
+  run_daemon(1, again);
+  EXPECT_EQ(scrape_counter(again, "newsflow_dlq_total"), 1);
 }
 
 TEST_F(DaemonOnMockCluster, AFailedCommitIsRetriedWhenNoBatchFollows) {

@@ -234,6 +234,11 @@ TEST(ReplayLine, EveryMalformedLineHasAReason) {
       {R"({"url":"u","html_b64":"***"})", "invalid_base64"},
       {R"({"url":"u","fetched_at":"soon","html":"x"})", "invalid_timestamp"},
       {"{\"url\":\"u\",\"html\":\"caf\xE9\"}", "invalid_utf8"},
+      // Only web pages: a URL of another scheme would be a link that runs script, or a file.
+      {R"({"url":"javascript:alert(document.domain)//x","html":"<p>x</p>"})", "invalid_url"},
+      {R"({"url":"JavaScript:x","text":"words"})", "invalid_url"},
+      {R"({"url":"data:text/html,x","html":"x"})", "invalid_url"},
+      {R"({"url":"file:///etc/passwd","html":"x"})", "invalid_url"},
   };
   for (const auto& [line, reason] : cases) {
     auto p = parse_replay_line(line);
@@ -268,6 +273,9 @@ TEST(PageMessage, RawHtmlNeedsAUrlHeader) {
             "invalid_timestamp");
 
   EXPECT_EQ(parse_page_message("<p>x</p>", {}, 0).failure->reason, "missing_url");
+  EXPECT_EQ(parse_page_message("<p>x</p>", {{"url", "javascript:alert(1)"}}, 0).failure->reason,
+            "invalid_url");
+  EXPECT_FALSE(parse_page_message("<p>x</p>", {{"url", "HTTPS://a.test/x:y"}}, 0).failure);
   EXPECT_EQ(parse_page_message("", {{"url", "u"}}, 0).failure->reason, "empty_document");
 }
 

@@ -41,5 +41,33 @@ TEST(StoriesPage, AStoryShowsTheStoriesOfOtherLanguagesItIsRelatedTo) {
   EXPECT_EQ(render_stories_page(s).find("class=related"), std::string::npos);
 }
 
+// A page or feed item whose URL is javascript: was written into <a href> on the status and
+// stories pages: a click ran script on the ops origin. Only web URLs become links now.
+TEST(StoriesPage, OnlyWebUrlsBecomeLinks) {
+  StatusSnapshot s;
+  dedup::Story st = story("a1", "Headline", "en");
+  st.articles.emplace_back("a2", "javascript:alert(document.domain)//x", "evil.test");
+  st.articles.emplace_back("a3", "JAVASCRIPT:alert(1)", "");
+  st.articles.emplace_back("a4", "https://ok.test/\tjavascript:x", "ok.test");
+  st.article_count = 4;
+  s.stories = {st};
+  for (const std::string& html : {render_stories_page(s), render_status_page(s)}) {
+    EXPECT_EQ(html.find("href=\"javascript"), std::string::npos) << html;
+    EXPECT_EQ(html.find("href=\"JAVASCRIPT"), std::string::npos) << html;
+    EXPECT_NE(html.find("<a href=\"https://en.test/a1\""), std::string::npos) << html;
+    EXPECT_NE(html.find("<span class=url>javascript:alert(document.domain)//x</span>"),
+              std::string::npos)
+        << html;
+  }
+  EXPECT_TRUE(is_web_url("https://a.test/x"));
+  EXPECT_TRUE(is_web_url("HTTP://a.test/"));
+  EXPECT_FALSE(is_web_url("javascript:alert(1)"));
+  EXPECT_FALSE(is_web_url(" https://a.test/"));
+  EXPECT_FALSE(is_web_url("https://a.test/\tx"));
+  EXPECT_FALSE(is_web_url("data:text/html,x"));
+  EXPECT_FALSE(is_web_url("//a.test/x"));
+  EXPECT_FALSE(is_web_url("https:"));
+}
+
 }  // namespace
 }  // namespace newsflow::daemon

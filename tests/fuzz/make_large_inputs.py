@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Writes large crafted inputs (1-2 MB each) for one fuzz target into a folder: the shapes that
+made a parser quadratic (tests/fuzz/CMakeLists.txt runs each once under a per-input time limit,
+then fuzzes from them). Usage: make_large_inputs.py TARGET OUTDIR"""
+import gzip
+import json
+import os
+import sys
+
+MB = 1 << 20
+
+
+def rep(piece, size=2 * MB):
+    return piece * (size // len(piece))
+
+
+def html_pages():
+    pieces = ["<script>", "<style>", "<title>", "<textarea>", "<noscript>", "<iframe>", "<svg>",
+              "<xmp>", "<noembed>", "<", "<a", "<a b", "<p x=", "</", "<title><p>", "<!--x-->",
+              "<div>", "<b><i>", "<a>", "<table><tr><td>", "&amp;", "<p a=1 b=2 c=3>",
+              "<frameset><noframes>", "<li>word ", "<a href='x'>link</a> "]
+    for i, p in enumerate(pieces):
+        yield f"page{i}.html", ("<html><body><p>" + rep(p) + "</p></body></html>").encode()
+
+
+def feeds():
+    attrs = "".join(f' a{i}=""' for i in range(60000))
+    entries = rep('<entry><link href="p"/></entry>', MB)
+    yield "atom_attrs.xml", (f'<feed xmlns="http://www.w3.org/2005/Atom" xml:base="https://a.test/"{attrs}>'
+                             + entries + "</feed>").encode()
+    yield "rss_items.xml", ("<rss><channel>" + rep("<item><title>t</title><link>https://a.test/x</link></item>")
+                            + "</channel></rss>").encode()
+    yield "unclosed_items.xml", ("<rss><channel>" + rep("<item ") + "</item>").encode()
+    yield "deep.xml", ("<rss>" + "<a>" * 200000).encode()
+    yield "entities.xml", ("<rss><channel><item><description>" + rep("&nbsp;&#x41;&bogus;")
+                           + "</description></item></channel></rss>").encode()
+    yield "cdata.xml", ("<rss><channel>" + rep("<![CDATA[") + "</channel></rss>").encode()
+
+
+def robots():
+    yield "stars.txt", ("User-agent: *\nDisallow: /" + rep("*a", 40000) + "b\n" + "/" + "a" * 16000).encode()
+    yield "many_rules.txt", ("User-agent: *\n" + "".join(f"Disallow: /*r{i}*x$\n" for i in range(40000))
+                             + "/r1/" + "y" * 8000).encode()
+    yield "long_line.txt", ("User-agent: *\nAllow: " + rep("%41", MB) + "\n").encode()
+
+
+def replay_lines():
+    yield "quotes.jsonl", json.dumps({"url": "https://a.test/q", "text": rep('"\\', MB)}).encode()
+    yield "html.jsonl", json.dumps({"url": "https://a.test/h", "html": "<p>" + rep("<script>", MB)}).encode()
+    yield "feed.jsonl", json.dumps({"url": "https://a.test/f", "feed": "<rss><channel>"
+                                    + rep("<item><title>t</title><description>words words</description></item>", MB)
+                                    + "</channel></rss>"}).encode()
+
+
+def warcs():
+    record = (b"WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: https://a.test/x\r\n"
+              b"Content-Type: application/http; msgtype=response\r\n")
+    http = b"HTTP/1.1 200 OK\r\n" + b"X-H: v\r\n" * 60000 + b"Content-Type: text/html\r\n\r\n<p>x</p>"
+    yield "many_headers.warc", record + b"Content-Length: " + str(len(http)).encode() + b"\r\n\r\n" + http + b"\r\n\r\n"
+    chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: text/html\r\n\r\n" + b"1\r\nx\r\n" * 200000 + b"0\r\n\r\n"
+    yield "chunks.warc", record + b"Content-Length: " + str(len(chunked)).encode() + b"\r\n\r\n" + chunked + b"\r\n\r\n"
+    yield "headers_only.warc", b"WARC/1.0\r\n" + b"WARC-X: y\r\n" * 150000
+
+
+def input_files():
+    yield "lines.jsonl.gz", gzip.compress(rep(b'{"url":"https://a.test/","text":"x"}\n'))
+    yield "one_line.jsonl", rep(b"a") 
+
+
+def states():
+    yield "junk.bin", bytes(range(256)) * (MB // 256)
+    yield "varints.bin", b"\xff" * MB
+
+
+TARGETS = {"extract": html_pages, "feed": feeds, "robots": robots, "replay_line": replay_lines,
+           "warc": warcs, "input_file": input_files, "state": states}
+
+if __name__ == "__main__":
+    target, out = sys.argv[1], sys.argv[2]
+    os.makedirs(out, exist_ok=True)
+    for name, data in TARGETS[target]():
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(data)
