@@ -300,7 +300,8 @@ int Daemon::on_statistics(rd_kafka_t*, char* json, size_t len, void* opaque) {
 
 namespace {
 
-constexpr std::size_t kMaxErrorDetailBytes = 4096;  // of a dead letter's error_detail header
+constexpr std::size_t kMaxErrorDetailBytes = 4096;      // of a dead letter's error_detail header
+constexpr std::size_t kDeadLetterOverheadBytes = 1024;  // record framing, the headers added last
 
 // Errors that no retry of the same record cures: the record is too large for the producer, the
 // broker or the topic, or the broker will not take it as it is. Anything else (a leader moving,
@@ -469,9 +470,18 @@ void Daemon::dead_letter(rd_kafka_message_t* msg, const Failure& failure) {
   headers.emplace_back("source_offset", std::to_string(msg->offset));
   headers.emplace_back("schema", "newsflow.dead-letter/1");
   std::string_view value = payload(msg);
-  if (static_cast<std::int64_t>(value.size()) > config_.kafka.dlq_max_payload_bytes) {
+  // At most kafka.dlq_max_payload_bytes of the input, and never more than the producer may send
+  // with the headers and key: a dead letter refused for its size would lose the input's trace.
+  auto cap =
+      static_cast<std::size_t>(std::max<std::int64_t>(0, config_.kafka.dlq_max_payload_bytes));
+  if (max_record_bytes_ > 0) {
+    std::size_t around = key_of(msg).size() + kDeadLetterOverheadBytes;
+    for (const auto& [name, v] : headers) around += name.size() + v.size() + 8;
+    cap = std::min(cap, max_record_bytes_ > around ? max_record_bytes_ - around : 0);
+  }
+  if (value.size() > cap) {
     headers.emplace_back("payload_truncated_from", std::to_string(value.size()));
-    value = value.substr(0, static_cast<std::size_t>(config_.kafka.dlq_max_payload_bytes));
+    value = value.substr(0, cap);
   }
   record_dead_letter(msg, failure);
   produce(config_.topics.dlq, std::string(key_of(msg)), std::string(value), headers);

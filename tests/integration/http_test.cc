@@ -1,9 +1,11 @@
 // The real binary: `newsflow run` on its embedded Kafka, scraped over HTTP, stopped by SIGTERM.
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +15,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "daemon/ops/http_server.h"
 
 extern char** environ;
 
@@ -126,6 +130,63 @@ TEST(Binary, ServesMetricsHealthAndReadinessAndStopsOnSigterm) {
   }
   ASSERT_TRUE(WIFEXITED(status)) << "newsflow did not stop within 10 s of SIGTERM";
   EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+}  // namespace
+
+namespace {
+
+// 40 clients that send their request a byte a second held the ops server's four threads, and
+// /healthz went unanswered for longer than a liveness probe waits (then the pod restarted and
+// reloaded its window). The probe is answered now within a second, and every response carries
+// the headers that keep a page from running script.
+TEST(OpsServer, ProbesAreAnsweredWhileSlowClientsHoldConnections) {
+  auto server = newsflow::daemon::HttpServer::start(
+      "127.0.0.1:0", {{"/healthz", [] {
+                         return newsflow::daemon::HttpResponse{200, "text/plain", "ok\n"};
+                       }}});
+  ASSERT_TRUE(server) << server.error();
+  const int port = (*server)->port();
+  std::vector<int> slow;
+  for (int i = 0; i < 40; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    ASSERT_EQ(send(fd, "G", 1, 0), 1);  // and nothing more for now
+    slow.push_back(fd);
+  }
+  std::this_thread::sleep_for(300ms);
+  const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/healthz";
+  for (int round = 0; round < 3; ++round) {
+    for (const int fd : slow) (void)send(fd, "E", 1, MSG_NOSIGNAL);  // a byte now and then
+    const auto t0 = std::chrono::steady_clock::now();
+    const Response r = get(url);
+    EXPECT_EQ(r.status, 200) << "round " << round;
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s);
+    std::this_thread::sleep_for(500ms);
+  }
+  for (const int fd : slow) close(fd);
+  // The security headers.
+  CURL* c = curl_easy_init();
+  std::string headers;
+  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 2000L);
+  curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+  curl_easy_setopt(
+      c, CURLOPT_HEADERFUNCTION, +[](char* p, size_t s, size_t n, void* ud) {
+        static_cast<std::string*>(ud)->append(p, s * n);
+        return s * n;
+      });
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, &headers);
+  EXPECT_EQ(curl_easy_perform(c), CURLE_OK);
+  curl_easy_cleanup(c);
+  EXPECT_NE(headers.find("Content-Security-Policy: default-src 'none'"), std::string::npos)
+      << headers;
+  EXPECT_NE(headers.find("X-Content-Type-Options: nosniff"), std::string::npos) << headers;
+  EXPECT_NE(headers.find("Referrer-Policy: no-referrer"), std::string::npos) << headers;
 }
 
 }  // namespace
