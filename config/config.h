@@ -128,6 +128,9 @@ struct FetchConfig {
   /// Bound on one batch's fetching: links not fetched by then are given up ("deferred"), so a
   /// slow site or a long Crawl-delay never holds the stream longer (0: no bound).
   int batch_deadline_ms = 20000;
+  /// Bounds on the robots.txt files kept (not configuration keys: fixed, settable in tests).
+  std::size_t robots_cache_max_sites = 20000;
+  std::size_t robots_cache_max_bytes = 64 << 20;
 };
 
 /// Local state of the process.

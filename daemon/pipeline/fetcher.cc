@@ -80,8 +80,6 @@ struct Fetcher::Impl {
     Clock::time_point expires;
   };
   std::map<std::string, RobotsEntry> robots;  // by origin
-  static constexpr std::size_t kMaxRobotsSites = 20000;
-  static constexpr std::size_t kMaxRobotsCacheBytes = 64 << 20;
   void bound_robots();
   std::string product;  // the user agent's product token
 
@@ -466,17 +464,20 @@ void Fetcher::Impl::learn_robots(const std::vector<std::string>& origins,
 }
 
 void Fetcher::Impl::bound_robots() {
-  // However many sites the links name: at most kMaxRobotsSites files and kMaxRobotsBytes of
-  // rules are kept, the entries that expire soonest forgotten first (asked again when needed).
+  // However many sites the links name: at most robots_cache_max_sites files and
+  // robots_cache_max_bytes of rules are kept, the entries that expire soonest forgotten first
+  // (asked again when needed).
+  const std::size_t max_sites = options.robots_cache_max_sites;
+  const std::size_t max_bytes = options.robots_cache_max_bytes;
   std::size_t bytes = 0;
   for (const auto& [origin, e] : robots) bytes += origin.size() + e.rules.bytes();
-  if (robots.size() <= kMaxRobotsSites && bytes <= kMaxRobotsCacheBytes) return;
+  if (robots.size() <= max_sites && bytes <= max_bytes) return;
   std::vector<std::pair<Clock::time_point, std::string>> by_expiry;
   by_expiry.reserve(robots.size());
   for (const auto& [origin, e] : robots) by_expiry.emplace_back(e.expires, origin);
   std::sort(by_expiry.begin(), by_expiry.end());
   for (const auto& [expires, origin] : by_expiry) {
-    if (robots.size() <= kMaxRobotsSites && bytes <= kMaxRobotsCacheBytes) break;
+    if (robots.size() <= max_sites && bytes <= max_bytes) break;
     const auto it = robots.find(origin);
     bytes -= origin.size() + it->second.rules.bytes();
     robots.erase(it);

@@ -328,6 +328,40 @@ TEST(FetcherRobots, ALongCrawlDelayDefersLinksPastTheBatchDeadline) {
   EXPECT_EQ(counter_value(metrics, "newsflow_fetch_total", "outcome", "deferred"), 49);
 }
 
+// The robots.txt cache had no bound on sites: a feed naming a new host in every link grew it
+// without end. At its bound, the entry that expires soonest goes and is asked again when needed.
+TEST(FetcherRobots, TheRobotsCacheKeepsItsBound) {
+  std::atomic<int> robots_requests{0};
+  auto make_site = [&] {
+    return std::make_unique<LocalHttpServer>(std::map<std::string, LocalHttpServer::Route>{
+        {"/robots.txt",
+         [&](mg_connection* c, const mg_request_info*) {
+           ++robots_requests;
+           LocalHttpServer::send(c, 200, "text/plain", "User-agent: *\nDisallow: /private\n");
+         }},
+        {"/",
+         [](mg_connection* c, const mg_request_info* info) {
+           LocalHttpServer::send(c, 200, "text/html", article_page(info->local_uri, "Words."));
+         }},
+    });
+  };
+  auto a = make_site(), b = make_site(), c = make_site();
+  config::FetchConfig options;
+  options.allow_networks = {"127.0.0.0/8"};
+  options.host_delay_ms = 0;
+  options.robots_cache_max_sites = 2;
+  auto f = Fetcher::create(options, nullptr);
+  ASSERT_TRUE(f);
+  EXPECT_EQ((*f)->fetch({a->url("/x")})[0].outcome, "ok");
+  EXPECT_EQ((*f)->fetch({b->url("/x")})[0].outcome, "ok");
+  EXPECT_EQ((*f)->fetch({c->url("/x")})[0].outcome, "ok");  // a's file goes (it expires first)
+  EXPECT_EQ(robots_requests.load(), 3);
+  EXPECT_EQ((*f)->fetch({c->url("/private/y")})[0].outcome, "disallowed");  // kept
+  EXPECT_EQ(robots_requests.load(), 3);
+  EXPECT_EQ((*f)->fetch({a->url("/y")})[0].outcome, "ok");  // asked again
+  EXPECT_EQ(robots_requests.load(), 4);
+}
+
 TEST(FetcherRobots, AMissingFileAllowsAndAnUnreachableOneDisallows) {
   std::atomic<int> status{404};
   LocalHttpServer site({
