@@ -64,7 +64,7 @@ def warcs():
 
 def input_files():
     yield "lines.jsonl.gz", gzip.compress(rep(b'{"url":"https://a.test/","text":"x"}\n'))
-    yield "one_line.jsonl", rep(b"a") 
+    yield "one_line.jsonl", rep(b"a")
 
 
 def states():
