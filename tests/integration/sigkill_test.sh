@@ -53,6 +53,9 @@ total() { kcat -b "$NEWSFLOW_KAFKA__BROKERS" -C -t "$1" -e -q -f '%k\n' 2>/dev/n
 acked='newsflow_messages_produced_total{topic="newsflow.articles"}'
 restarts=()
 for round in 1 2 3 4 5; do
+  # A fast machine may have judged and committed the whole stream before the last kills: a
+  # restart with nothing left to publish is "idle", not late.
+  idle=""; [ "$(count newsflow.articles)" -ge "$expected" ] && idle=1
   t0=$(date +%s.%N); first=""
   "$bin" run > "$work/run$round.log" 2>&1 &
   pid=$!; pids+=($pid)
@@ -69,6 +72,7 @@ for round in 1 2 3 4 5; do
   done
   kill -KILL $pid
   wait $pid 2>/dev/null || true
+  if [ -n "$idle" ] && [ -z "$first" ]; then first=idle; fi
   restarts+=("${first:-never}")
   echo "after kill $round: $(count newsflow.articles) distinct article keys, $(total newsflow.articles) records; it published its first article ${first:-never} s after its start"
 done
@@ -98,6 +102,7 @@ grep -h '"window_restored"' "$work"/run*.log "$work/final.log" | tail -1
 # sanitizer build.
 limit=${NEWSFLOW_TEST_RESTART_LIMIT_S:-10}
 for s in "${restarts[@]:1}"; do
+  [ "$s" = idle ] && continue
   python3 -c "import sys; sys.exit(0 if '$s' != 'never' and float('$s') <= $limit else 1)" ||
     fail "a restart published its first article after ${s} s (limit $limit s): ${restarts[*]}"
 done
