@@ -36,17 +36,9 @@ tl::expected<std::unique_ptr<HttpServer>, std::string> HttpServer::start(
   // A thread per connection: 64 of them, so a few dozen clients that send their request a
   // byte at a time (each read resets civetweb's 5 s timeout) still leave threads for the
   // probes and the scrape; connections past them wait in the listen queue.
-  const char* options[] = {"listening_ports",
-                           listen.c_str(),
-                           "num_threads",
-                           "64",
-                           "tcp_nodelay",
-                           "1",
-                           "request_timeout_ms",
-                           "5000",
-                           "max_request_size",
-                           "16384",
-                           nullptr};
+  const char* options[] = {
+      "listening_ports",    listen.c_str(), "num_threads",      "64",    "tcp_nodelay", "1",
+      "request_timeout_ms", "5000",         "max_request_size", "16384", nullptr};
   mg_callbacks callbacks{};
   server->ctx_ = mg_start(&callbacks, server.get(), options);
   if (!server->ctx_) return tl::unexpected("cannot listen on " + listen);

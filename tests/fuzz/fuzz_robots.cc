@@ -14,8 +14,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const RobotsRules rules = RobotsRules::parse(bytes, "newsflow");
   const std::size_t nl = bytes.rfind('\n');
   const std::string tail(nl == std::string_view::npos ? bytes : bytes.substr(nl + 1));
-  for (const std::string& path : {"/" + tail, tail, std::string("/"), "/a" + tail + "$",
-                                  "/" + tail + "?" + tail}) {
+  for (const std::string& path :
+       {"/" + tail, tail, std::string("/"), "/a" + tail + "$", "/" + tail + "?" + tail}) {
     (void)rules.allows(path);
   }
   if (rules.crawl_delay() && *rules.crawl_delay() < 0) __builtin_trap();
