@@ -6,7 +6,6 @@
 #include "extractors/metadata.h"
 #include "extractors/mss.h"
 #include "extractors/page.h"
-#include "extractors/text.h"
 
 namespace newsflow::extractors {
 namespace {
@@ -87,9 +86,6 @@ tl::expected<Article, ExtractError> extract(std::string_view html, bool known_ut
   article.byline = std::move(meta.byline);
   article.published_at = meta.published_at;
   article.warnings = std::move(page->warnings);
-  if (truncate_text(article.text, options.max_text_bytes)) {
-    article.warnings.emplace_back("text_truncated");
-  }
   return article;
 }
 

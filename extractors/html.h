@@ -24,8 +24,9 @@ struct ExtractOptions {
   SegmentOptions segment;
   std::size_t max_html_bytes = 8 * 1024 * 1024;  ///< larger documents fail with kTooLarge
   std::size_t min_text_chars = 1;                ///< shorter main text fails with kNoText
-  /// Longer main text is cut (at a word) with the warning "text_truncated": an article record
-  /// stays within what a producer may send, whatever the page.
+  /// Longer article text is cut (at a word, `truncate_text`) with the warning "text_truncated"
+  /// where every kind of input meets before it is published (the daemon's pipeline), so an
+  /// article record stays within what a producer may send.
   std::size_t max_text_bytes = 512 * 1024;
   /// Deeper tag nesting fails with kParse before parsing (tree building is quadratic in depth).
   std::size_t max_nesting_depth = 5000;

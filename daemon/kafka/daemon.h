@@ -244,6 +244,10 @@ class Daemon {
   /// The dead letter `msg` ends as because an output of it was refused for good, if any.
   std::optional<Failure> take_refused(rd_kafka_message_t* msg);
   std::size_t max_record_bytes_ = 0;  // the producer's message.max.bytes
+  /// output_too_large when a record of `bytes` (the `what` record of article `id`) is more than
+  /// the producer may send.
+  std::optional<Failure> too_large_to_send(std::string_view what, std::string_view id,
+                                           std::size_t bytes) const;
   std::chrono::steady_clock::time_point last_commit_{};
   /// Serves delivery reports; moves the offsets of batches acknowledged in full, in order, to
   /// the offsets to commit, and commits them when `kafka.commit_interval_ms` has passed (or

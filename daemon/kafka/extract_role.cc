@@ -45,13 +45,7 @@ void Daemon::hand_over(rd_kafka_message_t* msg, Work& work) {
     // was judged before: the input ends as one dead letter, and its batch goes on.
     std::optional<Failure> refused = take_refused(msg);
     for (const auto& [id, record] : records) {
-      if (!refused && max_record_bytes_ > 0 && record.size() + 16 * 1024 > max_record_bytes_) {
-        refused =
-            Failure{"output_too_large",
-                    "the extracted record of " + id + " has " + std::to_string(record.size()) +
-                        " bytes; the producer sends at most " + std::to_string(max_record_bytes_) +
-                        " (message.max.bytes)"};
-      }
+      if (!refused) refused = too_large_to_send("extracted", id, record.size());
     }
     if (refused) {
       dead_letter(msg, *refused);

@@ -24,9 +24,18 @@ namespace newsflow::daemon {
 
 using namespace internal;
 
-// Room left in a record for its key, headers and framing when its value is checked against the
-// producer's message.max.bytes.
-constexpr std::size_t kRecordOverheadBytes = 16 * 1024;
+std::optional<Failure> Daemon::too_large_to_send(std::string_view what, std::string_view id,
+                                                 std::size_t bytes) const {
+  // Room left for the record's key, headers and framing.
+  constexpr std::size_t kRecordOverheadBytes = 16 * 1024;
+  if (max_record_bytes_ == 0 || bytes + kRecordOverheadBytes <= max_record_bytes_) {
+    return std::nullopt;
+  }
+  return Failure{"output_too_large",
+                 "the " + std::string(what) + " record of " + std::string(id) + " has " +
+                     std::to_string(bytes) + " bytes; the producer sends at most " +
+                     std::to_string(max_record_bytes_) + " (message.max.bytes)"};
+}
 
 bool Daemon::dead_letters_of(rd_kafka_message_t* msg, Work& work) {
   if (work.parsed.failure) {
@@ -68,12 +77,8 @@ void Daemon::serialize(Work& work) const {
       for (const auto& [what, bytes] :
            {std::pair{"article", r.article.size()}, std::pair{"state", r.state.size()},
             std::pair{"story", r.story.size()}}) {
-        if (max_record_bytes_ > 0 && bytes + kRecordOverheadBytes > max_record_bytes_) {
-          work.failed =
-              Failure{"output_too_large",
-                      std::string("the ") + what + " record of " + o.article.id + " has " +
-                          std::to_string(bytes) + " bytes; the producer sends at most " +
-                          std::to_string(max_record_bytes_) + " (message.max.bytes)"};
+        if (auto refused = too_large_to_send(what, o.article.id, bytes)) {
+          work.failed = std::move(refused);
           return;
         }
       }

@@ -415,9 +415,7 @@ bool Pipeline::publishable(Extracted& e) const {
     if (e.feed_text.empty()) return false;
     e.article.text = e.feed_text;
   }
-  if (extractors::truncate_text(e.article.text, config_.extract.max_text_bytes) &&
-      std::find(e.article.warnings.begin(), e.article.warnings.end(), "text_truncated") ==
-          e.article.warnings.end()) {
+  if (extractors::truncate_text(e.article.text, config_.extract.max_text_bytes)) {
     e.article.warnings.emplace_back("text_truncated");
   }
   constexpr std::size_t kMaxTitleBytes = 2048;

@@ -66,5 +66,12 @@ grep -q "kafka.group_id" "$work/check.err" || fail "check-config did not name ka
 grep -q "bogus: unknown key" "$work/check.err" || fail "check-config did not name the unknown key"
 "$bin" check-config "$src/deploy/config/newsflow.yaml" > /dev/null || fail "the sample config does not check"
 "$bin" --version | grep -q '^newsflow ' || fail "--version"
+# redrive: a time it cannot read, and no brokers, are refused before anything is read.
+set +e
+NEWSFLOW_KAFKA__BROKERS=127.0.0.1:9 "$bin" redrive --since yesterday 2> "$work/redrive.err"; code=$?
+NEWSFLOW_KAFKA__BROKERS= "$bin" redrive --dry-run 2> "$work/redrive2.err"; code2=$?
+set -e
+[ "$code" = 2 ] && grep -q "not RFC 3339" "$work/redrive.err" || fail "redrive took --since yesterday"
+[ "$code2" = 2 ] && grep -q "kafka.brokers" "$work/redrive2.err" || fail "redrive ran without brokers"
 echo "replay CLI: $lines lines -> $out articles + $dlq dead letters"
 echo "1 passed, 0 failed"
