@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "extractors/metadata.h"
 #include "extractors/timestamp.h"
 
 namespace newsflow::extractors {
@@ -19,8 +20,19 @@ struct Article {
   std::string lang;           ///< declared language (ISO 639-1) when the page says, else empty
   std::string language;       ///< detected language, BCP-47 (`detect_language`); empty if unsure
   std::string byline;         ///< authors ("Jane Doe, John Roe") when known, else empty
+  std::vector<std::string> authors;  ///< the authors' names, one each; empty when unknown
   std::optional<UnixSeconds> published_at;
+  std::optional<UnixSeconds> modified_at;  ///< the page's last update, when it says
   std::optional<UnixSeconds> fetched_at;
+  std::string description;  ///< a line about the article (declared, else its first sentences)
+  /// The lead image (absolute http(s) URL, declared size, caption).
+  std::optional<LeadImage> image;
+  std::string section;            ///< the site's section ("Politics"), when declared
+  std::vector<std::string> tags;  ///< keywords the page declares
+  std::string site_name;          ///< the outlet's name as it writes it ("The Guardian")
+  bool paywalled = false;         ///< declared not free to read (JSON-LD isAccessibleForFree)
+  /// Where each metadata field came from (`extract --explain`); not published.
+  FieldSources sources;
   /// What was repaired to read the page (`ParsedPage::warnings`); empty for a clean page.
   std::vector<std::string> warnings;
 };

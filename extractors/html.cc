@@ -61,30 +61,46 @@ bool parse_extract_method(std::string_view name, ExtractMethod& out) {
 namespace {
 
 tl::expected<Article, ExtractError> extract(std::string_view html, bool known_utf8,
-                                            std::string_view url, const ExtractOptions& options) {
+                                            std::string_view url, const ExtractOptions& options,
+                                            std::optional<UnixSeconds> fetched_at) {
   auto page = parse_page(html, {options.max_html_bytes, options.max_nesting_depth, known_utf8});
   if (!page) return tl::unexpected(page.error());
 
   Article article;
   article.url = std::string(url);
+  std::vector<std::uint32_t> blocks;
   if (options.method == ExtractMethod::kFinn) {
     article.text = finn_text(*page);
   } else {
     const MssModel& model = options.model ? *options.model : MssModel::builtin();
-    article.text = render_blocks(*page, segment_mss(*page, model, options.segment));
+    blocks = segment_mss(*page, model, options.segment);
+    article.text = render_blocks(*page, blocks);
   }
   if (article.text.size() < std::max<std::size_t>(1, options.min_text_chars)) {
     return tl::unexpected(ExtractError{
         ExtractReason::kNoText,
         "no main text found among " + std::to_string(page->words.size()) + " visible words"});
   }
-  PageMetadata meta = resolve_metadata(page->metadata, url);
+  MetadataContext context;
+  context.article_blocks = options.method == ExtractMethod::kFinn ? nullptr : &blocks;
+  context.article_text = article.text;
+  context.fetched_at = fetched_at;
+  PageMetadata meta = resolve_metadata(*page, url, context);
   article.title = std::move(meta.title);
   article.canonical_url = std::move(meta.canonical_url);
   article.source = std::move(meta.source);
   article.lang = std::move(meta.lang);
   article.byline = std::move(meta.byline);
+  article.authors = std::move(meta.authors);
   article.published_at = meta.published_at;
+  article.modified_at = meta.modified_at;
+  article.description = std::move(meta.description);
+  article.image = std::move(meta.image);
+  article.section = std::move(meta.section);
+  article.tags = std::move(meta.tags);
+  article.site_name = std::move(meta.site_name);
+  article.paywalled = meta.paywalled;
+  article.sources = std::move(meta.sources);
   article.warnings = std::move(page->warnings);
   return article;
 }
@@ -92,13 +108,15 @@ tl::expected<Article, ExtractError> extract(std::string_view html, bool known_ut
 }  // namespace
 
 tl::expected<Article, ExtractError> extract_html(std::string_view html, std::string_view url,
-                                                 const ExtractOptions& options) {
-  return extract(html, false, url, options);
+                                                 const ExtractOptions& options,
+                                                 std::optional<UnixSeconds> fetched_at) {
+  return extract(html, false, url, options, fetched_at);
 }
 
 tl::expected<Article, ExtractError> extract_html(const Decoded& document, std::string_view url,
-                                                 const ExtractOptions& options) {
-  return extract(document.text, true, url, options);
+                                                 const ExtractOptions& options,
+                                                 std::optional<UnixSeconds> fetched_at) {
+  return extract(document.text, true, url, options, fetched_at);
 }
 
 std::string_view reason_name(ExtractReason r) {

@@ -32,19 +32,21 @@ struct ExtractOptions {
   std::size_t max_nesting_depth = 5000;
 };
 
-/// Extracts the main article and its metadata from a UTF-8 HTML document fetched from `url`.
-/// The returned article has `id` and the timestamps other than `published_at` unset. Never
-/// throws; thread-safe (no shared state).
+/// Extracts the main article and its metadata from a UTF-8 HTML document fetched from `url`
+/// at `fetched_at` (when known: no later date is taken for the page's). The returned article has
+/// `id` and `fetched_at` unset. Never throws; thread-safe (no shared state).
 ///
 ///   auto a = extract_html("<html><body><p>Hello world</p></body></html>", "https://x.test/a", {});
 ///   // a->text == "Hello world", a->source == "x.test"
-tl::expected<Article, ExtractError> extract_html(std::string_view html, std::string_view url,
-                                                 const ExtractOptions& options);
+tl::expected<Article, ExtractError> extract_html(
+    std::string_view html, std::string_view url, const ExtractOptions& options,
+    std::optional<UnixSeconds> fetched_at = std::nullopt);
 
 /// The same for a document `decode_to_utf8` produced: its text is UTF-8 by construction, so it is
 /// not validated a second time (a few percent of the extraction).
-tl::expected<Article, ExtractError> extract_html(const Decoded& document, std::string_view url,
-                                                 const ExtractOptions& options);
+tl::expected<Article, ExtractError> extract_html(
+    const Decoded& document, std::string_view url, const ExtractOptions& options,
+    std::optional<UnixSeconds> fetched_at = std::nullopt);
 
 /// Parses a method name ("mss", "finn"); returns false for an unknown name.
 bool parse_extract_method(std::string_view name, ExtractMethod& out);

@@ -1,10 +1,13 @@
 #include "extractors/metadata.h"
 
 #include <curl/curl.h>
+#include <algorithm>
+#include <array>
 #include <libpsl.h>
 
 #include <nlohmann/json.hpp>
 
+#include "extractors/page.h"
 #include "extractors/text.h"
 
 namespace newsflow::extractors {
@@ -302,6 +305,574 @@ PageMetadata resolve_metadata(const RawMetadata& raw, std::string_view url) {
       out.published_at = t;
       break;
     }
+  }
+  return out;
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// JSON-LD read as objects.
+
+template <std::size_t N>
+bool has_type(const nlohmann::json& o, const std::array<std::string_view, N>& types) {
+  const auto t = o.find("@type");
+  if (t == o.end()) return false;
+  const auto matches = [&types](const nlohmann::json& v) {
+    if (!v.is_string()) return false;
+    std::string_view name = v.get_ref<const std::string&>();
+    if (const std::size_t colon = name.rfind(':'); colon != std::string_view::npos) {
+      name.remove_prefix(colon + 1);  // "schema:NewsArticle"
+    }
+    if (const std::size_t slash = name.rfind('/'); slash != std::string_view::npos) {
+      name.remove_prefix(slash + 1);  // "http://schema.org/NewsArticle"
+    }
+    return std::find(types.begin(), types.end(), name) != types.end();
+  };
+  if (t->is_array()) return std::any_of(t->begin(), t->end(), matches);
+  return matches(*t);
+}
+
+constexpr std::array<std::string_view, 19> kArticleTypes = {
+    "NewsArticle",         "Article",        "BlogPosting",         "ReportageNewsArticle",
+    "AnalysisNewsArticle", "OpinionNewsArticle", "ReviewNewsArticle", "BackgroundNewsArticle",
+    "LiveBlogPosting",     "Report",         "ScholarlyArticle",    "TechArticle",
+    "SocialMediaPosting",  "DiscussionForumPosting", "AdvertiserContentArticle",
+    "SatiricalArticle",    "Blog",           "PressRelease",        "VideoObject"};
+constexpr std::array<std::string_view, 7> kPageTypes = {
+    "WebPage", "ItemPage", "AboutPage", "CollectionPage", "ProfilePage", "QAPage", "MediaObject"};
+
+// Every object of the page's JSON-LD bodies: top-level ones, list members and @graph members,
+// in order (nested objects such as an author are not listed).
+std::vector<nlohmann::json> json_ld_objects(const std::vector<std::string>& bodies) {
+  std::vector<nlohmann::json> out;
+  const auto collect = [&out](const auto& self, const nlohmann::json& j, int depth) -> void {
+    if (depth > 4 || out.size() >= 64) return;
+    if (j.is_array()) {
+      for (const auto& v : j) self(self, v, depth + 1);
+    } else if (j.is_object()) {
+      out.push_back(j);
+      if (const auto g = j.find("@graph"); g != j.end()) self(self, *g, depth + 1);
+    }
+  };
+  for (const auto& body : bodies) {
+    auto j = nlohmann::json::parse(without_long_strings(body, 4096), nullptr, false);
+    if (!j.is_discarded()) collect(collect, j, 0);
+  }
+  return out;
+}
+
+// The object that describes the page's article: the first of an article type, else of a page
+// type with a date or headline, else the first with a datePublished.
+const nlohmann::json* main_object(const std::vector<nlohmann::json>& objects) {
+  for (const auto& o : objects) {
+    if (has_type(o, kArticleTypes)) return &o;
+  }
+  for (const auto& o : objects) {
+    if (has_type(o, kPageTypes) && (o.contains("datePublished") || o.contains("headline"))) {
+      return &o;
+    }
+  }
+  for (const auto& o : objects) {
+    if (o.contains("datePublished")) return &o;
+  }
+  return nullptr;
+}
+
+std::string string_of(const nlohmann::json* o, std::string_view key) {
+  if (!o) return {};
+  const auto v = o->find(key);
+  if (v == o->end()) return {};
+  if (v->is_string()) return collapse_whitespace(v->get_ref<const std::string&>());
+  if (v->is_array() && !v->empty() && v->front().is_string()) {
+    return collapse_whitespace(v->front().get_ref<const std::string&>());
+  }
+  if (v->is_number_integer()) return std::to_string(v->get<long long>());
+  return {};
+}
+
+int size_of(const nlohmann::json& o, std::string_view key) {
+  const auto v = o.find(key);
+  if (v == o.end()) return 0;
+  if (v->is_number_integer()) return static_cast<int>(std::clamp<long long>(v->get<long long>(), 0, 100000));
+  if (v->is_number()) return static_cast<int>(std::clamp(v->get<double>(), 0.0, 100000.0));
+  if (v->is_string()) {
+    int n = 0;
+    for (char c : v->get_ref<const std::string&>()) {
+      if (c < '0' || c > '9' || n > 100000) break;
+      n = n * 10 + (c - '0');
+    }
+    return n;
+  }
+  if (v->is_object()) {  // QuantitativeValue
+    const auto value = v->find("value");
+    if (value != v->end() && value->is_number()) {
+      return static_cast<int>(std::clamp(value->get<double>(), 0.0, 100000.0));
+    }
+  }
+  return 0;
+}
+
+// The first image of a JSON-LD "image" value: a URL, an ImageObject, or a list of either.
+std::optional<LeadImage> json_ld_image(const nlohmann::json& v, int depth = 0) {
+  if (depth > 3) return std::nullopt;
+  if (v.is_string()) return LeadImage{collapse_whitespace(v.get_ref<const std::string&>()), 0, 0, {}};
+  if (v.is_array()) {
+    for (const auto& e : v) {
+      if (auto img = json_ld_image(e, depth + 1)) return img;
+    }
+    return std::nullopt;
+  }
+  if (!v.is_object()) return std::nullopt;
+  LeadImage img;
+  for (const char* key : {"url", "contentUrl", "@id"}) {
+    if (const auto u = v.find(key); u != v.end() && u->is_string() && !u->get_ref<const std::string&>().empty()) {
+      img.url = collapse_whitespace(u->get_ref<const std::string&>());
+      break;
+    }
+  }
+  if (img.url.empty()) return std::nullopt;
+  img.width = size_of(v, "width");
+  img.height = size_of(v, "height");
+  if (const auto c = v.find("caption"); c != v.end() && c->is_string()) {
+    img.caption = collapse_whitespace(c->get_ref<const std::string&>());
+  }
+  return img;
+}
+
+bool is_http_url(std::string_view url) {
+  const std::string scheme = url_scheme_of(url);
+  return (scheme == "http" || scheme == "https") && !url_host(url).empty();
+}
+
+// Words that name a role or a desk, not a person ("Staff Writer", "Redaktion").
+bool is_role_word(std::string_view lower) {
+  static constexpr std::string_view kRoles[] = {
+      "staff",      "writer",      "writers",     "reporter",   "reporters",  "correspondent",
+      "correspondents", "editor",  "editors",     "contributor", "contributing", "senior",
+      "chief",      "political",   "news",        "desk",       "team",       "redaktion",
+      "redakteur",  "redakteurin", "autor",       "autorin",    "author",     "authors",
+      "journalist", "correspondant", "rédaction", "redacción",  "redazione",  "redactie",
+      "agency",     "agencies",    "online",      "digital",    "bureau",     "special",
+      "the",        "admin",       "administrator", "guest",    "newsroom",   "editorial",
+      "board",      "wire",        "services",    "service",    "by",         "and",
+      "staffer",    "contributors", "columnist",  "photographer", "photos",   "photo"};
+  return std::find(std::begin(kRoles), std::end(kRoles), lower) != std::end(kRoles);
+}
+
+}  // namespace
+
+std::vector<std::string> split_authors(std::string_view text) {
+  std::string s = collapse_whitespace(text);
+  std::vector<std::string> out;
+  if (s.empty() || s.size() > 400) return out;
+  const std::string lower_head = ascii_lower(s.substr(0, 8));
+  if (lower_head.starts_with("http://") || lower_head.starts_with("https://")) return out;
+  // Separators between names, in the languages newsflow reads, as one ',' each.
+  std::string normalized;
+  {
+    std::string spaced = " " + s + " ";
+    for (std::string_view sep :
+         {" and ", " And ", " AND ", " und ", " y ", " et ", " e ", " en ", " i ", " и ", " ve ",
+          " og ", " och ", " ja ", " és ", " dan ", " & ", " / ", " | ", " · ", " • ", " - ",
+          " — ", " – ", ";", "|", " with ", " mit ", " avec ", " con ", " com "}) {
+      for (std::size_t p; (p = spaced.find(sep)) != std::string::npos;) {
+        spaced.replace(p, sep.size(), ",");
+      }
+    }
+    normalized = spaced;
+  }
+  std::size_t pos = 0;
+  while (pos <= normalized.size() && out.size() < 20) {
+    std::size_t end = normalized.find(',', pos);
+    if (end == std::string::npos) end = normalized.size();
+    std::string part = collapse_whitespace(std::string_view(normalized).substr(pos, end - pos));
+    pos = end + 1;
+    // Leading "By", "Von", "Text:", "Written by".
+    for (bool again = true; again;) {
+      again = false;
+      const std::string lower = ascii_lower(part);
+      for (std::string_view prefix :
+           {"by ", "von ", "par ", "por ", "door ", "di ", "de ", "av ", "przez ", "written by ",
+            "posted by ", "reported by ", "text: ", "text ", "autor: ", "autorin: ", "author: ",
+            "texte: ", "texto: ", "testo: ", "von: ", "by: ", "foto: ", "fotos: ", "photo: ",
+            "автор: ", "автор ", "yazar: ", "كتب ", "بقلم "}) {
+        if (lower.starts_with(prefix)) {
+          part.erase(0, prefix.size());
+          again = !part.empty();
+          break;
+        }
+      }
+    }
+    // A date or a number ends the names ("Jane Doe 7 June 2020", "Jane Doe Updated 12:30").
+    if (const std::size_t digit = part.find_first_of("0123456789"); digit != std::string::npos) {
+      part = collapse_whitespace(std::string_view(part).substr(0, digit));
+    }
+    if (part.empty() || part.find('@') != std::string::npos ||
+        part.find("://") != std::string::npos || part.find("www.") != std::string::npos) {
+      continue;
+    }
+    // Words that are roles, not names, are dropped; a part of roles only is no name.
+    std::string name;
+    std::size_t words = 0;
+    bool any_name_word = false;
+    std::size_t w = 0;
+    while (w < part.size()) {
+      std::size_t e = part.find(' ', w);
+      if (e == std::string::npos) e = part.size();
+      const std::string_view word = std::string_view(part).substr(w, e - w);
+      w = e + 1;
+      std::string lower = ascii_lower(word);
+      while (!lower.empty() && (lower.back() == '.' || lower.back() == ':')) lower.pop_back();
+      if (is_role_word(lower)) {
+        if (any_name_word) break;  // "Jane Doe Staff Writer": the name ends
+        continue;
+      }
+      any_name_word = true;
+      if (!name.empty()) name += ' ';
+      name.append(word);
+      ++words;
+    }
+    while (!name.empty() && (name.back() == '.' || name.back() == ':' || name.back() == '-')) {
+      name.pop_back();
+    }
+    if (!any_name_word || name.size() < 2 || words > 5 || name.size() > 80) continue;
+    const std::string lower_name = ascii_lower(name);
+    if (std::any_of(out.begin(), out.end(),
+                    [&lower_name](const std::string& n) { return ascii_lower(n) == lower_name; })) {
+      continue;
+    }
+    out.push_back(std::move(name));
+  }
+  return out;
+}
+
+std::string cut_description(std::string_view text, std::size_t max_chars) {
+  std::string s = collapse_whitespace(text);
+  // Characters, not bytes: count UTF-8 lead bytes.
+  std::size_t chars = 0, cut = s.size();
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue;
+    if (chars == max_chars) {
+      cut = i;
+      break;
+    }
+    ++chars;
+  }
+  if (cut == s.size()) return s;
+  const std::string_view head = std::string_view(s).substr(0, cut);
+  // The last sentence end inside, if it keeps more than half.
+  std::size_t best = std::string_view::npos;
+  for (std::string_view end : {". ", "! ", "? ", "。", "！", "？"}) {
+    const std::size_t p = head.rfind(end);
+    if (p != std::string_view::npos && (best == std::string_view::npos || p > best)) best = p;
+  }
+  if (best != std::string_view::npos && best > cut / 2) {
+    const std::size_t keep = head[best] == '.' || head[best] == '!' || head[best] == '?' ? best + 1 : best + 3;
+    return std::string(head.substr(0, keep));
+  }
+  std::size_t space = head.rfind(' ');
+  if (space == std::string_view::npos || space < cut / 2) space = cut;
+  std::string out(head.substr(0, space));
+  while (!out.empty() && (out.back() == ',' || out.back() == ';' || out.back() == ':')) out.pop_back();
+  return out + "\xE2\x80\xA6";  // …
+}
+
+PageMetadata resolve_metadata(const ParsedPage& page, std::string_view url,
+                              const MetadataContext& context) {
+  const RawMetadata& raw = page.metadata;
+  PageMetadata out = resolve_metadata(raw, url);
+  FieldSources& sources = out.sources;
+  const std::vector<nlohmann::json> objects = json_ld_objects(raw.json_ld);
+  const nlohmann::json* main = main_object(objects);
+
+  // The article's words, for the fallbacks.
+  std::size_t article_first_word = SIZE_MAX, article_end_word = 0;
+  if (context.article_blocks && !context.article_blocks->empty()) {
+    article_first_word = page.blocks[context.article_blocks->front()].first_word;
+    article_end_word = page.blocks[context.article_blocks->back()].end_word;
+  }
+
+  // Dates.
+  DateEvidence ev;
+  ev.url = url;
+  ev.metas = &raw.metas;
+  ev.json_ld_published = string_of(main, "datePublished");
+  if (ev.json_ld_published.empty()) ev.json_ld_published = string_of(main, "dateCreated");
+  ev.json_ld_modified = string_of(main, "dateModified");
+  ev.marks = &raw.date_marks;
+  ev.page = &page;
+  ev.anchor_word = raw.first_h1_word != SIZE_MAX ? raw.first_h1_word : article_first_word;
+  ev.order = slash_order(out.lang, url);
+  ev.not_after = context.fetched_at;
+  PageDates dates = resolve_dates(ev);
+  if (!dates.published && !raw.canonical_href.empty()) {
+    // A canonical URL on another path may name the day (syndicated copies).
+    if (auto d = url_date(resolve_url(url, raw.canonical_href));
+        d && (!context.fetched_at || *d <= *context.fetched_at + 86400)) {
+      dates.published = d;
+      dates.published_from = DateSource::kUrl;
+      dates.published_detail = "canonical";
+    }
+  }
+  out.published_at = dates.published;
+  out.modified_at = dates.modified;
+  const auto explain_date = [](DateSource s, const std::string& detail) {
+    std::string v(date_source_name(s));
+    if (!detail.empty()) v += ":" + detail;
+    return v;
+  };
+  if (dates.published) sources.emplace_back("published_at", explain_date(dates.published_from, dates.published_detail));
+  if (dates.modified) sources.emplace_back("modified_at", explain_date(dates.modified_from, dates.modified_detail));
+
+  // Lead image: declared, else the first sizeable image of the article.
+  std::optional<LeadImage> image;
+  std::string image_from;
+  for (const char* name : {"og:image", "og:image:url", "og:image:secure_url", "twitter:image", "twitter:image:src"}) {
+    if (const std::string_view v = find_meta(raw, name); !v.empty()) {
+      image = LeadImage{std::string(v), 0, 0, {}};
+      image_from = std::string("meta:") + name;
+      break;
+    }
+  }
+  if (image && image_from.starts_with("meta:og")) {
+    int w = 0, h = 0;
+    for (const auto& [key, content] : raw.metas) {
+      if (key == "og:image:width" && !w) w = std::atoi(content.c_str());
+      if (key == "og:image:height" && !h) h = std::atoi(content.c_str());
+      if (key == "og:image:alt" && image->caption.empty()) image->caption = content;
+    }
+    image->width = std::clamp(w, 0, 100000);
+    image->height = std::clamp(h, 0, 100000);
+  }
+  if (!image && main) {
+    if (const auto v = main->find("image"); v != main->end()) {
+      image = json_ld_image(*v);
+      if (image) image_from = "json_ld";
+    }
+    if (!image) {
+      if (const auto v = main->find("thumbnailUrl"); v != main->end()) {
+        image = json_ld_image(*v);
+        if (image) image_from = "json_ld:thumbnailUrl";
+      }
+    }
+  }
+  if (image) {
+    image->url = resolve_url(url, image->url);
+    if (!is_http_url(image->url)) image.reset();
+  }
+  if (!image && article_first_word != SIZE_MAX) {
+    // From the headline (or a little before the text) to the article's end.
+    std::size_t from = article_first_word > 30 ? article_first_word - 30 : 0;
+    if (raw.first_h1_word != SIZE_MAX && raw.first_h1_word < article_first_word &&
+        article_first_word - raw.first_h1_word <= 200) {
+      from = std::min(from, raw.first_h1_word);
+    }
+    for (const auto& img : raw.images) {
+      if (img.word < from || img.word > article_end_word) continue;
+      // Icons, avatars, spacers and tracking pixels declare themselves small.
+      if ((img.width > 0 && img.width < 150) || (img.height > 0 && img.height < 100)) continue;
+      const std::string lower = ascii_lower(img.src);
+      if (lower.find(".svg") != std::string::npos || lower.find("pixel") != std::string::npos ||
+          lower.find("spacer") != std::string::npos || lower.find("logo") != std::string::npos ||
+          lower.find("avatar") != std::string::npos || lower.find("icon") != std::string::npos) {
+        continue;
+      }
+      LeadImage candidate{resolve_url(url, img.src), img.width, img.height, img.alt};
+      if (!is_http_url(candidate.url)) continue;
+      image = std::move(candidate);
+      image_from = "article_image";
+      break;
+    }
+  }
+  if (image) {
+    if (image->caption.size() > 512) truncate_text(image->caption, 512);
+    out.image = std::move(image);
+    sources.emplace_back("image", image_from);
+  }
+
+  // Description: declared, else the article's first sentences.
+  std::string description;
+  std::string description_from;
+  for (const char* name : {"og:description", "description", "twitter:description", "dc.description"}) {
+    if (const std::string_view v = find_meta(raw, name); !v.empty()) {
+      description = std::string(v);
+      description_from = std::string("meta:") + name;
+      break;
+    }
+  }
+  if (description.empty()) {
+    description = string_of(main, "description");
+    if (!description.empty()) description_from = "json_ld";
+  }
+  if (description.empty() && !context.article_text.empty()) {
+    description = std::string(context.article_text.substr(0, 4096));
+    description_from = "article_text";
+  }
+  if (!description.empty()) {
+    out.description = cut_description(description, 300);
+    sources.emplace_back("description", description_from);
+  }
+
+  // Authors: JSON-LD's article author, the author metas, a byline element, a byline line that
+  // opens the article.
+  std::vector<std::string> names;
+  std::string authors_from;
+  if (main) {
+    std::vector<std::string> ld;
+    json_ld_authors(*main, ld, 0);
+    for (const auto& n : ld) {
+      for (auto& a : split_authors(n)) names.push_back(std::move(a));
+    }
+    if (!names.empty()) authors_from = "json_ld";
+  }
+  if (names.empty()) {
+    std::vector<std::string> ld;
+    for (const auto& o : objects) json_ld_authors(o, ld, 0);
+    for (const auto& n : ld) {
+      for (auto& a : split_authors(n)) names.push_back(std::move(a));
+    }
+    if (!names.empty()) authors_from = "json_ld";
+  }
+  if (names.empty()) {
+    for (const char* name : {"author", "article:author", "byl", "parsely-author", "sailthru.author",
+                             "dc.creator", "dcterms.creator", "citation_author"}) {
+      for (const auto& [key, content] : raw.metas) {
+        if (key != name) continue;
+        for (auto& a : split_authors(content)) names.push_back(std::move(a));
+      }
+      if (!names.empty()) {
+        authors_from = std::string("meta:") + name;
+        break;
+      }
+    }
+  }
+  if (names.empty() && !raw.markup_byline.empty()) {
+    names = split_authors(raw.markup_byline);
+    if (!names.empty()) authors_from = "byline_element";
+  }
+  if (names.empty() && context.article_blocks) {
+    // "By Jane Doe", "Von Max Muster": a short first or second paragraph that opens with it.
+    for (std::size_t k = 0; k < context.article_blocks->size() && k < 2; ++k) {
+      const Block& b = page.blocks[(*context.article_blocks)[k]];
+      if (b.word_count() > 12) continue;
+      const std::string line = render_words(page, b.first_word, b.end_word);
+      const std::string lower = ascii_lower(line.substr(0, 12));
+      bool opens = false;
+      for (std::string_view prefix : {"by ", "von ", "par ", "por ", "door ", "di ", "av ", "przez ", "text: ", "autor: "}) {
+        if (lower.starts_with(prefix)) opens = true;
+      }
+      if (!opens) continue;
+      names = split_authors(line);
+      if (!names.empty()) {
+        authors_from = "byline_text";
+        break;
+      }
+    }
+  }
+  if (names.size() > 20) names.resize(20);
+  // Deduplicate across sources.
+  std::vector<std::string> unique;
+  for (auto& n : names) {
+    const std::string lower = ascii_lower(n);
+    if (std::none_of(unique.begin(), unique.end(), [&lower](const std::string& u) { return ascii_lower(u) == lower; })) {
+      unique.push_back(std::move(n));
+    }
+  }
+  out.authors = std::move(unique);
+  if (!out.authors.empty()) sources.emplace_back("authors", authors_from);
+
+  // Section, tags, site name, paywall.
+  for (const char* name : {"article:section", "parsely-section", "section", "sailthru.section"}) {
+    if (const std::string_view v = find_meta(raw, name); !v.empty()) {
+      out.section = std::string(v);
+      sources.emplace_back("section", std::string("meta:") + name);
+      break;
+    }
+  }
+  if (out.section.empty()) {
+    out.section = string_of(main, "articleSection");
+    if (!out.section.empty()) sources.emplace_back("section", "json_ld");
+  }
+  if (out.section.size() > 200) truncate_text(out.section, 200);
+
+  std::vector<std::string> tags;
+  std::string tags_from;
+  const auto add_tags = [&tags](std::string_view list, bool split) {
+    std::size_t pos = 0;
+    while (pos <= list.size() && tags.size() < 32) {
+      std::size_t end = split ? list.find(',', pos) : std::string_view::npos;
+      if (end == std::string_view::npos) end = list.size();
+      std::string t = collapse_whitespace(list.substr(pos, end - pos));
+      pos = end + 1;
+      if (t.empty() || t.size() > 100) continue;
+      const std::string lower = ascii_lower(t);
+      if (std::none_of(tags.begin(), tags.end(), [&lower](const std::string& u) { return ascii_lower(u) == lower; })) {
+        tags.push_back(std::move(t));
+      }
+    }
+  };
+  for (const auto& [key, content] : raw.metas) {
+    if (key == "article:tag") add_tags(content, false);
+  }
+  if (!tags.empty()) tags_from = "meta:article:tag";
+  if (tags.empty() && main) {
+    if (const auto k = main->find("keywords"); k != main->end()) {
+      if (k->is_string()) add_tags(k->get_ref<const std::string&>(), true);
+      if (k->is_array()) {
+        for (const auto& v : *k) {
+          if (v.is_string()) add_tags(v.get_ref<const std::string&>(), false);
+        }
+      }
+      if (!tags.empty()) tags_from = "json_ld";
+    }
+  }
+  for (const char* name : {"news_keywords", "keywords", "parsely-tags"}) {
+    if (!tags.empty()) break;
+    if (const std::string_view v = find_meta(raw, name); !v.empty()) {
+      add_tags(v, true);
+      if (!tags.empty()) tags_from = std::string("meta:") + name;
+    }
+  }
+  out.tags = std::move(tags);
+  if (!out.tags.empty()) sources.emplace_back("tags", tags_from);
+
+  if (const std::string_view v = find_meta(raw, "og:site_name"); !v.empty()) {
+    out.site_name = std::string(v);
+    sources.emplace_back("site_name", "meta:og:site_name");
+  } else if (main) {
+    if (const auto p = main->find("publisher"); p != main->end() && p->is_object()) {
+      out.site_name = string_of(&*p, "name");
+      if (!out.site_name.empty()) sources.emplace_back("site_name", "json_ld:publisher");
+    }
+  }
+  if (out.site_name.empty()) {
+    if (const std::string_view v = find_meta(raw, "application-name"); !v.empty()) {
+      out.site_name = std::string(v);
+      sources.emplace_back("site_name", "meta:application-name");
+    }
+  }
+  if (out.site_name.size() > 200) truncate_text(out.site_name, 200);
+
+  const auto not_free = [](const nlohmann::json& o) {
+    const auto v = o.find("isAccessibleForFree");
+    if (v == o.end()) return false;
+    if (v->is_boolean()) return !v->get<bool>();
+    if (v->is_string()) {
+      const std::string s = ascii_lower(v->get_ref<const std::string&>());
+      return s == "false" || s == "no" || s == "0";
+    }
+    return false;
+  };
+  if (main) {
+    out.paywalled = not_free(*main);
+    if (!out.paywalled) {
+      if (const auto part = main->find("hasPart"); part != main->end()) {
+        if (part->is_object()) out.paywalled = not_free(*part);
+        if (part->is_array()) out.paywalled = std::any_of(part->begin(), part->end(), [&not_free](const nlohmann::json& p) { return p.is_object() && not_free(p); });
+      }
+    }
+    if (out.paywalled) sources.emplace_back("paywalled", "json_ld:isAccessibleForFree");
   }
   return out;
 }

@@ -301,6 +301,112 @@ bool is_byline_element(const GumboElement& el, const Attrs& a, bool byline_word)
   return byline_word;
 }
 
+// Lowercase copy of at most 256 bytes of an attribute value.
+std::string lower_prefix(const char* v) {
+  std::string out;
+  for (const char* p = v; *p && out.size() < 256; ++p) {
+    out += *p >= 'A' && *p <= 'Z' ? static_cast<char>(*p + 32) : *p;
+  }
+  return out;
+}
+
+// What a class or id says of the date in its element: whether it names a date at all, and as
+// which (published or updated).
+bool names_date(std::string_view lower) {
+  for (std::string_view w : {"date", "time", "datum", "fecha", "publish", "posted", "dateline",
+                             "byline", "meta", "zeit", "tarih", "data"}) {
+    if (lower.find(w) != std::string_view::npos) return true;
+  }
+  return false;
+}
+DateRole role_of(std::string_view lower) {
+  for (std::string_view w : {"modif", "updat", "aktualis", "lastmod", "edited"}) {
+    if (lower.find(w) != std::string_view::npos) return DateRole::kModified;
+  }
+  for (std::string_view w : {"publish", "posted", "created", "pubdate", "erschienen", "issued"}) {
+    if (lower.find(w) != std::string_view::npos) return DateRole::kPublished;
+  }
+  return DateRole::kUnknown;
+}
+
+// Records the element as a date mark (`DateMark`) when it carries a date; returns its index in
+// `raw.date_marks`, else -1. Its visible words are filled in when it closes.
+std::int32_t collect_date_mark(const GumboElement& el, bool emit, const Attrs& a,
+                               RawMetadata& raw, std::size_t word) {
+  if (raw.date_marks.size() >= RawMetadata::kMaxMarks) return -1;
+  DateMark m;
+  m.first_word = m.end_word = static_cast<std::uint32_t>(word);
+  const char* itemprop = emit ? a.itemprop : attr(el, "itemprop");
+  const std::string prop = itemprop ? lower_prefix(itemprop) : std::string();
+  const bool date_prop =
+      prop == "datepublished" || prop == "datecreated" || prop == "datemodified";
+  const char* cls = emit ? a.cls : attr(el, "class");
+  const char* id = emit ? a.id : attr(el, "id");
+  std::string names;
+  if (cls) names = lower_prefix(cls);
+  if (id) names += ' ' + lower_prefix(id);
+  if (el.tag == GUMBO_TAG_TIME) {
+    m.kind = DateMark::Kind::kTime;
+    if (const char* dt = attr(el, "datetime")) m.value = dt;
+    m.role = date_prop ? role_of(prop) : role_of(names);
+    if (attr(el, "pubdate") && m.role == DateRole::kUnknown) m.role = DateRole::kPublished;
+  } else if (date_prop) {
+    m.kind = DateMark::Kind::kItemprop;
+    m.role = role_of(prop);
+    if (const char* v = attr(el, "content")) {
+      m.value = v;
+    } else if (const char* dt = attr(el, "datetime")) {
+      m.value = dt;
+    }
+  } else if (el.tag == GUMBO_TAG_ABBR && attr(el, "title") && !names.empty() &&
+             role_of(names) != DateRole::kUnknown) {
+    m.kind = DateMark::Kind::kAbbr;
+    m.role = role_of(names);
+    m.value = attr(el, "title");
+  } else if (emit && !names.empty() && names_date(names)) {
+    m.kind = DateMark::Kind::kClass;
+    m.role = role_of(names);
+  } else {
+    return -1;
+  }
+  if (m.value.size() > 256) m.value.resize(256);
+  raw.date_marks.push_back(std::move(m));
+  return static_cast<std::int32_t>(raw.date_marks.size() - 1);
+}
+
+// A declared image size ("640", "640px"); 0 when not a number.
+int image_size(const char* v) {
+  if (!v) return 0;
+  int n = 0;
+  for (const char* p = v; *p >= '0' && *p <= '9' && n < 100000; ++p) n = n * 10 + (*p - '0');
+  return n;
+}
+
+// Records a visible <img> with its URL, alt text and declared size.
+void collect_image(const GumboElement& el, RawMetadata& raw, std::size_t word) {
+  if (raw.images.size() >= RawMetadata::kMaxMarks) return;
+  RawMetadata::Image img;
+  const char* src = attr(el, "src");
+  // Lazy loading puts a placeholder (often a data: URI) in src and the image in data-src.
+  if (const char* lazy = attr(el, "data-src"); lazy && (!src || std::string_view(src).starts_with("data:"))) {
+    src = lazy;
+  }
+  if (src && *src && !std::string_view(src).starts_with("data:")) {
+    img.src = src;
+  } else if (const char* srcset = attr(el, "srcset")) {
+    std::string_view set = srcset;
+    while (!set.empty() && (set.front() == ' ' || set.front() == '\n')) set.remove_prefix(1);
+    img.src = std::string(set.substr(0, set.find_first_of(" ,\n")));
+  }
+  if (img.src.empty() || img.src.size() > 2048) return;
+  if (const char* alt = attr(el, "alt")) img.alt = collapse_whitespace(alt);
+  if (img.alt.size() > 512) img.alt.resize(512);
+  img.width = image_size(attr(el, "width"));
+  img.height = image_size(attr(el, "height"));
+  img.word = static_cast<std::uint32_t>(word);
+  raw.images.push_back(std::move(img));
+}
+
 // Element nesting as the tags open and close, counted while the invisible content is stripped
 // (so a '<' inside a script is no element): parse_page refuses hostile depth by it. Start tags of
 // elements that cannot nest (void elements, and p, li, dt, dd, option, tr, td, th, which close
@@ -729,6 +835,18 @@ bool is_read_attribute(std::string_view lower_name) {
   return std::find(std::begin(kRead), std::end(kRead), lower_name) != std::end(kRead);
 }
 
+// The attributes only some elements keep: an image's URL, text and size (the lead image), an
+// abbr's title (blogs write the full date there), a time's pubdate flag.
+bool is_read_attribute_of(std::string_view tag, std::string_view lower_name) {
+  if (tag == "img") {
+    return lower_name == "src" || lower_name == "data-src" || lower_name == "srcset" ||
+           lower_name == "alt" || lower_name == "width" || lower_name == "height";
+  }
+  if (tag == "abbr") return lower_name == "title";
+  if (tag == "time") return lower_name == "pubdate";
+  return false;
+}
+
 // Copies the start tag at html[lt] ('<' and a letter) to `out` with only the attributes the walk
 // reads: href keeps its value on <link> and <base> (the canonical URL) and elsewhere only says
 // that the element is a link. Returns the position after the tag's '>', or npos when the tag
@@ -779,7 +897,7 @@ std::size_t copy_start_tag(std::string_view html, std::size_t lt, std::string& o
       lower[k] = name[k] >= 'A' && name[k] <= 'Z' ? static_cast<char>(name[k] + 32) : name[k];
     }
     const std::string_view lower_name(lower, name.size());
-    if (!is_read_attribute(lower_name)) continue;
+    if (!is_read_attribute(lower_name) && !is_read_attribute_of(tag, lower_name)) continue;
     out += ' ';
     out.append(name);
     if (has_value && (lower_name != "href" || keeps_href_value)) {
@@ -1104,6 +1222,7 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
     std::uint32_t words_begin = 0, words_end = 0;
     bool classed = false;
     bool byline_word = false;  // a class or id word of its own contains "byline"
+    std::int32_t date_mark = -1;  // its index in raw.date_marks
   };
   std::vector<std::uint64_t> class_word_pool;    // of every emitted element, in walk order
   std::vector<std::uint64_t> block_class_words;  // of every block: sorted, distinct
@@ -1206,6 +1325,8 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
         raw.markup_byline = collapse_whitespace(subtree_text(node));
         if (raw.markup_byline.size() > 200) raw.markup_byline.clear();
       }
+      f.date_mark = collect_date_mark(el, f.emit, f.attrs, raw, page.words.size());
+      if (el.tag == GUMBO_TAG_IMG && f.emit) collect_image(el, raw, page.words.size());
       if (el.tag == GUMBO_TAG_TIME && raw.first_time.empty()) {
         if (const char* dt = attr(el, "datetime")) raw.first_time = dt;
       } else if (el.tag == GUMBO_TAG_SCRIPT) {
@@ -1325,8 +1446,13 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
       if (el.tag == GUMBO_TAG_A && f.attrs.href) --link_depth;
       if (el.tag == GUMBO_TAG_H1) --h1_depth;
     }
+    if (f.date_mark >= 0) {
+      raw.date_marks[static_cast<std::size_t>(f.date_mark)].end_word =
+          static_cast<std::uint32_t>(page.words.size());
+    }
     stack.pop_back();
   }
+  raw.first_h1_word = first_h1_word;
   compute_features(page, infos, block_class_words, first_h1_word, next_element_id);
   return page;
 }

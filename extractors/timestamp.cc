@@ -175,6 +175,14 @@ std::optional<UnixSeconds> parse_rfc822(std::string_view s) {
          hour * 3600 + minute * 60 + std::min(second, 59) - offset;
 }
 
+std::optional<UnixSeconds> civil_day(int year, int month, int day) {
+  if (year < 1 || year > 9999 || month < 1 || month > 12 || day < 1 ||
+      day > days_in_month(year, month)) {
+    return std::nullopt;
+  }
+  return days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day)) * 86400;
+}
+
 std::optional<UnixSeconds> parse_date(std::string_view s) {
   if (auto t = parse_iso8601(s)) return t;
   return parse_rfc822(s);

@@ -21,6 +21,9 @@ std::optional<UnixSeconds> parse_iso8601(std::string_view s);
 /// (EST, PDT, ...), single military letters and a missing zone (UTC).
 std::optional<UnixSeconds> parse_rfc822(std::string_view s);
 
+/// Midnight UTC of a proleptic Gregorian day; nothing for a month or day out of range.
+std::optional<UnixSeconds> civil_day(int year, int month, int day);
+
 /// RFC 3339 / ISO 8601, else RFC 822.
 std::optional<UnixSeconds> parse_date(std::string_view s);
 

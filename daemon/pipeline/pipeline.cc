@@ -57,6 +57,29 @@ std::string derived_id(const std::string& canonical_url) {
 }
 
 // A page's article id: the input's, else derived from its canonical URL.
+nlohmann::ordered_json image_json(const std::optional<extractors::LeadImage>& image) {
+  if (!image) return nullptr;
+  nlohmann::ordered_json j;
+  j["url"] = image->url;
+  j["width"] = image->width > 0 ? nlohmann::ordered_json(image->width) : nullptr;
+  j["height"] = image->height > 0 ? nlohmann::ordered_json(image->height) : nullptr;
+  j["caption"] = image->caption.empty() ? nlohmann::ordered_json(nullptr)
+                                        : nlohmann::ordered_json(image->caption);
+  return j;
+}
+
+std::optional<extractors::LeadImage> read_image(const nlohmann::json& j) {
+  if (!j.is_object()) return std::nullopt;
+  const auto url = j.find("url");
+  if (url == j.end() || !url->is_string()) return std::nullopt;
+  extractors::LeadImage image;
+  image.url = url->get<std::string>();
+  if (const auto w = j.find("width"); w != j.end() && w->is_number_integer()) image.width = *w;
+  if (const auto h = j.find("height"); h != j.end() && h->is_number_integer()) image.height = *h;
+  if (const auto c = j.find("caption"); c != j.end() && c->is_string()) image.caption = *c;
+  return image;
+}
+
 std::string page_id(const std::string& canonical_url, const Input& input) {
   return !input.id.empty() ? input.id : derived_id(extractors::canonical_url(canonical_url));
 }
@@ -72,11 +95,19 @@ std::string article_json(const Output& out) {
   j["source"] = a.source;
   j["title"] = a.title;
   j["byline"] = or_null(a.byline);
+  j["authors"] = a.authors;
   j["text"] = a.text;
   j["lang"] = or_null(a.lang);
   j["language"] = or_null(a.language);
   j["published_at"] = optional_time(a.published_at);
+  j["modified_at"] = optional_time(a.modified_at);
   j["fetched_at"] = optional_time(a.fetched_at);
+  j["description"] = or_null(a.description);
+  j["image"] = image_json(a.image);
+  j["section"] = or_null(a.section);
+  j["tags"] = a.tags;
+  j["site_name"] = or_null(a.site_name);
+  j["paywalled"] = a.paywalled;
   j["content_hash"] = out.content_hash;
   j["dup"] = {{"kind", dedup::dup_kind_name(out.verdict.kind)},
               {"of", or_null(out.verdict.of)},
@@ -209,6 +240,25 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract_feed(
     }
     a.lang = feed->language.substr(0, 2);
     a.published_at = item.published ? item.published : item.updated;
+    if (item.published && item.updated && *item.updated > *item.published) {
+      a.modified_at = item.updated;
+    }
+    a.authors = extractors::split_authors(item.author);
+    if (const std::string summary = extractors::html_fragment_text(item.summary_html);
+        !summary.empty()) {
+      a.description = extractors::cut_description(summary);
+    }
+    for (const auto& enclosure : item.enclosures) {
+      if (!enclosure.type.starts_with("image/")) continue;
+      const std::string scheme = extractors::url_scheme_of(enclosure.url);
+      if (scheme != "http" && scheme != "https") continue;
+      a.image = extractors::LeadImage{enclosure.url, 0, 0, {}};
+      break;
+    }
+    for (const auto& c : item.categories) {
+      if (a.tags.size() < 32 && !c.empty() && c.size() <= 100) a.tags.push_back(c);
+    }
+    a.site_name = feed->title.size() <= 200 ? feed->title : std::string();
     const std::string& key = !item.id.empty()     ? item.id
                              : !item.link.empty() ? item.link
                                                   : item.title;
@@ -269,12 +319,12 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract(
       }
       auto decoded = extractors::decode_to_utf8(input.body, input.content_type);
       if (!decoded) return fail(decoded.error());
-      auto a = extractors::extract_html(*decoded, input.url, config_.extract);
+      auto a = extractors::extract_html(*decoded, input.url, config_.extract, input.fetched_at);
       if (!a) return fail(a.error());
       return one(std::move(*a));
     }
     case BodyKind::kHtmlText: {
-      auto a = extractors::extract_html(input.body, input.url, config_.extract);
+      auto a = extractors::extract_html(input.body, input.url, config_.extract, input.fetched_at);
       if (!a) return fail(a.error());
       return one(std::move(*a));
     }
@@ -375,7 +425,11 @@ void Pipeline::resolve_links(const std::vector<Extracted*>& items, Fetcher& fetc
     extractors::Article& a = e->article;
     if (r.ok()) {
       auto decoded = extractors::decode_to_utf8(r.body, r.content_type);
-      auto page = decoded ? extractors::extract_html(*decoded, r.final_url, config_.extract)
+      // Fetched just now: no later date is the page's.
+      const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+      auto page = decoded ? extractors::extract_html(*decoded, r.final_url, config_.extract, now)
                           : tl::unexpected(decoded.error());
       if (page) {
         // The feed knows the headline and the date; the page has the text and its metadata.
@@ -385,7 +439,16 @@ void Pipeline::resolve_links(const std::vector<Extracted*>& items, Fetcher& fetc
         a.source = page->source.empty() ? a.source : page->source;
         if (a.lang.empty()) a.lang = page->lang;
         if (a.byline.empty()) a.byline = page->byline;
+        if (a.authors.empty()) a.authors = std::move(page->authors);
         if (!a.published_at) a.published_at = page->published_at;
+        if (!a.modified_at) a.modified_at = page->modified_at;
+        // The page's own description and image are the article's; the feed's are teasers.
+        if (!page->description.empty()) a.description = std::move(page->description);
+        if (page->image) a.image = std::move(page->image);
+        if (a.section.empty()) a.section = std::move(page->section);
+        if (a.tags.empty()) a.tags = std::move(page->tags);
+        if (!page->site_name.empty()) a.site_name = std::move(page->site_name);
+        a.paywalled = page->paywalled;
       } else {
         e->fetch_failure = Failure{std::string(extractors::reason_name(page.error().reason)),
                                    "page " + r.final_url + ": " + page.error().detail};
@@ -730,7 +793,15 @@ std::string extracted_json(const Pipeline::Extracted& e, const Input& input) {
                   {"lang", a.lang},
                   {"language", a.language},
                   {"byline", a.byline},
+                  {"authors", a.authors},
                   {"published_at", time_or_null(a.published_at)},
+                  {"modified_at", time_or_null(a.modified_at)},
+                  {"description", a.description},
+                  {"image", image_json(a.image)},
+                  {"section", a.section},
+                  {"tags", a.tags},
+                  {"site_name", a.site_name},
+                  {"paywalled", a.paywalled},
                   {"warnings", a.warnings}};
   j["event_time"] = time_or_null(e.event_time);
   j["from_feed"] = e.from_feed;
@@ -775,6 +846,28 @@ tl::expected<std::pair<Pipeline::Extracted, Input>, std::string> parse_extracted
   a.language = str(*art, "language");
   a.byline = str(*art, "byline");
   a.published_at = read_time(*art, "published_at");
+  // Added later: a record of an older extractor has none of these.
+  a.modified_at = read_time(*art, "modified_at");
+  const auto strings = [](const nlohmann::json& o, const char* key) {
+    std::vector<std::string> list;
+    if (const auto it = o.find(key); it != o.end() && it->is_array()) {
+      for (const auto& x : *it) {
+        if (x.is_string()) list.push_back(x.get<std::string>());
+      }
+    }
+    return list;
+  };
+  const auto optional_string = [](const nlohmann::json& o, const char* key) {
+    const auto it = o.find(key);
+    return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  a.authors = strings(*art, "authors");
+  a.description = optional_string(*art, "description");
+  if (const auto im = art->find("image"); im != art->end()) a.image = read_image(*im);
+  a.section = optional_string(*art, "section");
+  a.tags = strings(*art, "tags");
+  a.site_name = optional_string(*art, "site_name");
+  if (const auto p = art->find("paywalled"); p != art->end() && p->is_boolean()) a.paywalled = *p;
   if (const auto w = art->find("warnings"); w != art->end() && w->is_array()) {
     for (const auto& x : *w) {
       if (x.is_string()) a.warnings.push_back(x.get<std::string>());
