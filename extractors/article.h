@@ -23,6 +23,10 @@ struct Article {
   std::vector<std::string> authors;  ///< the authors' names, one each; empty when unknown
   std::optional<UnixSeconds> published_at;
   std::optional<UnixSeconds> modified_at;  ///< the page's last update, when it says
+  /// The offsets from UTC the page wrote those two dates in (seconds east; 0: UTC or not
+  /// known): they are published in the page's local time, so the day is the one it shows.
+  int published_utc_offset = 0;
+  int modified_utc_offset = 0;
   std::optional<UnixSeconds> fetched_at;
   std::string description;  ///< a line about the article (declared, else its first sentences)
   /// The lead image (absolute http(s) URL, declared size, caption).

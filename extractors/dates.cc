@@ -251,14 +251,18 @@ DateRole role_word(std::string_view w) {
       "veröffentlicht", "erschienen", "publicado", "publicada",    "publicación",
       "pubblicato", "pubblicata",   "gepubliceerd", "geplaatst",  "opublikowano", "publikacja",
       "опубликовано", "опубліковано", "yayınlanma", "yayınlandı", "julkaistu", "közzétéve",
-      "diterbitkan", "written",     "created",    "erstellt",     "datum",     "date",
-      "fecha",      "data",         "dátum",      "δημοσιεύθηκε", "نشر",      "发布", "發佈",
-      "發布"};
+      "diterbitkan", "δημοσιεύθηκε", "نشر",      "发布", "發佈", "發布"};
+  // Words that name a date without saying which: read as the publication date, less surely.
+  static constexpr std::string_view kDate[] = {"written", "created", "erstellt", "datum", "date",
+                                               "fecha",   "data",    "dátum"};
   for (std::string_view m : kModified) {
     if (w == m) return DateRole::kModified;
   }
   for (std::string_view p : kPublished) {
     if (w == p) return DateRole::kPublished;
+  }
+  for (std::string_view d : kDate) {
+    if (w == d) return DateRole::kDated;
   }
   return DateRole::kUnknown;
 }
@@ -413,7 +417,10 @@ std::vector<TextDate> find_text_dates(std::string_view text, SlashOrder order,
     for (std::size_t back = 1; back <= 6 && i >= back && i - back >= after_last; ++back) {
       const Token& w = tokens[i - back];
       if (w.type != Token::Type::kWord) continue;
-      if (const DateRole r = role_word(w.word); r != DateRole::kUnknown) {
+      // The nearest word that says published or updated; else one that says "date".
+      if (const DateRole r = role_word(w.word); r == DateRole::kDated) {
+        if (d.role == DateRole::kUnknown) d.role = r;
+      } else if (r != DateRole::kUnknown) {
         d.role = r;
         break;
       }
@@ -507,6 +514,8 @@ std::string_view date_source_name(DateSource s) {
       return "date_element";
     case DateSource::kHeaderText:
       return "header_text";
+    case DateSource::kPageText:
+      return "page_text";
   }
   return "none";
 }
@@ -532,14 +541,7 @@ constexpr std::string_view kPublishedMetas[] = {
     "pub_date",
     "dc.date.issued",
     "dcterms.issued",
-    "dc.date.created",
-    "dcterms.created",
     "schema:datepublished",
-    "schema:datecreated",
-    "datecreated",
-    "dc.date",
-    "dcterms.date",
-    "date",
     "sailthru.date",
     "parsely-pub-date",
     "citation_publication_date",
@@ -555,6 +557,11 @@ constexpr std::string_view kPublishedMetas[] = {
     "displaydate",
     "dc.date.published"};
 
+// Meta names of a date that may be the publication's, or the page's creation or generation.
+constexpr std::string_view kGenericMetas[] = {"dc.date.created", "dcterms.created",
+                                              "schema:datecreated", "datecreated", "dc.date",
+                                              "dcterms.date", "date"};
+
 // Meta names that give the date of the last change.
 constexpr std::string_view kModifiedMetas[] = {
     "article:modified_time", "og:updated_time",  "og:article:modified_time", "article.updated",
@@ -564,6 +571,7 @@ constexpr std::string_view kModifiedMetas[] = {
 
 struct Candidate {
   UnixSeconds time;
+  int offset;  // from UTC, as the page wrote it
   DateRole role;
   DateSource source;
   int tier;                 // lower is surer
@@ -577,9 +585,13 @@ PageDates resolve_dates(const DateEvidence& ev) {
   const UnixSeconds not_after = ev.not_after ? *ev.not_after + 86400 : INT64_MAX;
   const auto in_range = [not_after](UnixSeconds t) { return t >= kFirstWebDay && t <= not_after; };
   // A date an attribute or JSON-LD gives: ISO 8601, RFC 822, else a date written in it.
-  const auto read_value = [&ev](std::string_view value) -> std::optional<UnixSeconds> {
+  // The offset from UTC the last value read was written in.
+  int offset = 0;
+  const auto read_value = [&ev, &offset](std::string_view value) -> std::optional<UnixSeconds> {
+    offset = 0;
     const std::string v = collapse_whitespace(value);
     if (v.empty()) return std::nullopt;
+    if (auto t = parse_iso8601(v, &offset)) return t;
     if (auto t = parse_date(v)) return t;
     if (v.size() >= 10) {  // 2020-06-07 with a time in another shape
       if (auto t = parse_iso8601(std::string_view(v).substr(0, 10))) return t;
@@ -607,76 +619,116 @@ PageDates resolve_dates(const DateEvidence& ev) {
   };
 
   std::vector<Candidate> cands;
+  // A candidate; `local` says that it was read by `read_value` (with its offset).
   const auto add = [&](std::optional<UnixSeconds> t, DateRole role, DateSource source, int tier,
-                       std::size_t dist, std::string detail) {
-    if (t && in_range(*t)) cands.push_back({*t, role, source, tier, dist, std::move(detail)});
+                       std::size_t dist, std::string detail, bool local = false) {
+    if (t && in_range(*t)) {
+      cands.push_back({*t, local ? offset : 0, role, source, tier, dist, std::move(detail)});
+    }
   };
 
-  // The URL's day.
-  add(url_date(ev.url), DateRole::kPublished, DateSource::kUrl, 0, 0, "");
+  // Tiers, surest first: the URL's day; what the page declares for machines (JSON-LD, the
+  // specific meta names, itemprop and <time> values) or tells the reader in so many words
+  // ("Veröffentlicht am ..."); generic meta names (date, dc.date: often the day the page was
+  // generated); elements whose class says published, dates after "Datum:"; <time> values of no
+  // role; elements whose class names a date; any date around the headline.
+  enum Tier : int {
+    kUrlTier = 0,
+    kDeclared = 1,
+    kGenericMeta = 2,
+    kMarkedPublished = 3,
+    kTimeUnmarked = 4,
+    kDateClass = 5,
+    kNearHeadline = 6,
+    kMostFrequent = 7
+  };
+  // Within a tier, what is declared for machines comes before what is shown.
+  constexpr std::size_t kShown = 3000;
+  // A date written in text, by what its words and its element say of it.
+  const auto add_shown = [&](const TextDate& d, DateRole element_role, DateSource source,
+                             Tier unmarked, std::size_t dist) {
+    DateRole role = d.role != DateRole::kUnknown ? d.role : element_role;
+    if (d.role == DateRole::kPublished || (d.role == DateRole::kUnknown && element_role == DateRole::kPublished && source == DateSource::kItemprop)) {
+      add(d.day, DateRole::kPublished, source, kDeclared, kShown + dist, "");
+    } else if (role == DateRole::kModified) {
+      add(d.day, role, source, kMarkedPublished, dist, "");
+    } else if (role != DateRole::kUnknown) {
+      add(d.day, DateRole::kPublished, source, kMarkedPublished, dist, "");
+    } else {
+      add(d.day, DateRole::kUnknown, source, unmarked, dist, "");
+    }
+  };
 
-  // Declared for machines.
-  add(read_value(ev.json_ld_published), DateRole::kPublished, DateSource::kJsonLd, 1, 0,
-      "datePublished");
-  add(read_value(ev.json_ld_modified), DateRole::kModified, DateSource::kJsonLd, 1, 0,
-      "dateModified");
+  add(url_date(ev.url), DateRole::kPublished, DateSource::kUrl, kUrlTier, 0, "");
+
+  add(read_value(ev.json_ld_published), DateRole::kPublished, DateSource::kJsonLd, kDeclared, 0,
+      "datePublished", true);
+  add(read_value(ev.json_ld_modified), DateRole::kModified, DateSource::kJsonLd, kDeclared, 0,
+      "dateModified", true);
   if (ev.metas) {
     for (std::size_t rank = 0; rank < std::size(kPublishedMetas); ++rank) {
       for (const auto& [name, content] : *ev.metas) {
         if (name != kPublishedMetas[rank]) continue;
-        add(read_value(content), DateRole::kPublished, DateSource::kMeta, 1, 1 + rank,
-            std::string(name));
+        add(read_value(content), DateRole::kPublished, DateSource::kMeta, kDeclared, 1 + rank,
+            std::string(name), true);
+        break;
+      }
+    }
+    for (std::size_t rank = 0; rank < std::size(kGenericMetas); ++rank) {
+      for (const auto& [name, content] : *ev.metas) {
+        if (name != kGenericMetas[rank]) continue;
+        add(read_value(content), DateRole::kPublished, DateSource::kMeta, kGenericMeta, 1 + rank,
+            std::string(name), true);
         break;
       }
     }
     for (std::size_t rank = 0; rank < std::size(kModifiedMetas); ++rank) {
       for (const auto& [name, content] : *ev.metas) {
         if (name != kModifiedMetas[rank]) continue;
-        add(read_value(content), DateRole::kModified, DateSource::kMeta, 1, 1 + rank,
-            std::string(name));
+        add(read_value(content), DateRole::kModified, DateSource::kMeta, kDeclared, 1 + rank,
+            std::string(name), true);
         break;
       }
     }
   }
 
-  // Marked elements: their attribute, else the dates written in them.
+  // Marked elements: their attribute, and the dates written in them.
   if (ev.marks) {
     for (const DateMark& m : *ev.marks) {
       const std::size_t dist = distance(m.first_word);
       const std::size_t end = std::min<std::size_t>(m.end_word, m.first_word + 40);
-      const auto from_text = [&](DateSource source, int tier) {
+      // The dates written in it; returns whether one said it is the publication date.
+      const auto from_text = [&](DateSource source, Tier unmarked) {
         const std::string text = render(m.first_word, end, nullptr);
+        bool published = false;
         for (const TextDate& d : find_text_dates(text, ev.order, 4)) {
-          const DateRole role = d.role != DateRole::kUnknown ? d.role : m.role;
-          add(d.day, role, source, role == DateRole::kUnknown ? tier : tier - 1, dist, "");
+          add_shown(d, m.role, source, unmarked, dist);
+          published |= d.role == DateRole::kPublished;
         }
+        return published;
       };
+      const Tier value_tier = m.role == DateRole::kUnknown ? kTimeUnmarked : kDeclared;
       switch (m.kind) {
         case DateMark::Kind::kItemprop:
           if (!m.value.empty()) {
-            add(read_value(m.value), m.role, DateSource::kItemprop, 1, 1000 + dist, "");
+            add(read_value(m.value), m.role, DateSource::kItemprop, kDeclared, 1000 + dist, "",
+                true);
           } else {
-            from_text(DateSource::kItemprop, 2);
+            from_text(DateSource::kItemprop, kDateClass);
           }
           break;
         case DateMark::Kind::kTime:
-          if (!m.value.empty()) {
-            add(read_value(m.value), m.role, DateSource::kTime,
-                m.role == DateRole::kUnknown ? 3 : 1, 2000 + dist, "");
-          } else {
-            from_text(DateSource::kTime, 4);
-          }
+          // "Publié le 29 juin 2019" shown in a <time> whose datetime is another day: what the
+          // reader is told is the publication date is.
+          if (from_text(DateSource::kTime, kTimeUnmarked) || m.value.empty()) break;
+          add(read_value(m.value), m.role, DateSource::kTime, value_tier, 2000 + dist, "", true);
           break;
         case DateMark::Kind::kAbbr:
           add(read_value(m.value), m.role, DateSource::kDateElement,
-              m.role == DateRole::kUnknown ? 4 : 2, dist, "abbr");
+              m.role == DateRole::kUnknown ? kDateClass : kMarkedPublished, dist, "abbr", true);
           break;
         case DateMark::Kind::kClass:
-          if (m.role != DateRole::kUnknown) {
-            from_text(DateSource::kDateElement, 3);
-          } else {
-            from_text(DateSource::kDateElement, 5);
-          }
+          from_text(DateSource::kDateElement, kDateClass);
           break;
       }
     }
@@ -690,9 +742,34 @@ PageDates resolve_dates(const DateEvidence& ev) {
     const std::string text = render(first, anchor + 200, &starts);
     for (const TextDate& d : find_text_dates(text, ev.order, 16)) {
       const auto at = std::upper_bound(starts.begin(), starts.end(), d.offset) - starts.begin();
-      const std::size_t word = first + static_cast<std::size_t>(std::max<std::ptrdiff_t>(at - 1, 0));
-      add(d.day, d.role, DateSource::kHeaderText, d.role == DateRole::kUnknown ? 6 : 4,
-          distance(word), "");
+      const std::size_t word =
+          first + static_cast<std::size_t>(std::max<std::ptrdiff_t>(at - 1, 0));
+      add_shown(d, DateRole::kUnknown, DateSource::kHeaderText, kNearHeadline, distance(word));
+    }
+  }
+
+  // Nothing marked and nothing near the headline: the day the page's text names most often
+  // (ties: the first), as htmldate's extensive search does.
+  if (page && std::none_of(cands.begin(), cands.end(),
+                           [](const Candidate& c) { return c.role != DateRole::kModified; })) {
+    std::vector<std::size_t> starts;
+    const std::string text = render(0, page->words.size(), &starts);
+    std::vector<std::pair<UnixSeconds, std::size_t>> counts;  // day, count (first-seen order)
+    for (const TextDate& d : find_text_dates(text, ev.order, 256)) {
+      if (!in_range(d.day) || d.role == DateRole::kModified) continue;
+      auto it = std::find_if(counts.begin(), counts.end(),
+                             [&d](const auto& c) { return c.first == d.day; });
+      if (it == counts.end()) {
+        counts.emplace_back(d.day, 1);
+      } else {
+        ++it->second;
+      }
+    }
+    const auto best = std::max_element(counts.begin(), counts.end(), [](const auto& a, const auto& b) {
+      return a.second < b.second;
+    });
+    if (best != counts.end()) {
+      add(best->first, DateRole::kUnknown, DateSource::kPageText, kMostFrequent, 0, "");
     }
   }
 
@@ -714,11 +791,13 @@ PageDates resolve_dates(const DateEvidence& ev) {
   if (!pub && mod) pub = mod;
   if (pub) {
     out.published = pub->time;
+    out.published_offset = pub->offset;
     out.published_from = pub->source;
     out.published_detail = pub->detail;
   }
   if (mod && pub && mod->time >= pub->time) {
     out.modified = mod->time;
+    out.modified_offset = mod->offset;
     out.modified_from = mod->source;
     out.modified_detail = mod->detail;
   }

@@ -14,7 +14,9 @@ namespace newsflow::extractors {
 struct ParsedPage;
 
 /// What a date on a page says it is: when the page was published, or when it was last changed.
-enum class DateRole : std::uint8_t { kUnknown, kPublished, kModified };
+/// kDated: said to be the page's date without saying which ("Datum: 07.06.2020"), read as the
+/// publication date less surely than kPublished.
+enum class DateRole : std::uint8_t { kUnknown, kPublished, kModified, kDated };
 
 /// How a date written with slashes and the year last (03/04/2020) is read when neither number
 /// is above 12: day first (most of the world) or month first (the United States).
@@ -70,6 +72,7 @@ enum class DateSource : std::uint8_t {
   kTime,         ///< a `<time datetime>` element
   kDateElement,  ///< the text of an element whose class names a date, or an abbr's title
   kHeaderText,   ///< a date written in the visible text around the headline
+  kPageText,     ///< the day the page's visible text names most often
 };
 std::string_view date_source_name(DateSource s);
 
@@ -97,6 +100,9 @@ struct PageDates {
   std::optional<UnixSeconds> modified;
   DateSource published_from = DateSource::kNone;
   DateSource modified_from = DateSource::kNone;
+  /// The offsets from UTC (seconds east) the dates were written in, 0 when unknown.
+  int published_offset = 0;
+  int modified_offset = 0;
   std::string published_detail;  ///< e.g. the meta name, for --explain
   std::string modified_detail;
 };

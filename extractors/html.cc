@@ -94,6 +94,8 @@ tl::expected<Article, ExtractError> extract(std::string_view html, bool known_ut
   article.authors = std::move(meta.authors);
   article.published_at = meta.published_at;
   article.modified_at = meta.modified_at;
+  article.published_utc_offset = meta.published_utc_offset;
+  article.modified_utc_offset = meta.modified_utc_offset;
   article.description = std::move(meta.description);
   article.image = std::move(meta.image);
   article.section = std::move(meta.section);

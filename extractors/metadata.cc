@@ -617,6 +617,8 @@ PageMetadata resolve_metadata(const ParsedPage& page, std::string_view url,
   }
   out.published_at = dates.published;
   out.modified_at = dates.modified;
+  out.published_utc_offset = dates.published_offset;
+  out.modified_utc_offset = dates.modified_offset;
   const auto explain_date = [](DateSource s, const std::string& detail) {
     std::string v(date_source_name(s));
     if (!detail.empty()) v += ":" + detail;

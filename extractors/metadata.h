@@ -64,6 +64,8 @@ struct PageMetadata {
   std::vector<std::string> authors;  ///< the same as names
   std::optional<UnixSeconds> published_at;
   std::optional<UnixSeconds> modified_at;
+  int published_utc_offset = 0;  ///< as the page wrote its dates (seconds east of UTC)
+  int modified_utc_offset = 0;
   std::optional<LeadImage> image;
   std::string description;
   std::string section;

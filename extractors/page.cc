@@ -1313,7 +1313,17 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
     }
     const GumboElement& el = node->v.element;
     if (f.next_child == 0) {
-      if (el.tag == GUMBO_TAG_META || el.tag == GUMBO_TAG_LINK) collect_head_metadata(el, raw);
+      if (el.tag == GUMBO_TAG_META || el.tag == GUMBO_TAG_LINK) {
+        collect_head_metadata(el, raw);
+      } else if (const char* content = attr(el, "content")) {
+        // RDFa and microdata on other elements (<span property="schema:dateCreated"
+        // content="...">) say what a meta tag would.
+        const char* key = attr(el, "property");
+        if (!key) key = attr(el, "itemprop");
+        if (key && raw.metas.size() < 1024) {
+          raw.metas.emplace_back(ascii_lower(key), collapse_whitespace(content));
+        }
+      }
       if (el.tag == GUMBO_TAG_HTML) {
         if (const char* lang = attr(el, "lang")) raw.html_lang = lang;
       } else if (el.tag == GUMBO_TAG_TITLE && raw.title_tag.empty()) {

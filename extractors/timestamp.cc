@@ -41,6 +41,10 @@ int days_in_month(int y, int m) {
 }  // namespace
 
 std::optional<UnixSeconds> parse_iso8601(std::string_view s) {
+  return parse_iso8601(s, nullptr);
+}
+
+std::optional<UnixSeconds> parse_iso8601(std::string_view s, int* offset) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   std::size_t pos = 0;
@@ -89,6 +93,7 @@ std::optional<UnixSeconds> parse_iso8601(std::string_view s) {
   }
   const std::int64_t days =
       days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
+  if (offset) *offset = offset_seconds;
   return days * 86400 + hour * 3600 + minute * 60 + std::min(second, 59) - offset_seconds;
 }
 
@@ -186,6 +191,19 @@ std::optional<UnixSeconds> civil_day(int year, int month, int day) {
 std::optional<UnixSeconds> parse_date(std::string_view s) {
   if (auto t = parse_iso8601(s)) return t;
   return parse_rfc822(s);
+}
+
+std::string format_rfc3339(UnixSeconds t, int offset_seconds) {
+  if (offset_seconds == 0 || offset_seconds <= -86400 || offset_seconds >= 86400) {
+    return format_rfc3339(t);
+  }
+  std::string local = format_rfc3339(t + offset_seconds);
+  local.pop_back();  // the 'Z'
+  const int a = offset_seconds < 0 ? -offset_seconds : offset_seconds;
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%c%02d:%02d", offset_seconds < 0 ? '-' : '+', a / 3600,
+                a / 60 % 60);
+  return local + buf;
 }
 
 std::string format_rfc3339(UnixSeconds t) {

@@ -22,6 +22,7 @@
 #include "extractors/html.h"
 #include "extractors/mss.h"
 #include "extractors/page.h"
+#include "extractors/text.h"
 #include "extractors/timestamp.h"
 
 namespace {
@@ -125,7 +126,9 @@ int main(int argc, char** argv) {
   extract->add_option("--config", config_path, "YAML config file");
   bool explain = false;
   extract->add_flag("--explain", explain,
-                    "print every block with its P(article) and whether MSS kept it, as TSV");
+                    "print every block with its P(article) and whether MSS kept it, then where "
+                    "each metadata field (dates, image, description, authors, ...) came from, as "
+                    "TSV");
 
   daemon::ParseFeedOptions feed_opts;
   auto* parse_feed = app.add_subcommand(
@@ -405,10 +408,38 @@ int main(int argc, char** argv) {
       for (std::size_t i = 0; i < page->blocks.size(); ++i) {
         const auto& b = page->blocks[i];
         std::string text = extractors::render_words(*page, b.first_word, b.end_word);
-        if (text.size() > 80) text = text.substr(0, 80) + "...";
+        if (extractors::truncate_text(text, 80)) text += "...";  // at a character boundary
         std::printf("%zu\t%u\t%u\t%.3f\t%d\t%s\n", i, b.word_count(), b.link_words,
                     probabilities[i], std::find(kept.begin(), kept.end(), i) != kept.end() ? 1 : 0,
                     text.c_str());
+      }
+      // Then where each metadata field came from.
+      const std::string url = page_url.empty() ? "file://" + page_path : page_url;
+      auto article = extractors::extract_html(*decoded, url, c->extract);
+      if (!article) return 0;
+      std::printf("\nfield\tsource\tvalue\n");
+      for (const auto& [field, source] : article->sources) {
+        std::string value;
+        if (field == "published_at" && article->published_at) {
+          value = extractors::format_rfc3339(*article->published_at);
+        } else if (field == "modified_at" && article->modified_at) {
+          value = extractors::format_rfc3339(*article->modified_at);
+        } else if (field == "image" && article->image) {
+          value = article->image->url;
+        } else if (field == "description") {
+          value = article->description;
+        } else if (field == "authors" || field == "tags") {
+          for (const auto& v : field == "authors" ? article->authors : article->tags) {
+            value += (value.empty() ? "" : "; ") + v;
+          }
+        } else if (field == "section") {
+          value = article->section;
+        } else if (field == "site_name") {
+          value = article->site_name;
+        } else if (field == "paywalled") {
+          value = article->paywalled ? "true" : "false";
+        }
+        std::printf("%s\t%s\t%s\n", field.c_str(), source.c_str(), value.c_str());
       }
       return 0;
     }

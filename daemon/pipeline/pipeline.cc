@@ -30,6 +30,11 @@ nlohmann::json optional_time(const std::optional<extractors::UnixSeconds>& t) {
   return t ? nlohmann::json(extractors::format_rfc3339(*t)) : nlohmann::json(nullptr);
 }
 
+// In the local time the page wrote it in: the day is the one the page shows.
+nlohmann::json optional_time(const std::optional<extractors::UnixSeconds>& t, int utc_offset) {
+  return t ? nlohmann::json(extractors::format_rfc3339(*t, utc_offset)) : nlohmann::json(nullptr);
+}
+
 nlohmann::json or_null(const std::string& s) {
   return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);
 }
@@ -99,8 +104,8 @@ std::string article_json(const Output& out) {
   j["text"] = a.text;
   j["lang"] = or_null(a.lang);
   j["language"] = or_null(a.language);
-  j["published_at"] = optional_time(a.published_at);
-  j["modified_at"] = optional_time(a.modified_at);
+  j["published_at"] = optional_time(a.published_at, a.published_utc_offset);
+  j["modified_at"] = optional_time(a.modified_at, a.modified_utc_offset);
   j["fetched_at"] = optional_time(a.fetched_at);
   j["description"] = or_null(a.description);
   j["image"] = image_json(a.image);
@@ -440,8 +445,14 @@ void Pipeline::resolve_links(const std::vector<Extracted*>& items, Fetcher& fetc
         if (a.lang.empty()) a.lang = page->lang;
         if (a.byline.empty()) a.byline = page->byline;
         if (a.authors.empty()) a.authors = std::move(page->authors);
-        if (!a.published_at) a.published_at = page->published_at;
-        if (!a.modified_at) a.modified_at = page->modified_at;
+        if (!a.published_at) {
+          a.published_at = page->published_at;
+          a.published_utc_offset = page->published_utc_offset;
+        }
+        if (!a.modified_at) {
+          a.modified_at = page->modified_at;
+          a.modified_utc_offset = page->modified_utc_offset;
+        }
         // The page's own description and image are the article's; the feed's are teasers.
         if (!page->description.empty()) a.description = std::move(page->description);
         if (page->image) a.image = std::move(page->image);
@@ -692,7 +703,10 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
     out.feed_id = input.id;
   } else {
     if (!input.title.empty() && a.title.empty()) a.title = input.title;
-    if (input.published_at) a.published_at = input.published_at;
+    if (input.published_at) {
+      a.published_at = input.published_at;
+      a.published_utc_offset = 0;
+    }
     // Identity by the canonical URL without tracking parameters, fragment or default port.
     a.id = page_id(a.canonical_url, input);
   }
@@ -795,7 +809,9 @@ std::string extracted_json(const Pipeline::Extracted& e, const Input& input) {
                   {"byline", a.byline},
                   {"authors", a.authors},
                   {"published_at", time_or_null(a.published_at)},
+                  {"published_utc_offset", a.published_utc_offset},
                   {"modified_at", time_or_null(a.modified_at)},
+                  {"modified_utc_offset", a.modified_utc_offset},
                   {"description", a.description},
                   {"image", image_json(a.image)},
                   {"section", a.section},
@@ -848,6 +864,12 @@ tl::expected<std::pair<Pipeline::Extracted, Input>, std::string> parse_extracted
   a.published_at = read_time(*art, "published_at");
   // Added later: a record of an older extractor has none of these.
   a.modified_at = read_time(*art, "modified_at");
+  for (auto [key, field] : {std::pair{"published_utc_offset", &a.published_utc_offset},
+                            std::pair{"modified_utc_offset", &a.modified_utc_offset}}) {
+    if (const auto o = art->find(key); o != art->end() && o->is_number_integer()) {
+      *field = static_cast<int>(std::clamp<std::int64_t>(*o, -86399, 86399));
+    }
+  }
   const auto strings = [](const nlohmann::json& o, const char* key) {
     std::vector<std::string> list;
     if (const auto it = o.find(key); it != o.end() && it->is_array()) {
