@@ -445,18 +445,17 @@ bool is_http_url(std::string_view url) {
   return (scheme == "http" || scheme == "https") && !url_host(url).empty();
 }
 
-// Words that name a role or a desk, not a person ("Staff Writer", "Redaktion").
+// Words that name a role or a desk, not a person ("Staff Writer", "Redaktion"): dropped at the
+// end of a name, and a name of nothing else is none.
 bool is_role_word(std::string_view lower) {
   static constexpr std::string_view kRoles[] = {
-      "staff",      "writer",      "writers",     "reporter",   "reporters",  "correspondent",
-      "correspondents", "editor",  "editors",     "contributor", "contributing", "senior",
-      "chief",      "political",   "news",        "desk",       "team",       "redaktion",
-      "redakteur",  "redakteurin", "autor",       "autorin",    "author",     "authors",
-      "journalist", "correspondant", "rédaction", "redacción",  "redazione",  "redactie",
-      "agency",     "agencies",    "online",      "digital",    "bureau",     "special",
-      "the",        "admin",       "administrator", "guest",    "newsroom",   "editorial",
-      "board",      "wire",        "services",    "service",    "by",         "and",
-      "staffer",    "contributors", "columnist",  "photographer", "photos",   "photo"};
+      "staff",       "writer",       "writers",       "reporter",    "reporters",   "correspondent",
+      "correspondents", "editor",    "editors",       "contributor", "contributors", "contributing",
+      "senior",      "chief",        "redaktion",     "redakteur",   "redakteurin", "autor",
+      "autorin",     "author",       "authors",       "journalist",  "correspondant", "rédaction",
+      "redacción",   "redazione",    "redactie",      "admin",       "administrator", "guest",
+      "newsroom",    "staffer",      "columnist",     "photographer", "by",         "and",
+      "red",         "desk",         "team"};
   return std::find(std::begin(kRoles), std::end(kRoles), lower) != std::end(kRoles);
 }
 
@@ -468,35 +467,54 @@ std::vector<std::string> split_authors(std::string_view text) {
   if (s.empty() || s.size() > 400) return out;
   const std::string lower_head = ascii_lower(s.substr(0, 8));
   if (lower_head.starts_with("http://") || lower_head.starts_with("https://")) return out;
-  // Separators between names, in the languages newsflow reads, as one ',' each.
-  std::string normalized;
-  {
-    std::string spaced = " " + s + " ";
-    for (std::string_view sep :
-         {" and ", " And ", " AND ", " und ", " y ", " et ", " e ", " en ", " i ", " и ", " ve ",
-          " og ", " och ", " ja ", " és ", " dan ", " & ", " / ", " | ", " · ", " • ", " - ",
-          " — ", " – ", ";", "|", " with ", " mit ", " avec ", " con ", " com "}) {
-      for (std::size_t p; (p = spaced.find(sep)) != std::string::npos;) {
-        spaced.replace(p, sep.size(), ",");
-      }
+  // What is in parentheses is a note ("(www.dw.com)", "(left)"); quotes are not names (an
+  // apostrophe inside a word, O'Brien, is).
+  std::string plain;
+  int depth = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '(') ++depth;
+    const bool inside_word = c == '\'' && i > 0 && i + 1 < s.size() && s[i - 1] != ' ' &&
+                             s[i + 1] != ' ' && s[i - 1] != ',' && s[i + 1] != ',';
+    if (depth == 0 && c != '"' && (c != '\'' || inside_word)) plain += c;
+    if (c == ')' && depth > 0) --depth;
+  }
+  // A date or a time ends the names ("Jane Doe 7 June 2020", "Jane Doe, Updated 12:30").
+  if (const auto dates = find_text_dates(plain, SlashOrder::kDayFirst, 1); !dates.empty()) {
+    plain.resize(dates.front().offset);
+  }
+  for (std::size_t i = 0; i + 3 < plain.size(); ++i) {
+    if (plain[i] >= '0' && plain[i] <= '9' && (plain[i + 1] == ':' || plain[i + 2] == ':')) {
+      plain.resize(i);
+      break;
     }
-    normalized = spaced;
+  }
+  // Separators between names, in the languages newsflow reads, as one ',' each.
+  std::string spaced = " " + plain + " ";
+  for (std::string_view sep :
+       {" and ", " And ", " AND ", " und ", " y ", " et ", " e ", " en ", " i ", " и ", " ve ",
+        " og ", " och ", " ja ", " és ", " dan ", " & ", " / ", " | ", " · ", " • ", " - ", " — ",
+        " – ", ";", "|", " with ", " mit ", " avec ", " con ", " com "}) {
+    for (std::size_t p; (p = spaced.find(sep)) != std::string::npos;) {
+      spaced.replace(p, sep.size(), ",");
+    }
   }
   std::size_t pos = 0;
-  while (pos <= normalized.size() && out.size() < 20) {
-    std::size_t end = normalized.find(',', pos);
-    if (end == std::string::npos) end = normalized.size();
-    std::string part = collapse_whitespace(std::string_view(normalized).substr(pos, end - pos));
+  while (pos <= spaced.size() && out.size() < 20) {
+    std::size_t end = spaced.find(',', pos);
+    if (end == std::string::npos) end = spaced.size();
+    std::string part = collapse_whitespace(std::string_view(spaced).substr(pos, end - pos));
     pos = end + 1;
-    // Leading "By", "Von", "Text:", "Written by".
+    // Leading "By", "Von", "Text:", "Analysis by".
     for (bool again = true; again;) {
       again = false;
       const std::string lower = ascii_lower(part);
       for (std::string_view prefix :
            {"by ", "von ", "par ", "por ", "door ", "di ", "de ", "av ", "przez ", "written by ",
-            "posted by ", "reported by ", "text: ", "text ", "autor: ", "autorin: ", "author: ",
-            "texte: ", "texto: ", "testo: ", "von: ", "by: ", "foto: ", "fotos: ", "photo: ",
-            "автор: ", "автор ", "yazar: ", "كتب ", "بقلم "}) {
+            "posted by ", "reported by ", "analysis by ", "opinion by ", "commentary by ",
+            "interview by ", "text: ", "text ", "autor: ", "autorin: ", "author: ", "texte: ",
+            "texto: ", "testo: ", "von: ", "by: ", "foto: ", "fotos: ", "photo: ", "автор: ",
+            "автор ", "yazar: ", "كتب ", "بقلم "}) {
         if (lower.starts_with(prefix)) {
           part.erase(0, prefix.size());
           again = !part.empty();
@@ -504,39 +522,37 @@ std::vector<std::string> split_authors(std::string_view text) {
         }
       }
     }
-    // A date or a number ends the names ("Jane Doe 7 June 2020", "Jane Doe Updated 12:30").
-    if (const std::size_t digit = part.find_first_of("0123456789"); digit != std::string::npos) {
-      part = collapse_whitespace(std::string_view(part).substr(0, digit));
-    }
-    if (part.empty() || part.find('@') != std::string::npos ||
-        part.find("://") != std::string::npos || part.find("www.") != std::string::npos) {
-      continue;
-    }
-    // Words that are roles, not names, are dropped; a part of roles only is no name.
-    std::string name;
-    std::size_t words = 0;
-    bool any_name_word = false;
-    std::size_t w = 0;
-    while (w < part.size()) {
+    // Words with an e-mail address or a URL are not part of a name.
+    std::vector<std::string_view> words;
+    for (std::size_t w = 0; w < part.size();) {
       std::size_t e = part.find(' ', w);
       if (e == std::string::npos) e = part.size();
       const std::string_view word = std::string_view(part).substr(w, e - w);
       w = e + 1;
-      std::string lower = ascii_lower(word);
-      while (!lower.empty() && (lower.back() == '.' || lower.back() == ':')) lower.pop_back();
-      if (is_role_word(lower)) {
-        if (any_name_word) break;  // "Jane Doe Staff Writer": the name ends
+      if (word.empty() || word.find('@') != std::string_view::npos ||
+          word.find("://") != std::string_view::npos) {
         continue;
       }
-      any_name_word = true;
+      words.push_back(word);
+    }
+    // Roles at the end ("Jane Doe, Staff Writer"; "AP Auto Writer" keeps "AP Auto").
+    const auto role = [](std::string_view word) {
+      std::string lower = ascii_lower(word);
+      while (!lower.empty() && (lower.back() == '.' || lower.back() == ':')) lower.pop_back();
+      return is_role_word(lower);
+    };
+    while (!words.empty() && role(words.back())) words.pop_back();
+    std::size_t first = 0;
+    while (first < words.size() && role(words[first])) ++first;
+    std::string name;
+    for (std::size_t k = first; k < words.size(); ++k) {
       if (!name.empty()) name += ' ';
-      name.append(word);
-      ++words;
+      name.append(words[k]);
     }
     while (!name.empty() && (name.back() == '.' || name.back() == ':' || name.back() == '-')) {
       name.pop_back();
     }
-    if (!any_name_word || name.size() < 2 || words > 5 || name.size() > 80) continue;
+    if (name.size() < 2 || words.size() - first > 6 || name.size() > 80) continue;
     const std::string lower_name = ascii_lower(name);
     if (std::any_of(out.begin(), out.end(),
                     [&lower_name](const std::string& n) { return ascii_lower(n) == lower_name; })) {
@@ -720,15 +736,17 @@ PageMetadata resolve_metadata(const ParsedPage& page, std::string_view url,
   // opens the article.
   std::vector<std::string> names;
   std::string authors_from;
+  bool declared = false;  // JSON-LD names the article's author (maybe only "Staff"): it is that
   if (main) {
     std::vector<std::string> ld;
     json_ld_authors(*main, ld, 0);
+    declared = !ld.empty();
     for (const auto& n : ld) {
       for (auto& a : split_authors(n)) names.push_back(std::move(a));
     }
     if (!names.empty()) authors_from = "json_ld";
   }
-  if (names.empty()) {
+  if (names.empty() && !declared) {
     std::vector<std::string> ld;
     for (const auto& o : objects) json_ld_authors(o, ld, 0);
     for (const auto& n : ld) {
@@ -736,7 +754,7 @@ PageMetadata resolve_metadata(const ParsedPage& page, std::string_view url,
     }
     if (!names.empty()) authors_from = "json_ld";
   }
-  if (names.empty()) {
+  if (names.empty() && !declared) {
     for (const char* name : {"author", "article:author", "byl", "parsely-author", "sailthru.author",
                              "dc.creator", "dcterms.creator", "citation_author"}) {
       for (const auto& [key, content] : raw.metas) {
@@ -749,11 +767,11 @@ PageMetadata resolve_metadata(const ParsedPage& page, std::string_view url,
       }
     }
   }
-  if (names.empty() && !raw.markup_byline.empty()) {
+  if (names.empty() && !declared && !raw.markup_byline.empty()) {
     names = split_authors(raw.markup_byline);
     if (!names.empty()) authors_from = "byline_element";
   }
-  if (names.empty() && context.article_blocks) {
+  if (names.empty() && !declared && context.article_blocks) {
     // "By Jane Doe", "Von Max Muster": a short first or second paragraph that opens with it.
     for (std::size_t k = 0; k < context.article_blocks->size() && k < 2; ++k) {
       const Block& b = page.blocks[(*context.article_blocks)[k]];
