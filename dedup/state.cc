@@ -12,8 +12,9 @@
 namespace newsflow::dedup {
 namespace {
 
-constexpr std::string_view kMagic = "NFS2";
-constexpr std::string_view kMagicV1 = "NFS1";  // read still: the layout before, for one upgrade
+constexpr std::string_view kMagic = "NFS3";
+constexpr std::string_view kMagicV2 = "NFS2";  // read still: the layout before the story card
+constexpr std::string_view kMagicV1 = "NFS1";  // read still: the layout before that
 constexpr std::uint32_t kTermMask = (std::uint32_t{1} << TermStats::kWeightedBits) - 1;
 constexpr std::size_t kParagraphBytes = 7;  // the 56 bits of `BoilerplateFilter::kKeyBits`
 constexpr float kMaxTermCount = 1 << 20;
@@ -80,13 +81,16 @@ std::string encode_state(const ArticleState& s) {
   w.string(s.link);
   w.varint(s.from_feed ? 1 : 0);
   w.string(s.language);
+  w.string(s.image_url);
+  w.string(s.description);
   return w.take();
 }
 
 namespace {
-// The layout's version (2, or 1 for `NFS1`), 0 for bytes of neither; reads the magic.
+// The layout's version (3, 2 for `NFS2` or 1 for `NFS1`), 0 for bytes of none; reads the magic.
 int read_magic(Reader& r) {
-  for (const auto& [magic, version] : {std::pair{kMagic, 2}, std::pair{kMagicV1, 1}}) {
+  for (const auto& [magic, version] :
+       {std::pair{kMagic, 3}, std::pair{kMagicV2, 2}, std::pair{kMagicV1, 1}}) {
     Reader attempt = r;
     if (attempt.expect(magic)) {
       r = attempt;
@@ -167,6 +171,10 @@ std::optional<ArticleState> decode_state(std::string_view bytes) {
   s.link = r.string();
   s.from_feed = r.varint() != 0;
   s.language = r.string();
+  if (version >= 3) {
+    s.image_url = r.string();
+    s.description = r.string();
+  }
   if (!r.done() || s.id.empty()) return std::nullopt;
   return s;
 }

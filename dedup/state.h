@@ -35,6 +35,9 @@ struct ArticleState {
   std::string link;  ///< a fetched feed item's link ("" otherwise)
   bool from_feed = false;
   std::string language;  ///< its detected language (BCP-47), "" when unsure: stories keep to one
+  /// Its lead image URL and description: its story's card while it represents the story.
+  std::string image_url;
+  std::string description;
 };
 
 /// The changelog's value format: "NFS2", then varints, fixed-width hashes and length-prefixed
@@ -45,8 +48,9 @@ std::string encode_state(const ArticleState& state);
 /// The `seq` of a record, read without decoding the rest (restores order records by it).
 std::optional<std::uint64_t> state_seq(std::string_view bytes);
 
-/// Reads a record written by `encode_state`, or by the version before (`NFS1`, read for one
-/// upgrade); nothing for anything else (truncated, another version, junk).
+/// Reads a record written by `encode_state`, or by the versions before (`NFS2`, without the
+/// card, and `NFS1`, read for an upgrade); nothing for anything else (truncated, another
+/// version, junk).
 std::optional<ArticleState> decode_state(std::string_view bytes);
 
 /// A chunk of a snapshot of the judging state (`Pipeline::save_state`) in the changelog: "NFC1",

@@ -601,14 +601,16 @@ void StoryBook::restore_merge(const std::string& from, const std::string& into) 
 
 const Story& StoryBook::assign(const StoryMember& member, std::string_view title,
                                const Verdict& verdict, std::int64_t event_time,
-                               std::string_view text, std::string_view story_hint) {
+                               std::string_view text, std::string_view story_hint,
+                               const StoryCard& card) {
   return assign_terms(member, title, verdict, event_time,
-                      terms_of(title, text, {}, member.language()), story_hint);
+                      terms_of(title, text, {}, member.language()), story_hint, card);
 }
 
 const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view title,
                                      const Verdict& verdict, std::int64_t event_time,
-                                     const Terms& terms, std::string_view story_hint) {
+                                     const Terms& terms, std::string_view story_hint,
+                                     const StoryCard& card) {
   const std::string id = member.id();  // unpacked once
   if (const std::string* placed = story_of_.find(id)) {
     if (auto story = stories_.find(resolve(*placed)); story != stories_.end()) {
@@ -685,7 +687,7 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
   if (member.kind() != DupKind::kUnique) ++story->copies;
   add_language(*story, member.language());
   if (created || member.kind() == DupKind::kUnique) {
-    challenge_representative(*story, member, title, terms, language_of(member.language()));
+    challenge_representative(*story, member, title, terms, language_of(member.language()), card);
   }
   ++story->version;
   if (story->articles.size() < options_.max_listed) {
@@ -778,7 +780,7 @@ std::vector<std::string> StoryBook::related_of(const Story& story) const {
 
 void StoryBook::challenge_representative(Story& story, const StoryMember& member,
                                          std::string_view title, const Terms& terms,
-                                         const Language& language) {
+                                         const Language& language, const StoryCard& card) {
   constexpr std::size_t kRepresentativeTerms = 16;
   // The article's heaviest terms by TF-IDF now, ties by term.
   std::vector<std::pair<double, Terms::const_iterator>> by_weight;
@@ -828,6 +830,8 @@ void StoryBook::challenge_representative(Story& story, const StoryMember& member
   }
   story.representative = member.id();
   story.title = std::string(title);
+  story.image_url = std::string(card.image_url);
+  story.description = std::string(card.description);
   TermWeights adopted;
   adopted.reserve(heaviest.size());
   for (const auto& [t, w] : heaviest) {
@@ -971,12 +975,14 @@ bool load_weights(internal::Reader& r, Weights& v, std::size_t terms) {
 }  // namespace
 
 void StoryBook::save(internal::Writer& w) const {
-  w.raw("NFB3");
+  w.raw("NFB4");
   df_.save(w);
   w.varint(stories_.size());
   for (const auto& [id, s] : stories_) {
     w.string(s.story_id);
     w.string(s.title);
+    w.string(s.image_url);
+    w.string(s.description);
     w.string(s.representative);
     w.string(s.language);
     w.varint(s.articles.size());
@@ -1020,13 +1026,24 @@ void StoryBook::save(internal::Writer& w) const {
 
 bool StoryBook::load(internal::Reader& r) {
   StoryBook next(options_);
-  if (!r.expect("NFB3") || !next.df_.load(r)) return false;
+  // NFB3 (before story cards) is read still, for one upgrade.
+  internal::Reader v3 = r;
+  const bool cards = r.expect("NFB4");
+  if (!cards) {
+    r = v3;
+    if (!r.expect("NFB3")) return false;
+  }
+  if (!next.df_.load(r)) return false;
   const std::size_t stories = r.count();
   next.stories_.reserve(stories);
   for (std::size_t i = 0; i < stories && r.ok(); ++i) {
     Story s;
     s.story_id = r.string();
     s.title = r.string();
+    if (cards) {
+      s.image_url = r.string();
+      s.description = r.string();
+    }
     s.representative = r.string();
     s.language = r.string();
     s.articles.resize(r.count());

@@ -47,9 +47,18 @@ class StoryMember {
 };
 
 /// The latest state of a story, as published on the stories topic.
+/// What a story's card shows of an article when it represents the story.
+struct StoryCard {
+  std::string_view image_url;
+  std::string_view description;
+};
+
 struct Story {
   std::string story_id;
   std::string title;  ///< headline of the representative article
+  /// The representative's lead image (absolute http(s) URL) and description: the story's card.
+  std::string image_url;
+  std::string description;
   /// Id of the article that stands for the story: its most central report, the one whose terms
   /// are the closest to the story's (each new report that is no copy challenges it).
   std::string representative;
@@ -150,9 +159,10 @@ class StoryBook {
   /// it duplicates, else the most similar recent story by title and lead (`text`), else a new
   /// one. `story_hint` forces a story id (state restored after a restart). An article already
   /// placed returns its story unchanged (replays are idempotent).
+  /// `card`: the article's image and description, the story's when it represents the story.
   const Story& assign(const StoryMember& member, std::string_view title, const Verdict& verdict,
                       std::int64_t event_time, std::string_view text = {},
-                      std::string_view story_hint = {});
+                      std::string_view story_hint = {}, const StoryCard& card = {});
 
   /// An article's terms as stories compare them: stems of its title's words (`title_weight`
   /// each) and of its text's first `text_words`, stopwords and short words left out, weighted
@@ -177,7 +187,7 @@ class StoryBook {
   /// `assign` with the article's terms already made (`terms_of`; a restore has no text).
   const Story& assign_terms(const StoryMember& member, std::string_view title,
                             const Verdict& verdict, std::int64_t event_time, const Terms& terms,
-                            std::string_view story_hint = {});
+                            std::string_view story_hint = {}, const StoryCard& card = {});
 
   const StoryOptions& options() const { return options_; }
 
@@ -297,7 +307,7 @@ class StoryBook {
   // Makes the article the story's representative when it is closer to the story's terms than
   // the representative is (or the story has none yet).
   void challenge_representative(Story& story, const StoryMember& member, std::string_view title,
-                                const Terms& terms, const Language& language);
+                                const Terms& terms, const Language& language, const StoryCard& card);
   // Moves `victim` into `survivor` (both held).
   void merge(Story& survivor, const std::string& victim);
   // A map from 32-bit keys that `similar_stories` reuses from call to call instead of

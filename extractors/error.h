@@ -15,6 +15,7 @@ enum class ExtractReason {
   kCharset,      ///< the bytes could not be converted to UTF-8
   kParse,        ///< the parser gave up on the document
   kNoText,       ///< parsed, but no main text was found
+  kConsentWall,  ///< the main text is a cookie or consent wall, not the article
 };
 
 /// Stable snake_case name of a reason, e.g. "binary_content".

@@ -1,5 +1,7 @@
 #include "extractors/html.h"
 
+#include "extractors/text.h"
+
 #include <utility>
 #include <vector>
 
@@ -46,6 +48,40 @@ std::string finn_text(const ParsedPage& page) {
 
 }  // namespace
 
+bool looks_like_consent_wall(std::string_view text, std::size_t* phrases) {
+  const std::size_t words = count_words(text);
+  if (words == 0 || words > 400) return false;  // a wall is short; an article on cookies is not
+  // Lowercase (ASCII; the other letters match as written, lowercase in the lists).
+  std::string lower(text);
+  for (char& c : lower) c = c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c;
+  const auto count = [&lower](std::initializer_list<std::string_view> list) {
+    std::size_t n = 0;
+    for (std::string_view w : list) {
+      for (std::size_t p = lower.find(w); p != std::string::npos; p = lower.find(w, p + w.size())) {
+        ++n;
+      }
+    }
+    return n;
+  };
+  // What a wall is about, in the languages newsflow reads.
+  const std::size_t topic =
+      count({"cookie", "consent", "einwilligung", "zustimmung", "consentement", "consentimiento",
+             "consenso", "toestemming", "zgod", "souhlas", "согласи", "çerez", "tracking",
+             "ملفات تعريف الارتباط", "ملفات الارتباط"});
+  // What it asks the reader to do.
+  const std::size_t action =
+      count({"accept all", "accept cookies", "i accept", "i agree", "agree and continue",
+             "alle akzeptieren", "akzeptieren", "zustimmen", "einverstanden", "tout accepter",
+             "accepter", "j'accepte", "aceptar", "acepto", "accetta", "accetto", "accepteren",
+             "akceptuj", "zaakceptuj", "принять", "kabul et", "manage preferences",
+             "manage options", "cookie settings", "privacy settings", "einstellungen",
+             "paramètres", "configuración", "impostazioni", "reject all", "alle ablehnen",
+             "tout refuser", "rechazar"});
+  if (phrases) *phrases = topic + action;
+  // Both, and densely: about one consent phrase per 40 words or more.
+  return topic >= 1 && action >= 1 && (topic + action) * 40 >= words;
+}
+
 bool parse_extract_method(std::string_view name, ExtractMethod& out) {
   if (name == "finn") {
     out = ExtractMethod::kFinn;
@@ -80,6 +116,13 @@ tl::expected<Article, ExtractError> extract(std::string_view html, bool known_ut
     return tl::unexpected(ExtractError{
         ExtractReason::kNoText,
         "no main text found among " + std::to_string(page->words.size()) + " visible words"});
+  }
+  if (std::size_t phrases = 0; looks_like_consent_wall(article.text, &phrases)) {
+    return tl::unexpected(ExtractError{
+        ExtractReason::kConsentWall,
+        "the main text is a cookie or consent wall (" + std::to_string(count_words(article.text)) +
+            " words, " + std::to_string(phrases) + " consent phrases): the page was fetched "
+            "without the consent the site asks for"});
   }
   MetadataContext context;
   context.article_blocks = options.method == ExtractMethod::kFinn ? nullptr : &blocks;
@@ -137,6 +180,8 @@ std::string_view reason_name(ExtractReason r) {
       return "parse_error";
     case ExtractReason::kNoText:
       return "no_text";
+    case ExtractReason::kConsentWall:
+      return "consent_wall";
   }
   return "unknown";
 }

@@ -48,6 +48,12 @@ tl::expected<Article, ExtractError> extract_html(
     const Decoded& document, std::string_view url, const ExtractOptions& options,
     std::optional<UnixSeconds> fetched_at = std::nullopt);
 
+/// True when extracted text is a cookie or consent wall rather than an article: short (at most
+/// 400 words), about consent or cookies and asking the reader to accept or choose, in one of the
+/// languages newsflow reads, densely (about one such phrase per 40 words or more). `phrases`,
+/// when given, receives how many such phrases were counted.
+bool looks_like_consent_wall(std::string_view text, std::size_t* phrases = nullptr);
+
 /// Parses a method name ("mss", "finn"); returns false for an unknown name.
 bool parse_extract_method(std::string_view name, ExtractMethod& out);
 

@@ -440,6 +440,15 @@ std::optional<LeadImage> json_ld_image(const nlohmann::json& v, int depth = 0) {
   return img;
 }
 
+// A reference that names a scheme other than http(s) (javascript:, data:, file:): never an
+// image URL, however resolution would read it.
+bool other_scheme(std::string_view ref) {
+  const std::size_t colon = ref.find(':');
+  if (colon == std::string_view::npos || ref.find_first_of("/?#") < colon) return false;
+  const std::string scheme = ascii_lower(collapse_whitespace(ref.substr(0, colon)));
+  return scheme != "http" && scheme != "https";
+}
+
 bool is_http_url(std::string_view url) {
   const std::string scheme = url_scheme_of(url);
   return (scheme == "http" || scheme == "https") && !url_host(url).empty();
@@ -676,8 +685,12 @@ PageMetadata resolve_metadata(const ParsedPage& page, std::string_view url,
     }
   }
   if (image) {
-    image->url = resolve_url(url, image->url);
-    if (!is_http_url(image->url)) image.reset();
+    if (other_scheme(image->url)) {
+      image.reset();
+    } else {
+      image->url = resolve_url(url, image->url);
+      if (!is_http_url(image->url)) image.reset();
+    }
   }
   if (!image && article_first_word != SIZE_MAX) {
     // From the headline (or a little before the text) to the article's end.
@@ -696,6 +709,7 @@ PageMetadata resolve_metadata(const ParsedPage& page, std::string_view url,
           lower.find("avatar") != std::string::npos || lower.find("icon") != std::string::npos) {
         continue;
       }
+      if (other_scheme(img.src)) continue;
       LeadImage candidate{resolve_url(url, img.src), img.width, img.height, img.alt};
       if (!is_http_url(candidate.url)) continue;
       image = std::move(candidate);

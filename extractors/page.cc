@@ -257,7 +257,9 @@ bool is_hidden(const Attrs& a) {
   return false;
 }
 
-std::string subtree_text(const GumboNode* node) {
+// The text under `node`. `lines`: a <br> or a block element parts lines with ", " (a byline's
+// "A and B<br>Associated Press" is two names, not "BAssociated").
+std::string subtree_text(const GumboNode* node, bool lines = false) {
   std::string out;
   std::vector<const GumboNode*> stack{node};
   while (!stack.empty()) {
@@ -267,6 +269,9 @@ std::string subtree_text(const GumboNode* node) {
         n->type == GUMBO_NODE_CDATA) {
       out += n->v.text.text;
     } else if (n->type == GUMBO_NODE_ELEMENT || n->type == GUMBO_NODE_TEMPLATE) {
+      if (lines && n != node && (n->v.element.tag == GUMBO_TAG_BR || is_block(n->v.element.tag))) {
+        out += ", ";
+      }
       const GumboVector& children = n->v.element.children;
       for (unsigned i = children.length; i-- > 0;) {
         stack.push_back(static_cast<const GumboNode*>(children.data[i]));
@@ -1318,8 +1323,8 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
       } else if (const char* content = attr(el, "content")) {
         // RDFa and microdata on other elements (<span property="schema:dateCreated"
         // content="...">) say what a meta tag would.
+        // (itemprop dates are date marks, read where they stand.)
         const char* key = attr(el, "property");
-        if (!key) key = attr(el, "itemprop");
         if (key && raw.metas.size() < 1024) {
           raw.metas.emplace_back(ascii_lower(key), collapse_whitespace(content));
         }
@@ -1332,7 +1337,11 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
         raw.first_h1 = collapse_whitespace(subtree_text(node));
       } else if (raw.markup_byline.empty() && f.emit &&
                  is_byline_element(el, f.attrs, f.byline_word)) {
-        raw.markup_byline = collapse_whitespace(subtree_text(node));
+        raw.markup_byline = collapse_whitespace(subtree_text(node, /*lines=*/true));
+        while (!raw.markup_byline.empty() &&
+               (raw.markup_byline.front() == ',' || raw.markup_byline.front() == ' ')) {
+          raw.markup_byline.erase(0, 1);
+        }
         if (raw.markup_byline.size() > 200) raw.markup_byline.clear();
       }
       f.date_mark = collect_date_mark(el, f.emit, f.attrs, raw, page.words.size());

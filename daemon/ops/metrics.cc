@@ -174,6 +174,7 @@ const std::vector<std::string>& Metrics::dead_letter_reasons() {
                                                  "charset_error",
                                                  "parse_error",
                                                  "no_text",
+                                                 "consent_wall",
                                                  "feed_no_items",
                                                  "internal_error",
                                                  "worker_crash",

@@ -170,7 +170,9 @@ std::string page_head(const StatusSnapshot& s, const char* title) {
       "height:.8em;margin:0 .3em 0 .8em}.legend i.in{background:#9bc4e2}.legend i.art{"
       "background:#2b6a9e}.legend i.dead{background:#c33}a{color:#2b6a9e}"
       "ul.facts{list-style:none;padding:0;margin:.1em 0;font-size:.9em;color:#555}"
-      "ul.facts li{display:inline;margin-right:1em}"
+      "ul.facts li{display:inline;margin-right:1em}img.card{float:right;max-width:9em;"
+      "max-height:6em;margin:0 0 .4em 1em;border-radius:.3em}p.description{margin:.2em 0;"
+      "color:#444}ol.stories>li{overflow:auto}"
       "</style></head><body>";
   html += "<header><h1>newsflow</h1><p class=muted>version " + html_escape(s.version) +
           " &middot; up " + duration(s.now - s.started) + " &middot; " + clock_time(s.now) +
@@ -195,6 +197,15 @@ std::string story_list(const std::vector<dedup::Story>& stories, std::size_t mem
             count(story.copies, "copy", "copies") + ", " +
             count(story.sources, "source", "sources") + ", latest " +
             date_time(story.last_updated) + " UTC</span>";
+    // The card: the representative's image (an http(s) URL only, loaded by the browser without
+    // a referrer) and description.
+    if (!story.image_url.empty() && is_web_url(story.image_url)) {
+      html += "<img class=card src=\"" + html_escape(story.image_url) +
+              "\" alt=\"\" loading=lazy referrerpolicy=no-referrer>";
+    }
+    if (!story.description.empty()) {
+      html += "<p class=description>" + html_escape(story.description) + "</p>";
+    }
     std::vector<std::string_view> outlets;
     for (const dedup::StoryMember& m : story.articles) {
       if (!m.source().empty() &&

@@ -134,6 +134,9 @@ std::string story_json(const dedup::Story& s) {
   nlohmann::ordered_json j;
   j["story_id"] = s.story_id;
   j["title"] = s.title;
+  // The card: the representative's lead image and description.
+  j["image_url"] = or_null(s.image_url);
+  j["description"] = or_null(s.description);
   j["representative"] = s.representative;
   j["language"] = or_null(s.language);
   auto& articles = j["articles"] = nlohmann::ordered_json::array();
@@ -149,6 +152,8 @@ std::string story_json(const dedup::Story& s) {
   j["languages"] = s.languages;
   j["first_seen"] = extractors::format_rfc3339(s.first_seen);
   j["last_updated"] = extractors::format_rfc3339(s.last_updated);
+  // With first_seen, the time span of its reports: the latest one that copies no other.
+  j["last_report"] = extractors::format_rfc3339(s.last_report);
   j["version"] = s.version;
   if (!s.merged_from.empty()) j["merged_from"] = s.merged_from;
   if (!s.related_stories.empty()) j["related_stories"] = s.related_stories;
@@ -573,8 +578,13 @@ bool Pipeline::restore(std::string_view article_json) {
     remember_link(str("url"), *event_time);
     remember_link(item_key(id), *event_time);
   }
+  std::string image_url;
+  if (const auto im = j.find("image"); im != j.end() && im->is_object()) {
+    if (const auto u = im->find("url"); u != im->end() && u->is_string()) image_url = *u;
+  }
+  const std::string description = str("description");
   stories_.assign({id, str("url"), str("source"), verdict.kind, str("language")}, str("title"),
-                  verdict, *event_time, core, str("story_id"));
+                  verdict, *event_time, core, str("story_id"), {image_url, description});
   if (const auto merged = j.find("story_merged_from"); merged != j.end() && merged->is_array()) {
     for (const auto& from : *merged) {
       if (from.is_string()) stories_.restore_merge(from.get<std::string>(), str("story_id"));
@@ -599,7 +609,7 @@ void Pipeline::restore(const dedup::ArticleState& s) {
   remember_published_links(s);
   const dedup::StoryBook::Terms terms(s.story_terms.begin(), s.story_terms.end());
   stories_.assign_terms({s.id, s.url, s.source, s.verdict.kind, s.language}, s.title, s.verdict,
-                        s.event_time, terms, s.story_id);
+                        s.event_time, terms, s.story_id, {s.image_url, s.description});
   for (const auto& from : s.merged_from) stories_.restore_merge(from, s.story_id);
   // A record too old for the window counts in its story, which does not index it (as one
   // judged live is not once it expired).
@@ -744,8 +754,9 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
 
   t0 = Clock::now();
   const dedup::StoryBook::Terms terms = stories_.terms_of(a.title, core, normalized, a.language);
+  const std::string_view image_url = a.image ? std::string_view(a.image->url) : std::string_view();
   out.story = stories_.assign_terms({a.id, a.url, a.source, out.verdict.kind, a.language}, a.title,
-                                    out.verdict, event_time, terms);
+                                    out.verdict, event_time, terms, {}, {image_url, a.description});
   out.story_id = out.story.story_id;
   forget_left();
   state.seq = next_seq_++;
@@ -762,6 +773,8 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
   state.from_feed = extracted.from_feed;
   state.language = a.language;
   state.link = extracted.fetch_url;
+  if (a.image) state.image_url = a.image->url;
+  state.description = a.description;
   if (metrics_) {
     metrics_->stage_seconds("cluster", seconds_since(t0));
     for (const auto& w : a.warnings) metrics_->extract_warning(w);

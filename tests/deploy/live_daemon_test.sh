@@ -112,15 +112,20 @@ class Page(html.parser.HTMLParser):
         if tag == "section" and a.get("id") in self.stories: self.section = a["id"]
         elif tag == "li" and "data-story-id" in a and self.section:
             self.stories[self.section].append({"id": a["data-story-id"], "articles": int(a["data-articles"]),
-                                               "copies": int(a["data-copies"]), "headline": "", "languages": []})
+                                               "copies": int(a["data-copies"]), "headline": "", "languages": [],
+                                               "image": None, "description": ""})
+        elif tag == "img" and a.get("class") == "card" and self.section:
+            self.stories[self.section][-1]["image"] = a.get("src")
+        elif tag == "p" and a.get("class") == "description": self.field = "description"
         elif tag == "b" and a.get("class") == "headline": self.field = "headline"
         elif tag == "span" and a.get("class") == "lang": self.field = "lang"
     def handle_endtag(self, tag):
-        if tag in ("b", "span"): self.field = None
+        if tag in ("b", "span", "p"): self.field = None
     def handle_data(self, data):
         if not self.field or not self.section: return
         s = self.stories[self.section][-1]
         if self.field == "headline": s["headline"] += data
+        elif self.field == "description": s["description"] += data
         else: s["languages"].append(data)
 page = Page(); page.feed(open(sys.argv[1]).read())
 latest = {}
@@ -141,8 +146,13 @@ for name, want in (("largest", largest), ("newest", newest)):
         assert s["articles"] == t["article_count"] and s["copies"] == t["copies"], (s, t)
         assert s["headline"] == (t["title"] or "(untitled)"), (s["headline"], t["title"])
         assert s["languages"] == t["languages"], (s["languages"], t["languages"])
-print("stories page: %d largest and %d newest stories as newsflow.stories holds them (%d live)"
-      % (len(page.stories["largest"]), len(page.stories["newest"]), len(live)))
+        # The card: the representative's image and description as the record has them.
+        assert s["image"] == t["image_url"], (s["image"], t["image_url"])
+        assert s["description"] == (t["description"] or ""), (s["description"], t["description"])
+cards = sum(1 for name in page.stories for s in page.stories[name] if s["image"])
+assert cards > 0, "no story on the page shows an image"
+print("stories page: %d largest and %d newest stories as newsflow.stories holds them (%d live, "
+      "%d with an image)" % (len(page.stories["largest"]), len(page.stories["newest"]), len(live), cards))
 PY
 timeout 60 "${chrome[@]}" --screenshot="$work/stories-page.png" "$base/stories" \
   >> "$work/chromium.log" 2>&1 || fail "chromium could not take a screenshot of /stories"

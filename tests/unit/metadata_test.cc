@@ -1,0 +1,373 @@
+// What a page declares and shows about itself: dates (every source kind, text dates in many
+// languages), lead image, description, authors, section, tags, site name, paywall, consent walls.
+// Every page here is written for the test.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "extractors/dates.h"
+#include "extractors/html.h"
+#include "extractors/metadata.h"
+#include "extractors/timestamp.h"
+
+namespace newsflow::extractors {
+namespace {
+
+std::string day(std::optional<UnixSeconds> t) {
+  return t ? format_rfc3339(*t).substr(0, 10) : std::string("none");
+}
+
+// The first date written in `text`, as YYYY-MM-DD ("none" when there is none).
+std::string first_date(std::string_view text, SlashOrder order = SlashOrder::kDayFirst) {
+  const auto found = find_text_dates(text, order, 4);
+  return found.empty() ? std::string("none") : day(found.front().day);
+}
+
+TEST(TextDates, NumericForms) {
+  EXPECT_EQ(first_date("Posted 2020-06-07 at noon"), "2020-06-07");
+  EXPECT_EQ(first_date("2020/6/7"), "2020-06-07");
+  EXPECT_EQ(first_date("Datum: 07.06.2020"), "2020-06-07");
+  EXPECT_EQ(first_date("am 7. 6. 2020 um"), "2020-06-07");
+  EXPECT_EQ(first_date("07-06-2020"), "2020-06-07");
+  // Slashes with the year last: by the page's order unless a number says which is the day.
+  EXPECT_EQ(first_date("06/07/2020", SlashOrder::kMonthFirst), "2020-06-07");
+  EXPECT_EQ(first_date("07/06/2020", SlashOrder::kDayFirst), "2020-06-07");
+  EXPECT_EQ(first_date("13/06/2020", SlashOrder::kMonthFirst), "2020-06-13");
+  EXPECT_EQ(first_date("06/13/2020", SlashOrder::kDayFirst), "2020-06-13");
+  // Not dates: version numbers, phone-like runs, impossible days, before the web, no year.
+  EXPECT_EQ(first_date("version 1.2.3.2020"), "none");
+  EXPECT_EQ(first_date("build 2020.06.07.1"), "none");
+  EXPECT_EQ(first_date("31.02.2020"), "none");
+  EXPECT_EQ(first_date("07.06.1989"), "none");
+  EXPECT_EQ(first_date("on June 7 the minister said"), "none");
+}
+
+TEST(TextDates, MonthNamesInTheLanguagesNewsflowReads) {
+  EXPECT_EQ(first_date("June 7, 2020"), "2020-06-07");                 // English
+  EXPECT_EQ(first_date("Jun. 7th 2020"), "2020-06-07");                // English, abbreviated
+  EXPECT_EQ(first_date("7 June 2020"), "2020-06-07");                  // British
+  EXPECT_EQ(first_date("Sonntag, 7. Juni 2020"), "2020-06-07");        // German
+  EXPECT_EQ(first_date("12. Januar 2022,"), "2022-01-12");             // German
+  EXPECT_EQ(first_date("Publié le 29 juin 2019"), "2019-06-29");       // French
+  EXPECT_EQ(first_date("1er mai 2020"), "2020-05-01");                 // French ordinal
+  EXPECT_EQ(first_date("martes 17 de marzo de 2020"), "2020-03-17");   // Spanish
+  EXPECT_EQ(first_date("7 giugno 2020"), "2020-06-07");                // Italian
+  EXPECT_EQ(first_date("7 de junho de 2020"), "2020-06-07");           // Portuguese
+  EXPECT_EQ(first_date("7 juni 2020"), "2020-06-07");                  // Dutch, Swedish
+  EXPECT_EQ(first_date("7 czerwca 2020"), "2020-06-07");               // Polish (genitive)
+  EXPECT_EQ(first_date("7 června 2020"), "2020-06-07");                // Czech
+  EXPECT_EQ(first_date("7 июня 2020 г."), "2020-06-07");               // Russian
+  EXPECT_EQ(first_date("7 ЧЕРВНЯ 2020"), "2020-06-07");                // Ukrainian, capitals
+  EXPECT_EQ(first_date("7 Haziran 2020"), "2020-06-07");               // Turkish
+  EXPECT_EQ(first_date("7. kesäkuuta 2020"), "2020-06-07");            // Finnish
+  EXPECT_EQ(first_date("2020. június 7."), "2020-06-07");              // Hungarian
+  EXPECT_EQ(first_date("7 Ιουνίου 2020"), "2020-06-07");               // Greek
+  EXPECT_EQ(first_date("7 يونيو 2020"), "2020-06-07");                 // Arabic
+  EXPECT_EQ(first_date("٧ يونيو ٢٠٢٠"), "2020-06-07");                 // Arabic-Indic digits
+  EXPECT_EQ(first_date("2020年6月7日 10:00"), "2020-06-07");           // Chinese, Japanese
+  EXPECT_EQ(first_date("２０２０年６月７日"), "2020-06-07");           // fullwidth digits
+  EXPECT_EQ(first_date("2020년 6월 7일"), "2020-06-07");               // Korean
+}
+
+TEST(TextDates, TheWordsBeforeADateSayWhichItIs) {
+  const auto dates = find_text_dates(
+      "Veröffentlicht am 07.06.2020 | Aktualisiert am 09.06.2020 | Datum: 10.06.2020",
+      SlashOrder::kDayFirst);
+  ASSERT_EQ(dates.size(), 3u);
+  EXPECT_EQ(dates[0].role, DateRole::kPublished);
+  EXPECT_EQ(dates[1].role, DateRole::kModified);
+  EXPECT_EQ(dates[2].role, DateRole::kDated);
+  const auto en = find_text_dates("Published June 3, 2020. Updated: June 4, 2020",
+                                  SlashOrder::kMonthFirst);
+  ASSERT_EQ(en.size(), 2u);
+  EXPECT_EQ(en[0].role, DateRole::kPublished);
+  EXPECT_EQ(en[1].role, DateRole::kModified);
+}
+
+TEST(UrlDates, PathsThatNameADay) {
+  EXPECT_EQ(day(url_date("https://n.test/2020/06/07/a-title/")), "2020-06-07");
+  EXPECT_EQ(day(url_date("https://n.test/2020/6/7/a-title")), "2020-06-07");
+  EXPECT_EQ(day(url_date("https://n.test/news/2020-06-07-a-title")), "2020-06-07");
+  EXPECT_EQ(day(url_date("https://n.test/story/20200607/a-title")), "2020-06-07");
+  EXPECT_EQ(day(url_date("https://n.test/2020/06/a-title")), "none");        // no day
+  EXPECT_EQ(day(url_date("https://n.test/id/123456789012")), "none");        // a long number
+  EXPECT_EQ(day(url_date("https://2020-06-07.n.test/a")), "none");           // the host
+  EXPECT_EQ(day(url_date("https://n.test/2020/13/40/a")), "none");           // no such day
+}
+
+// A page with the given head and body, extracted at `url`.
+Article page(const std::string& head, const std::string& body,
+             const std::string& url = "https://news.test/a/story",
+             std::optional<UnixSeconds> fetched_at = std::nullopt) {
+  const std::string text =
+      "<p>The first paragraph of the story has quite a few words in it, enough to win the "
+      "segmentation over everything else on the page.</p><p>The second paragraph continues the "
+      "story with more plain words here, and says what happened next in the town.</p>";
+  auto a = extract_html("<html><head>" + head + "</head><body>" + body + text + "</body></html>",
+                        url, {}, fetched_at);
+  EXPECT_TRUE(a) << (a ? "" : a.error().detail);
+  return a ? *a : Article{};
+}
+
+std::string source_of(const Article& a, const std::string& field) {
+  for (const auto& [f, s] : a.sources) {
+    if (f == field) return s;
+  }
+  return "none";
+}
+
+TEST(PageDates, JsonLdVariants) {
+  // @graph with a WebPage and the article; the article's dates win.
+  Article a = page(
+      "<script type='application/ld+json'>{\"@context\":\"https://schema.org\",\"@graph\":["
+      "{\"@type\":\"WebPage\",\"datePublished\":\"2019-01-01\"},"
+      "{\"@type\":[\"NewsArticle\"],\"datePublished\":\"2020-06-07T10:00:00+02:00\","
+      "\"dateModified\":\"2020-06-08T09:00:00+02:00\"}]}</script>",
+      "");
+  EXPECT_EQ(day(a.published_at), "2020-06-07");
+  EXPECT_EQ(day(a.modified_at), "2020-06-08");
+  EXPECT_EQ(a.published_utc_offset, 7200);
+  EXPECT_EQ(format_rfc3339(*a.published_at, a.published_utc_offset), "2020-06-07T10:00:00+02:00");
+  EXPECT_EQ(source_of(a, "published_at"), "json_ld:datePublished");
+  // A list of objects, and a date written as text.
+  a = page(
+      "<script type='application/ld+json'>[{\"@type\":\"Organization\",\"name\":\"N\"},"
+      "{\"@type\":\"BlogPosting\",\"datePublished\":\"June 7, 2020\"}]</script>",
+      "");
+  EXPECT_EQ(day(a.published_at), "2020-06-07");
+  // The local day is kept: 01:00 in India is the day before in UTC.
+  a = page(
+      "<script type='application/ld+json'>{\"@type\":\"NewsArticle\","
+      "\"datePublished\":\"2020-10-03T01:00:00+05:30\"}</script>",
+      "");
+  EXPECT_EQ(format_rfc3339(*a.published_at, a.published_utc_offset), "2020-10-03T01:00:00+05:30");
+  EXPECT_EQ(format_rfc3339(*a.published_at), "2020-10-02T19:30:00Z");
+}
+
+TEST(PageDates, MetaNamesSpecificBeforeGeneric) {
+  Article a = page(
+      "<meta name='date' content='2021-01-01'>"
+      "<meta property='article:published_time' content='2020-06-07T08:00:00Z'>"
+      "<meta property='article:modified_time' content='2020-06-09T08:00:00Z'>",
+      "");
+  EXPECT_EQ(day(a.published_at), "2020-06-07");
+  EXPECT_EQ(day(a.modified_at), "2020-06-09");
+  EXPECT_EQ(source_of(a, "published_at"), "meta:article:published_time");
+  for (const char* name : {"parsely-pub-date", "sailthru.date", "citation_publication_date",
+                           "dc.date.issued", "pubdate", "publishdate", "dcterms.date", "date"}) {
+    a = page(std::string("<meta name='") + name + "' content='2020-06-07'>", "");
+    EXPECT_EQ(day(a.published_at), "2020-06-07") << name;
+  }
+  // A generic name gives way to what the page says in so many words.
+  a = page("<meta name='dc.date' content='2021-10-15'>",
+           "<h1>Headline</h1><span>Erschienen am:</span><h2>13.10.2021</h2>");
+  EXPECT_EQ(day(a.published_at), "2021-10-13");
+  // RDFa on an element other than meta.
+  a = page("", "<span property='schema:dateCreated' content='2022-01-28T12:45:46+00:00'></span>");
+  EXPECT_EQ(day(a.published_at), "2022-01-28");
+}
+
+TEST(PageDates, TimeElementsAndItemprop) {
+  Article a = page("", "<h1>Headline</h1><time datetime='2020-06-07T08:00:00Z' pubdate>7 June</time>");
+  EXPECT_EQ(day(a.published_at), "2020-06-07");
+  a = page("", "<h1>Headline</h1><span itemprop='datePublished' content='2020-06-07'>June 7</span>"
+               "<span itemprop='dateModified' content='2020-06-10'></span>");
+  EXPECT_EQ(day(a.published_at), "2020-06-07");
+  EXPECT_EQ(day(a.modified_at), "2020-06-10");
+  EXPECT_EQ(source_of(a, "published_at"), "itemprop");
+  // What the reader is told beats a datetime of another day.
+  a = page("", "<h1>Headline</h1><time datetime='2019-07-03T10:18:46Z'>Publié le 29 juin 2019</time>");
+  EXPECT_EQ(day(a.published_at), "2019-06-29");
+  // An abbr's title holds the full date.
+  a = page("", "<h1>Headline</h1><abbr class='published' title='Sonntag, Dezember 16th, 2012, 7:05 "
+               "pm'>16.12.</abbr>");
+  EXPECT_EQ(day(a.published_at), "2012-12-16");
+}
+
+TEST(PageDates, UrlDayFirst) {
+  Article a = page("<meta property='article:published_time' content='2019-06-17T16:28:00Z'>", "",
+                   "https://www.blog.test/home/2017/7/12/a-post");
+  EXPECT_EQ(day(a.published_at), "2017-07-12");
+  EXPECT_EQ(source_of(a, "published_at"), "url");
+}
+
+TEST(PageDates, DatesShownNearTheHeadline) {
+  // A date element near the headline, not the dates of the "latest posts" list far below.
+  std::string sidebar;
+  for (int i = 0; i < 40; ++i) sidebar += "<p>filler words of a long sidebar here</p>";
+  Article a = page("",
+                   "<h1>Headline</h1><p class='entry-meta'><span class='entry-date'>"
+                   "March 11, 2020</span></p>" +
+                       sidebar + "<ul><li><span class='date'>January 2, 2020</span></li></ul>",
+                   "https://rna.test/young-leaders/");
+  EXPECT_EQ(day(a.published_at), "2020-03-11");
+  EXPECT_EQ(source_of(a, "published_at"), "date_element");
+  // Written in the text below the headline, in German, with its update.
+  a = page("", "<h1>Headline</h1><p>Veröffentlicht am 7. Juni 2020, aktualisiert am 9. Juni 2020</p>",
+           "https://de.test/artikel");
+  EXPECT_EQ(day(a.published_at), "2020-06-07");
+  EXPECT_EQ(day(a.modified_at), "2020-06-09");
+  // Spanish, above the headline.
+  a = page("", "<p>Ciudad de México / jueves 2 de abril de 2020</p><h1>Titular</h1>",
+           "https://mx.test/nota");
+  EXPECT_EQ(day(a.published_at), "2020-04-02");
+}
+
+TEST(PageDates, NeverAfterTheFetchNorBeforeTheWeb) {
+  const auto fetched = parse_iso8601("2021-01-01T00:00:00Z");
+  Article a = page("<meta property='article:published_time' content='2030-01-01T00:00:00Z'>", "",
+                   "https://n.test/a", fetched);
+  EXPECT_EQ(day(a.published_at), "none");
+  a = page("<meta property='article:published_time' content='1990-01-01T00:00:00Z'>", "");
+  EXPECT_EQ(day(a.published_at), "none");
+  // Only an update is known: it is the best guess of the publication day too.
+  a = page("<meta property='article:modified_time' content='2020-06-09T08:00:00Z'>", "");
+  EXPECT_EQ(day(a.published_at), "2020-06-09");
+  // An update before the publication is no update.
+  a = page("<meta property='article:published_time' content='2020-06-09T08:00:00Z'>"
+           "<meta property='article:modified_time' content='2020-06-01T08:00:00Z'>",
+           "");
+  EXPECT_EQ(day(a.modified_at), "none");
+}
+
+TEST(LeadImage, DeclaredElseTheArticlesFirstSizeableImage) {
+  Article a = page("<meta property='og:image' content='/img/lead.jpg'>"
+                   "<meta property='og:image:width' content='1200'>"
+                   "<meta property='og:image:height' content='630'>"
+                   "<meta property='og:image:alt' content='The harbour at dawn'>",
+                   "");
+  ASSERT_TRUE(a.image);
+  EXPECT_EQ(a.image->url, "https://news.test/img/lead.jpg");
+  EXPECT_EQ(a.image->width, 1200);
+  EXPECT_EQ(a.image->height, 630);
+  EXPECT_EQ(a.image->caption, "The harbour at dawn");
+  // JSON-LD: a list of ImageObjects.
+  a = page("<script type='application/ld+json'>{\"@type\":\"NewsArticle\",\"image\":[{\"@type\":"
+           "\"ImageObject\",\"url\":\"https://cdn.test/a.jpg\",\"width\":800,\"height\":\"450\","
+           "\"caption\":\"A caption\"}]}</script>",
+           "");
+  ASSERT_TRUE(a.image);
+  EXPECT_EQ(a.image->url, "https://cdn.test/a.jpg");
+  EXPECT_EQ(a.image->width, 800);
+  EXPECT_EQ(a.image->height, 450);
+  EXPECT_EQ(source_of(a, "image"), "json_ld");
+  // Not declared: the first image of the article that is not an icon, lazy-loaded.
+  a = page("", "<h1>Headline</h1><img src='/icons/share.png' width='16' height='16'>"
+               "<img src='data:image/gif;base64,R0lGOD' data-src='/photos/p1.jpg' alt='A photo'>");
+  ASSERT_TRUE(a.image);
+  EXPECT_EQ(a.image->url, "https://news.test/photos/p1.jpg");
+  EXPECT_EQ(a.image->caption, "A photo");
+  EXPECT_EQ(source_of(a, "image"), "article_image");
+  // Never a URL a browser would run or read locally.
+  for (const char* bad : {"javascript:alert(1)", "data:image/png;base64,AAAA", "file:///etc/x"}) {
+    a = page(std::string("<meta property='og:image' content='") + bad + "'>", "");
+    EXPECT_FALSE(a.image) << bad;
+  }
+}
+
+TEST(Description, DeclaredElseTheFirstSentences) {
+  Article a = page("<meta name='description' content='What happened, in one line.'>", "");
+  EXPECT_EQ(a.description, "What happened, in one line.");
+  a = page("", "");
+  EXPECT_TRUE(a.description.starts_with("The first paragraph of the story")) << a.description;
+  EXPECT_LE(a.description.size(), 310u);
+  std::string long_text;
+  for (int i = 0; i < 40; ++i) long_text += "A sentence of the article that goes on. ";
+  const std::string cut = cut_description(long_text, 300);
+  EXPECT_TRUE(cut.ends_with("goes on.")) << cut;
+  EXPECT_LE(cut.size(), 300u);
+  const std::string words = cut_description(std::string(100, 'a') + " " + std::string(300, 'b'));
+  EXPECT_TRUE(words.ends_with("\xE2\x80\xA6")) << words;
+}
+
+TEST(Authors, JsonLdMetaAndBylinesInSeveralLanguages) {
+  Article a = page("<script type='application/ld+json'>{\"@type\":\"NewsArticle\",\"author\":["
+                   "{\"@type\":\"Person\",\"name\":\"Jane Doe\"},{\"name\":\"John Roe\"},"
+                   "\"Ann Lee\"]}</script><meta name='author' content='Desk'>",
+                   "");
+  EXPECT_EQ(a.authors, (std::vector<std::string>{"Jane Doe", "John Roe", "Ann Lee"}));
+  EXPECT_EQ(source_of(a, "authors"), "json_ld");
+  EXPECT_EQ(split_authors("By Jane Doe and John Roe"),
+            (std::vector<std::string>{"Jane Doe", "John Roe"}));
+  EXPECT_EQ(split_authors("Von Max Muster und Erika Mustermann"),
+            (std::vector<std::string>{"Max Muster", "Erika Mustermann"}));
+  EXPECT_EQ(split_authors("Por Ana García y Luis Pérez"),
+            (std::vector<std::string>{"Ana García", "Luis Pérez"}));
+  EXPECT_EQ(split_authors("Par Marie Curie et Pierre Curie"),
+            (std::vector<std::string>{"Marie Curie", "Pierre Curie"}));
+  EXPECT_EQ(split_authors("Di Mario Rossi e Luigi Bianchi"),
+            (std::vector<std::string>{"Mario Rossi", "Luigi Bianchi"}));
+  // Roles, dates, e-mail addresses and notes are not names; an apostrophe inside one is.
+  EXPECT_EQ(split_authors("Jane Doe, Staff Writer"), (std::vector<std::string>{"Jane Doe"}));
+  EXPECT_EQ(split_authors("By TOM KRISHER, AP Auto Writer"),
+            (std::vector<std::string>{"TOM KRISHER", "AP Auto"}));
+  EXPECT_EQ(split_authors("Jane Doe June 7, 2020 10:30"), (std::vector<std::string>{"Jane Doe"}));
+  EXPECT_EQ(split_authors("Lüder Hoppe info@hoppe.test"), (std::vector<std::string>{"Lüder Hoppe"}));
+  EXPECT_EQ(split_authors("Deutsche Welle (www.dw.com)"),
+            (std::vector<std::string>{"Deutsche Welle"}));
+  EXPECT_EQ(split_authors("Gavin O'Callaghan"), (std::vector<std::string>{"Gavin O'Callaghan"}));
+  EXPECT_TRUE(split_authors("Staff").empty());
+  EXPECT_TRUE(split_authors("https://n.test/authors/jane").empty());
+  // A profile URL in article:author is no name; the byline element is read, line by line.
+  a = page("<meta property='article:author' content='https://fb.test/jane'>",
+           "<div class='byline'>By DANICA KIRKA and JILL LAWLESS<br>Associated Press</div>");
+  EXPECT_EQ(a.authors,
+            (std::vector<std::string>{"DANICA KIRKA", "JILL LAWLESS", "Associated Press"}));
+  EXPECT_EQ(source_of(a, "authors"), "byline_element");
+}
+
+TEST(PageFacts, SectionTagsSiteNameAndPaywall) {
+  Article a = page(
+      "<meta property='article:section' content='Politics'>"
+      "<meta property='article:tag' content='Elections'>"
+      "<meta property='article:tag' content='Parliament'>"
+      "<meta property='og:site_name' content='The News Test'>"
+      "<script type='application/ld+json'>{\"@type\":\"NewsArticle\",\"isAccessibleForFree\":"
+      "false,\"keywords\":\"ignored, since article:tag says\"}</script>",
+      "");
+  EXPECT_EQ(a.section, "Politics");
+  EXPECT_EQ(a.tags, (std::vector<std::string>{"Elections", "Parliament"}));
+  EXPECT_EQ(a.site_name, "The News Test");
+  EXPECT_TRUE(a.paywalled);
+  a = page(
+      "<meta name='news_keywords' content='budget, taxes , Budget'>"
+      "<script type='application/ld+json'>{\"@type\":\"NewsArticle\",\"articleSection\":"
+      "[\"Economy\"],\"publisher\":{\"@type\":\"Organization\",\"name\":\"Daily Test\"},"
+      "\"hasPart\":{\"@type\":\"WebPageElement\",\"isAccessibleForFree\":\"False\"}}</script>",
+      "");
+  EXPECT_EQ(a.section, "Economy");
+  EXPECT_EQ(a.tags, (std::vector<std::string>{"budget", "taxes"}));
+  EXPECT_EQ(a.site_name, "Daily Test");
+  EXPECT_TRUE(a.paywalled);
+  a = page("", "");
+  EXPECT_FALSE(a.paywalled);
+  EXPECT_TRUE(a.tags.empty());
+}
+
+TEST(ConsentWall, IsRecognisedInSeveralLanguagesAndArticlesAboutCookiesAreNot) {
+  for (const char* wall :
+       {"We use cookies and similar technologies to improve your experience. By clicking "
+        "Accept all you consent to our use of cookies. Manage preferences",
+        "Wir verwenden Cookies. Mit Klick auf Alle akzeptieren stimmen Sie der Verarbeitung zu. "
+        "Einstellungen",
+        "Nous utilisons des cookies. Tout accepter ou paramètres de consentement.",
+        "Utilizamos cookies propias y de terceros. Aceptar o configuración."}) {
+    EXPECT_TRUE(looks_like_consent_wall(wall)) << wall;
+    auto a = extract_html(std::string("<html><body><div><p>") + wall + "</p></div></body></html>",
+                          "https://n.test/a", {});
+    ASSERT_FALSE(a) << wall;
+    EXPECT_EQ(reason_name(a.error().reason), "consent_wall");
+  }
+  std::string article =
+      "The European Court ruled on Tuesday that websites must ask before they set cookies. ";
+  for (int i = 0; i < 30; ++i) {
+    article += "The judges said the regulator had been too lenient with the companies involved, "
+               "and the ruling will change how sites across the union work. ";
+  }
+  article += "Readers will see more banners asking them to accept all cookies.";
+  EXPECT_FALSE(looks_like_consent_wall(article));
+}
+
+}  // namespace
+}  // namespace newsflow::extractors
