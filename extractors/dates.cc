@@ -378,11 +378,11 @@ std::optional<Match> match_at(const std::vector<Token>& t, std::size_t i, SlashO
     }
     return std::nullopt;
   }
-  // June 7, 2020; Jun. 7th 2020; Dezember 16th, 2012
+  // June 7, 2020; Jun. 7th 2020; Dezember 16th, 2012 (the month is looked up only before a day)
+  const std::size_t day_at = punct(t, i + 1, '.') ? i + 2 : i + 1;
+  if (!number(t, day_at, 1, 2)) return std::nullopt;
   if (const int month = month_of(t[i]); month != 0) {
-    std::size_t k = i + 1;
-    if (punct(t, k, '.')) ++k;
-    if (!number(t, k, 1, 2)) return std::nullopt;
+    std::size_t k = day_at;
     const int day = t[k].value;
     ++k;
     if (k < t.size() && glued(t, k) && is_ordinal_suffix(t[k])) ++k;
@@ -402,6 +402,13 @@ std::optional<UnixSeconds> plausible(int year, int month, int day) {
 std::vector<TextDate> find_text_dates(std::string_view text, SlashOrder order,
                                       std::size_t max_dates) {
   std::vector<TextDate> out;
+  // Every date has a number: text without a digit (ASCII, or the lead byte of an Arabic-Indic
+  // or fullwidth one) has none, and is not tokenized.
+  if (std::none_of(text.begin(), text.end(), [](char c) {
+        return (c >= '0' && c <= '9') || c == '\xD9' || c == '\xDB' || c == '\xEF';
+      })) {
+    return out;
+  }
   const std::vector<Token> tokens = tokenize(text);
   std::size_t after_last = 0;  // the token after the previous date
   for (std::size_t i = 0; i < tokens.size() && out.size() < max_dates; ++i) {

@@ -192,6 +192,8 @@ struct Attrs {
   const char* style = nullptr;
   const char* aria_hidden = nullptr;
   const char* rel = nullptr;
+  const char* content = nullptr;   // with property: RDFa metadata on any element
+  const char* property = nullptr;
   bool hidden = false;
   bool href = false;
 };
@@ -204,7 +206,14 @@ Attrs scan_attrs(const GumboElement& el) {
     // By first letter, then the whole name: this runs for every attribute of the page.
     switch (name[0]) {
       case 'c':
-        if (!a.cls && std::strcmp(name, "class") == 0) a.cls = at->value;
+        if (!a.cls && std::strcmp(name, "class") == 0) {
+          a.cls = at->value;
+        } else if (!a.content && std::strcmp(name, "content") == 0) {
+          a.content = at->value;
+        }
+        break;
+      case 'p':
+        if (!a.property && std::strcmp(name, "property") == 0) a.property = at->value;
         break;
       case 'i':
         if (!a.id && std::strcmp(name, "id") == 0) {
@@ -317,12 +326,27 @@ std::string lower_prefix(const char* v) {
 
 // What a class or id says of the date in its element: whether it names a date at all, and as
 // which (published or updated).
+constexpr std::string_view kDateClassWords[] = {"date", "time", "datum", "fecha", "publish",
+                                                "posted", "byline", "meta", "zeit", "tarih",
+                                                "data"};
 bool names_date(std::string_view lower) {
-  for (std::string_view w : {"date", "time", "datum", "fecha", "publish", "posted", "dateline",
-                             "byline", "meta", "zeit", "tarih", "data"}) {
+  for (std::string_view w : kDateClassWords) {
     if (lower.find(w) != std::string_view::npos) return true;
   }
   return false;
+}
+bool names_date(const char* cls, const char* id) {
+  if (!cls && !id) return false;
+  // Both lowercased into a buffer on the stack (long values are cut), then searched.
+  char buf[256];
+  std::size_t n = 0;
+  for (const char* v : {cls, id}) {
+    for (const char* p = v; p && *p && n < sizeof buf - 1; ++p) {
+      buf[n++] = *p >= 'A' && *p <= 'Z' ? static_cast<char>(*p + 32) : *p;
+    }
+    if (n < sizeof buf) buf[n++] = ' ';
+  }
+  return names_date(std::string_view(buf, n));
 }
 DateRole role_of(std::string_view lower) {
   for (std::string_view w : {"modif", "updat", "aktualis", "lastmod", "edited"}) {
@@ -339,14 +363,19 @@ DateRole role_of(std::string_view lower) {
 std::int32_t collect_date_mark(const GumboElement& el, bool emit, const Attrs& a,
                                RawMetadata& raw, std::size_t word) {
   if (raw.date_marks.size() >= RawMetadata::kMaxMarks) return -1;
+  const char* itemprop = emit ? a.itemprop : attr(el, "itemprop");
+  const char* cls = emit ? a.cls : attr(el, "class");
+  const char* id = emit ? a.id : attr(el, "id");
+  // Most elements carry no date: ruled out without a copy.
+  if (el.tag != GUMBO_TAG_TIME && el.tag != GUMBO_TAG_ABBR && !itemprop &&
+      !(emit && names_date(cls, id))) {
+    return -1;
+  }
   DateMark m;
   m.first_word = m.end_word = static_cast<std::uint32_t>(word);
-  const char* itemprop = emit ? a.itemprop : attr(el, "itemprop");
   const std::string prop = itemprop ? lower_prefix(itemprop) : std::string();
   const bool date_prop =
       prop == "datepublished" || prop == "datecreated" || prop == "datemodified";
-  const char* cls = emit ? a.cls : attr(el, "class");
-  const char* id = emit ? a.id : attr(el, "id");
   std::string names;
   if (cls) names = lower_prefix(cls);
   if (id) names += ' ' + lower_prefix(id);
@@ -905,6 +934,17 @@ std::size_t copy_start_tag(std::string_view html, std::size_t lt, std::string& o
     if (!is_read_attribute(lower_name) && !is_read_attribute_of(tag, lower_name)) continue;
     out += ' ';
     out.append(name);
+    if (has_value && lower_name == "srcset") {
+      // Only its first candidate's URL is read: a srcset of ten widths is mostly bytes for Gumbo.
+      std::string_view v = value;
+      if (!v.empty() && (v.front() == '"' || v.front() == '\'')) v = v.substr(1, v.size() - 2);
+      while (!v.empty() && is_tag_space(v.front())) v.remove_prefix(1);
+      v = v.substr(0, std::min(v.find_first_of(" \t\n\r\f,\"'"), v.size()));
+      out += "=\"";
+      out.append(v);
+      out += '"';
+      continue;
+    }
     if (has_value && (lower_name != "href" || keeps_href_value)) {
       out += '=';
       out.append(value);
@@ -1320,14 +1360,10 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
     if (f.next_child == 0) {
       if (el.tag == GUMBO_TAG_META || el.tag == GUMBO_TAG_LINK) {
         collect_head_metadata(el, raw);
-      } else if (const char* content = attr(el, "content")) {
-        // RDFa and microdata on other elements (<span property="schema:dateCreated"
-        // content="...">) say what a meta tag would.
-        // (itemprop dates are date marks, read where they stand.)
-        const char* key = attr(el, "property");
-        if (key && raw.metas.size() < 1024) {
-          raw.metas.emplace_back(ascii_lower(key), collapse_whitespace(content));
-        }
+      } else if (f.emit && f.attrs.content && f.attrs.property && raw.metas.size() < 1024) {
+        // RDFa on other elements (<span property="schema:dateCreated" content="...">) says
+        // what a meta tag would. (itemprop dates are date marks, read where they stand.)
+        raw.metas.emplace_back(ascii_lower(f.attrs.property), collapse_whitespace(f.attrs.content));
       }
       if (el.tag == GUMBO_TAG_HTML) {
         if (const char* lang = attr(el, "lang")) raw.html_lang = lang;

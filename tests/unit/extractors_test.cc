@@ -414,16 +414,17 @@ TEST(StripInvisible, CountsTheNestingOfWhatItKeeps) {
 }
 
 TEST(StripInvisible, KeepsOnlyTheAttributesTheWalkReads) {
-  // data-*, onclick... are dropped (an img keeps src, srcset, alt and its size: the lead image);
-  // href keeps its value only on <link> and
-  // <base>; a '>' inside a quoted value does not end the tag; names keep their case.
+  // data-*, onclick... are dropped (an img keeps src, its first srcset URL, alt and its size: the
+  // lead image);
+  // href keeps its value only on <link> and <base>; a '>' inside a quoted value does not end the
+  // tag; names keep their case.
   EXPECT_EQ(strip_invisible("<div class=\"a b\" data-x='{\"k\":\">\"}' ID=main>"
                             "<a href=\"/long/url?x=1\" onclick=\"go()\" rel=author>t</a>"
                             "<img src=x.png srcset=\"x 1x, y 2x\" alt=\"a > b\"/>"
                             "<link rel=canonical href=\"https://x.test/a\">"
                             "<p style='display:none' hidden aria-hidden=\"true\">h</p></div>"),
             "<div class=\"a b\" ID=main><a href rel=author>t</a>"
-            "<img src=x.png srcset=\"x 1x, y 2x\" alt=\"a > b\">"
+            "<img src=x.png srcset=\"x\" alt=\"a > b\">"
             "<link rel=canonical href=\"https://x.test/a\">"
             "<p style='display:none' hidden aria-hidden=\"true\">h</p></div>");
   // Titles and text areas are text: copied as they are.
