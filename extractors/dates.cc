@@ -699,8 +699,17 @@ PageDates resolve_dates(const DateEvidence& ev) {
     }
   }
 
+  // What the page shows can change nothing once both dates are declared for machines (a shown
+  // date never outranks a declared one): then it is not read at all.
+  const auto declared = [&cands](bool modified) {
+    return std::any_of(cands.begin(), cands.end(), [modified](const Candidate& c) {
+      return c.tier <= kDeclared && (c.role == DateRole::kModified) == modified;
+    });
+  };
+  const bool settled = declared(false) && declared(true);
+
   // Marked elements: their attribute, and the dates written in them.
-  if (ev.marks) {
+  if (ev.marks && !settled) {
     for (const DateMark& m : *ev.marks) {
       const std::size_t dist = distance(m.first_word);
       const std::size_t end = std::min<std::size_t>(m.end_word, m.first_word + 40);
@@ -742,7 +751,7 @@ PageDates resolve_dates(const DateEvidence& ev) {
   }
 
   // Written around the headline.
-  if (page && !page->words.empty()) {
+  if (page && !page->words.empty() && !settled) {
     const std::size_t anchor = ev.anchor_word == SIZE_MAX ? 0 : ev.anchor_word;
     const std::size_t first = anchor > 60 ? anchor - 60 : 0;
     std::vector<std::size_t> starts;

@@ -64,11 +64,15 @@ bool looks_like_consent_wall(std::string_view text, std::size_t* phrases) {
     }
     return n;
   };
-  // What a wall is about, in the languages newsflow reads.
+  // What a wall is about, in the languages newsflow reads (most texts stop here).
   const std::size_t topic =
       count({"cookie", "consent", "einwilligung", "zustimmung", "consentement", "consentimiento",
              "consenso", "toestemming", "zgod", "souhlas", "согласи", "çerez", "tracking",
              "ملفات تعريف الارتباط", "ملفات الارتباط"});
+  if (topic == 0) {
+    if (phrases) *phrases = 0;
+    return false;
+  }
   // What it asks the reader to do.
   const std::size_t action =
       count({"accept all", "accept cookies", "i accept", "i agree", "agree and continue",

@@ -243,7 +243,11 @@ std::string url_source(std::string_view url) {
   return host;
 }
 
-PageMetadata resolve_metadata(const RawMetadata& raw, std::string_view url) {
+namespace {
+
+// `resolve_metadata` with the page's JSON-LD objects already parsed (or null: parsed here).
+PageMetadata resolve_basic(const RawMetadata& raw, std::string_view url,
+                           const std::vector<nlohmann::json>* objects) {
   PageMetadata out;
   // Held here: a view of a temporary inside the list below would dangle.
   const std::string ld_headline = json_ld_string(raw.json_ld, "headline");
@@ -271,10 +275,17 @@ PageMetadata resolve_metadata(const RawMetadata& raw, std::string_view url) {
   }
 
   std::vector<std::string> names;
-  for (const auto& body : raw.json_ld) {
-    if (body.find("\"author\"") == std::string::npos) continue;
-    const auto j = nlohmann::json::parse(without_long_strings(body, 1024), nullptr, false);
-    if (!j.is_discarded()) json_ld_authors(j, names, 0);
+  if (objects) {
+    // (A @graph member is listed and followed both: a name met twice is kept once below.)
+    for (const auto& o : *objects) {
+      if (o.contains("author")) json_ld_authors(o, names, 0);
+    }
+  } else {
+    for (const auto& body : raw.json_ld) {
+      if (body.find("\"author\"") == std::string::npos) continue;
+      const auto j = nlohmann::json::parse(without_long_strings(body, 1024), nullptr, false);
+      if (!j.is_discarded()) json_ld_authors(j, names, 0);
+    }
   }
   std::string ld_authors;
   for (const auto& n : names) {
@@ -307,6 +318,12 @@ PageMetadata resolve_metadata(const RawMetadata& raw, std::string_view url) {
     }
   }
   return out;
+}
+
+}  // namespace
+
+PageMetadata resolve_metadata(const RawMetadata& raw, std::string_view url) {
+  return resolve_basic(raw, url, nullptr);
 }
 
 namespace {
@@ -606,9 +623,9 @@ std::string cut_description(std::string_view text, std::size_t max_chars) {
 PageMetadata resolve_metadata(const ParsedPage& page, std::string_view url,
                               const MetadataContext& context) {
   const RawMetadata& raw = page.metadata;
-  PageMetadata out = resolve_metadata(raw, url);
-  FieldSources& sources = out.sources;
   const std::vector<nlohmann::json> objects = json_ld_objects(raw.json_ld);
+  PageMetadata out = resolve_basic(raw, url, &objects);
+  FieldSources& sources = out.sources;
   const nlohmann::json* main = main_object(objects);
 
   // The article's words, for the fallbacks.

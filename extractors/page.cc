@@ -324,30 +324,47 @@ std::string lower_prefix(const char* v) {
   return out;
 }
 
-// What a class or id says of the date in its element: whether it names a date at all, and as
-// which (published or updated).
-constexpr std::string_view kDateClassWords[] = {"date", "time", "datum", "fecha", "publish",
-                                                "posted", "byline", "meta", "zeit", "tarih",
-                                                "data"};
-bool names_date(std::string_view lower) {
-  for (std::string_view w : kDateClassWords) {
-    if (lower.find(w) != std::string_view::npos) return true;
+// What a class or id says of the date in its element: whether it names a date at all ("date",
+// "datum", "data", "time", "publish", "posted", "byline", "meta", "fecha", "zeit", "tarih"),
+// and as which (published or updated). One pass, no copy: this runs for every class and id.
+bool starts_ci(const char* p, std::string_view lower_word) {
+  for (const char c : lower_word) {
+    if (*p == '\0' || (*p | 0x20) != c) return false;
+    ++p;
+  }
+  return true;
+}
+bool names_date(const char* v) {
+  for (const char* p = v; p && *p; ++p) {
+    switch (*p | 0x20) {  // ASCII letters lowercased (others never match)
+      case 'd':
+        if (starts_ci(p, "dat")) return true;
+        break;
+      case 't':
+        if (starts_ci(p, "time") || starts_ci(p, "tarih")) return true;
+        break;
+      case 'p':
+        if (starts_ci(p, "publish") || starts_ci(p, "posted")) return true;
+        break;
+      case 'b':
+        if (starts_ci(p, "byline")) return true;
+        break;
+      case 'm':
+        if (starts_ci(p, "meta")) return true;
+        break;
+      case 'f':
+        if (starts_ci(p, "fecha")) return true;
+        break;
+      case 'z':
+        if (starts_ci(p, "zeit")) return true;
+        break;
+      default:
+        break;
+    }
   }
   return false;
 }
-bool names_date(const char* cls, const char* id) {
-  if (!cls && !id) return false;
-  // Both lowercased into a buffer on the stack (long values are cut), then searched.
-  char buf[256];
-  std::size_t n = 0;
-  for (const char* v : {cls, id}) {
-    for (const char* p = v; p && *p && n < sizeof buf - 1; ++p) {
-      buf[n++] = *p >= 'A' && *p <= 'Z' ? static_cast<char>(*p + 32) : *p;
-    }
-    if (n < sizeof buf) buf[n++] = ' ';
-  }
-  return names_date(std::string_view(buf, n));
-}
+bool names_date(const char* cls, const char* id) { return names_date(cls) || names_date(id); }
 DateRole role_of(std::string_view lower) {
   for (std::string_view w : {"modif", "updat", "aktualis", "lastmod", "edited"}) {
     if (lower.find(w) != std::string_view::npos) return DateRole::kModified;
@@ -397,7 +414,7 @@ std::int32_t collect_date_mark(const GumboElement& el, bool emit, const Attrs& a
     m.kind = DateMark::Kind::kAbbr;
     m.role = role_of(names);
     m.value = attr(el, "title");
-  } else if (emit && !names.empty() && names_date(names)) {
+  } else if (emit && names_date(cls, id)) {
     m.kind = DateMark::Kind::kClass;
     m.role = role_of(names);
   } else {
