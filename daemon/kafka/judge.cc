@@ -113,7 +113,7 @@ void Daemon::publish(rd_kafka_message_t* msg, Work& work) {
     lost_state_ = lost_state_ || lose_state;
     if (!config_.topics.state.empty() && !lose_state) {
       std::vector<std::pair<std::string, std::string>> headers{
-          {"schema", "newsflow.state/2"},
+          {"schema", "newsflow.state/3"},
           {kInputHeader, input_header(rd_kafka_topic_name(msg->rkt), msg->partition, msg->offset)}};
       if (!source.empty()) headers.emplace_back(kSourceHeader, std::string(source));
       produce(config_.topics.state, o.article.id, r.state, headers);

@@ -443,6 +443,37 @@ TEST(Stories, TimeCountsFromAStorysLatestReportNotItsLatestCopy) {
   }
 }
 
+// A story's card is its representative's image and description: a later report that takes the
+// representative's place brings its own, a copy never does, and a saved book keeps them.
+TEST(Stories, TheCardIsTheRepresentatives) {
+  const Verdict unique{DupKind::kUnique, "", 0};
+  const std::string text =
+      "Riverton council voted on Tuesday to approve the Hallam bridge, ending a two-year fight "
+      "over its cost. The bridge will link the old town with the harbour district.";
+  StoryBook book;
+  const Story& first = book.assign({"a", "u1", "x.test", DupKind::kUnique, "en"},
+                                   "Riverton approves Hallam bridge", unique, 0, text, {},
+                                   {"https://x.test/a.jpg", "The council approved the bridge."});
+  EXPECT_EQ(first.representative, "a");
+  EXPECT_EQ(first.image_url, "https://x.test/a.jpg");
+  EXPECT_EQ(first.description, "The council approved the bridge.");
+  // A copy joins and changes nothing of the card.
+  const Story& copied =
+      book.assign({"c", "u2", "y.test", DupKind::kExact, "en"}, "Riverton approves Hallam bridge",
+                  {DupKind::kExact, "a", 1.0}, 60, text, {}, {"https://y.test/c.jpg", "Copy."});
+  EXPECT_EQ(copied.image_url, "https://x.test/a.jpg");
+  internal::Writer out;
+  book.save(out);
+  const std::string bytes = out.take();
+  StoryBook loaded;
+  internal::Reader in(bytes, bytes.size());
+  ASSERT_TRUE(loaded.load(in));
+  const Story* kept = loaded.find("a");
+  ASSERT_NE(kept, nullptr);
+  EXPECT_EQ(kept->image_url, "https://x.test/a.jpg");
+  EXPECT_EQ(kept->description, "The council approved the bridge.");
+}
+
 TEST(Stories, TermsAreStemsOfTitleAndText) {
   // Inflections meet in one term (a word's first five characters); numbers and words of
   // scripts written without spaces stay whole; stopwords and short words count nothing.

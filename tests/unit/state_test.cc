@@ -34,6 +34,8 @@ dedup::ArticleState sample_state() {
   s.link = "https://a.test/post";
   s.from_feed = true;
   s.language = "zh-Hant";
+  s.image_url = "https://a.test/lead.jpg";
+  s.description = "What happened, in one line.";
   return s;
 }
 
@@ -63,6 +65,8 @@ TEST(StateRecord, RoundTripsEveryField) {
   EXPECT_EQ(d->link, s.link);
   EXPECT_TRUE(d->from_feed);
   EXPECT_EQ(d->language, s.language);
+  EXPECT_EQ(d->image_url, s.image_url);
+  EXPECT_EQ(d->description, s.description);
   // Weights of counted terms travel as their counts, any other weight as it is, to the bit.
   dedup::ArticleState weighted = s;
   weighted.story_terms = {{"five", 1 + std::log(5.0f)},
@@ -108,10 +112,31 @@ TEST(StateRecord, ReadsTheLayoutBefore) {
   EXPECT_EQ(d->language, s.language);
   // Read again and written in the new layout, it says the same to the window, the counters and
   // the boilerplate filter, in fewer bytes.
-  const std::string v2 = dedup::encode_state(*d);
-  EXPECT_EQ(v2.substr(0, 4), "NFS2");
-  EXPECT_LT(v2.size(), v1.size());
-  EXPECT_EQ(dedup::encode_state(*dedup::decode_state(v2)), v2);
+  const std::string v3 = dedup::encode_state(*d);
+  EXPECT_EQ(v3.substr(0, 4), "NFS3");
+  EXPECT_LT(v3.size(), v1.size());
+  EXPECT_EQ(dedup::encode_state(*dedup::decode_state(v3)), v3);
+}
+
+// A record of the layout before the story card (`NFS2`: the same fields without the image URL
+// and the description at the end) still reads, with no card.
+TEST(StateRecord, ReadsTheLayoutBeforeTheStoryCard) {
+  dedup::ArticleState s = sample_state();
+  s.image_url.clear();
+  s.description.clear();
+  std::string v2 = dedup::encode_state(s);
+  ASSERT_EQ(v2.substr(0, 4), "NFS3");
+  ASSERT_EQ(v2.substr(v2.size() - 2), std::string(2, '\0'));  // two empty strings
+  v2 = "NFS2" + v2.substr(4, v2.size() - 6);
+  const auto d = dedup::decode_state(v2);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->id, s.id);
+  EXPECT_EQ(d->language, s.language);
+  EXPECT_EQ(d->story_terms, s.story_terms);
+  EXPECT_TRUE(d->image_url.empty());
+  EXPECT_TRUE(d->description.empty());
+  // The card's strings are not read from an NFS2 record: one there is refused as trailing bytes.
+  EXPECT_FALSE(dedup::decode_state(v2 + std::string(2, '\0')));
 }
 
 TEST(StateRecord, RefusesWhatItDidNotWrite) {
@@ -122,7 +147,7 @@ TEST(StateRecord, RefusesWhatItDidNotWrite) {
   EXPECT_FALSE(dedup::decode_state(bytes + "x"));
   EXPECT_FALSE(dedup::decode_state("{\"id\":\"a\"}"));
   EXPECT_FALSE(dedup::state_seq(""));
-  for (const char* magic : {"NFS1", "NFS2"}) {
+  for (const char* magic : {"NFS1", "NFS2", "NFS3"}) {
     std::string huge = magic;
     huge += std::string(12, '\xff');  // a varint longer than 64 bits
     EXPECT_FALSE(dedup::decode_state(huge));
