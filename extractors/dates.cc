@@ -642,10 +642,10 @@ PageDates resolve_dates(const DateEvidence& ev) {
   enum Tier : int {
     kUrlTier = 0,
     kDeclared = 1,
-    kGenericMeta = 2,
-    kMarkedPublished = 3,
-    kTimeUnmarked = 4,
-    kDateClass = 5,
+    kMarkedPublished = 2,
+    kTimeUnmarked = 3,
+    kDateClass = 4,
+    kGenericMeta = 5,
     kNearHeadline = 6,
     kMostFrequent = 7
   };
@@ -672,9 +672,20 @@ PageDates resolve_dates(const DateEvidence& ev) {
       "datePublished", true);
   add(read_value(ev.json_ld_modified), DateRole::kModified, DateSource::kJsonLd, kDeclared, 0,
       "dateModified", true);
+  // Dublin Core names are written with a dot or a colon (dcterms.created, dcterms:created).
+  const auto dc_name = [](std::string_view name) {
+    std::string n(name);
+    if (n.starts_with("dc:") || n.starts_with("dcterms:")) n[n.find(':')] = '.';
+    return n;
+  };
+  std::vector<std::pair<std::string, std::string_view>> metas;
+  if (ev.metas) {
+    metas.reserve(ev.metas->size());
+    for (const auto& [name, content] : *ev.metas) metas.emplace_back(dc_name(name), content);
+  }
   if (ev.metas) {
     for (std::size_t rank = 0; rank < std::size(kPublishedMetas); ++rank) {
-      for (const auto& [name, content] : *ev.metas) {
+      for (const auto& [name, content] : metas) {
         if (name != kPublishedMetas[rank]) continue;
         add(read_value(content), DateRole::kPublished, DateSource::kMeta, kDeclared, 1 + rank,
             std::string(name), true);
@@ -682,7 +693,7 @@ PageDates resolve_dates(const DateEvidence& ev) {
       }
     }
     for (std::size_t rank = 0; rank < std::size(kGenericMetas); ++rank) {
-      for (const auto& [name, content] : *ev.metas) {
+      for (const auto& [name, content] : metas) {
         if (name != kGenericMetas[rank]) continue;
         add(read_value(content), DateRole::kPublished, DateSource::kMeta, kGenericMeta, 1 + rank,
             std::string(name), true);
@@ -690,7 +701,7 @@ PageDates resolve_dates(const DateEvidence& ev) {
       }
     }
     for (std::size_t rank = 0; rank < std::size(kModifiedMetas); ++rank) {
-      for (const auto& [name, content] : *ev.metas) {
+      for (const auto& [name, content] : metas) {
         if (name != kModifiedMetas[rank]) continue;
         add(read_value(content), DateRole::kModified, DateSource::kMeta, kDeclared, 1 + rank,
             std::string(name), true);

@@ -642,9 +642,21 @@ PageMetadata resolve_metadata(const ParsedPage& page, std::string_view url,
   ev.json_ld_published = string_of(main, "datePublished");
   if (ev.json_ld_published.empty()) ev.json_ld_published = string_of(main, "dateCreated");
   ev.json_ld_modified = string_of(main, "dateModified");
+  // JSON-LD that does not parse (a trailing comma, a raw newline in a string) still names its
+  // dates: the first of each, read as text.
+  if (!main) {
+    ev.json_ld_published = json_ld_string(raw.json_ld, "datePublished");
+    ev.json_ld_modified = json_ld_string(raw.json_ld, "dateModified");
+  }
   ev.marks = &raw.date_marks;
   ev.page = &page;
-  ev.anchor_word = raw.first_h1_word != SIZE_MAX ? raw.first_h1_word : article_first_word;
+  // The headline: the first h1, unless it stands far above the article (a site's logo in an h1),
+  // else where the article's text starts.
+  ev.anchor_word = raw.first_h1_word;
+  if (ev.anchor_word == SIZE_MAX ||
+      (article_first_word != SIZE_MAX && article_first_word > ev.anchor_word + 200)) {
+    ev.anchor_word = article_first_word;
+  }
   ev.order = slash_order(out.lang, url);
   ev.not_after = context.fetched_at;
   PageDates dates = resolve_dates(ev);

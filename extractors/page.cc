@@ -408,6 +408,8 @@ std::int32_t collect_date_mark(const GumboElement& el, bool emit, const Attrs& a
       m.value = v;
     } else if (const char* dt = attr(el, "datetime")) {
       m.value = dt;
+    } else if (const char* title = el.tag == GUMBO_TAG_ABBR ? attr(el, "title") : nullptr) {
+      m.value = title;  // <abbr itemprop=datePublished title="2017-09-09T10:52:00+02:00">
     }
   } else if (el.tag == GUMBO_TAG_ABBR && attr(el, "title") && !names.empty() &&
              role_of(names) != DateRole::kUnknown) {
@@ -1397,7 +1399,10 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
         }
         if (raw.markup_byline.size() > 200) raw.markup_byline.clear();
       }
-      f.date_mark = collect_date_mark(el, f.emit, f.attrs, raw, page.words.size());
+      // Not the dates of readers' comments, nor of quoted or embedded posts.
+      if (!f.flags.test(flag_index("comment")) && !f.flags.test(flag_index("blockquote"))) {
+        f.date_mark = collect_date_mark(el, f.emit, f.attrs, raw, page.words.size());
+      }
       if (el.tag == GUMBO_TAG_IMG && f.emit) collect_image(el, raw, page.words.size());
       if (el.tag == GUMBO_TAG_TIME && raw.first_time.empty()) {
         if (const char* dt = attr(el, "datetime")) raw.first_time = dt;
