@@ -105,9 +105,21 @@ int main(int argc, char** argv) {
   auto* replay =
       app.add_subcommand("replay", "Batch mode: JSONL or WARC pages in, article JSONL out");
   replay
-      ->add_option("--input", paths.input,
-                   "input JSONL or WARC (its HTML responses), plain or gzip; - for stdin")
+      ->add_option("--input", paths.inputs,
+                   "input JSONL or WARC (its HTML responses), plain or gzip; - for stdin; a "
+                   "directory (its files in name order) or a glob; repeat for more, read in the "
+                   "order given as one stream")
       ->required();
+  paths.jobs = 0;
+  bool stage_times = false;
+  replay->add_flag("--stage-times", stage_times,
+                   "before the summary, where the time went: reading, parsing and extracting "
+                   "(summed over the threads), judging and writing in input order");
+  replay
+      ->add_option("--jobs", paths.jobs,
+                   "threads that read, parse and extract (judging stays in input order on one; "
+                   "the output is the same for any number); 0: the machine's cores")
+      ->capture_default_str();
   replay->add_option("--output", paths.output, "article JSONL; - for stdout")->required();
   replay->add_option("--dlq", paths.dlq,
                      "dead-letter JSONL (default: OUTPUT.dlq.jsonl, stderr for -)");
@@ -368,20 +380,34 @@ int main(int argc, char** argv) {
     for (const auto& [k, n] : stats->by_dup_kind) kinds += " " + k + "=" + std::to_string(n);
     std::string reasons;
     for (const auto& [r, n] : stats->by_dlq_reason) reasons += " " + r + "=" + std::to_string(n);
+    if (stage_times) {
+      const double ordered = stats->read_seconds + stats->ordered_seconds;
+      std::fprintf(stderr,
+                   "replay: %zu threads; reading %.2f s, parsing and extracting %.2f s (summed "
+                   "over the threads), judging and writing in order %.2f s: the ordered part "
+                   "keeps up with extraction on up to %.1f threads\n",
+                   stats->jobs, stats->read_seconds, stats->prepare_seconds,
+                   stats->ordered_seconds,
+                   ordered > 0 ? (ordered + stats->prepare_seconds) / ordered : 0.0);
+    }
+    const std::string files =
+        stats->files > 1 ? " from " + std::to_string(stats->files) + " files" : std::string();
     if (stats->warc) {
       std::string skips;
       for (const auto& [r, n] : stats->by_skip_reason) skips += " " + r + "=" + std::to_string(n);
       std::fprintf(stderr,
-                   "replay: %zu WARC records -> %zu articles (%s ) + %zu dead letters (%s ) + %zu "
-                   "skipped (%s ), %zu stories\n",
-                   stats->lines, stats->articles, kinds.c_str(), stats->dead_letters,
-                   reasons.c_str(), stats->skipped, skips.c_str(), stats->stories);
+                   "replay: %zu WARC records%s -> %zu articles (%s ) + %zu dead letters (%s ) + "
+                   "%zu skipped (%s ), %zu stories\n",
+                   stats->lines, files.c_str(), stats->articles, kinds.c_str(),
+                   stats->dead_letters, reasons.c_str(), stats->skipped, skips.c_str(),
+                   stats->stories);
       return 0;
     }
     std::fprintf(stderr,
-                 "replay: %zu lines -> %zu articles (%s ) + %zu dead letters (%s ), %zu stories\n",
-                 stats->lines, stats->articles, kinds.c_str(), stats->dead_letters, reasons.c_str(),
-                 stats->stories);
+                 "replay: %zu lines%s -> %zu articles (%s ) + %zu dead letters (%s ), %zu "
+                 "stories\n",
+                 stats->lines, files.c_str(), stats->articles, kinds.c_str(), stats->dead_letters,
+                 reasons.c_str(), stats->stories);
     return 0;
   }
   if (*extract) {

@@ -1,15 +1,22 @@
 #include "daemon/cli/replay.h"
 
+#include <glob.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <thread>
 
 #include "daemon/cli/progress.h"
+#include "daemon/kafka/worker_pool.h"
 #include "daemon/ops/log.h"
 #include "daemon/ops/metrics.h"
 #include "daemon/pipeline/fetcher.h"
@@ -83,12 +90,194 @@ bool write_line(std::FILE* f, const std::string& line) {
   return std::fwrite(line.data(), 1, line.size(), f) == line.size() && std::fputc('\n', f) != EOF;
 }
 
+// One input on its way: read (on the reading thread), parsed and extracted (on any), then
+// judged and written (in input order, on the calling thread).
+struct Item {
+  std::size_t file = 0;                    // index into the files read
+  std::size_t line = 0;                    // its line (or WARC record) number in its file
+  std::optional<std::uint64_t> offset;     // a WARC record's offset in its file
+  std::string raw;                         // a replay line still to parse
+  ParsedInput parsed;                      // the input, or why it is none
+  std::optional<std::string> skip_reason;  // a WARC record that is not a page
+  std::optional<tl::expected<std::vector<Pipeline::Extracted>, Failure>> prepared;
+};
+
+// Reads the files in order into batches of items: lines (parsed later, off this thread) or
+// WARC records (parsed as they are read).
+class ItemReader {
+ public:
+  ItemReader(const std::vector<std::string>& files, std::size_t max_line, std::size_t max_html)
+      : files_(files), max_line_(max_line), max_html_(max_html) {}
+
+  // Opens every file first: a missing one fails the run before anything is written, and the
+  // progress line knows the total size.
+  tl::expected<std::optional<std::uint64_t>, std::string> open_all() {
+    std::optional<std::uint64_t> total = 0;
+    for (const std::string& path : files_) {
+      auto in = InputFile::open(path);
+      if (!in) return tl::unexpected("cannot open input " + in.error());
+      if (total && (*in)->size()) {
+        *total += *(*in)->size();
+      } else {
+        total.reset();
+      }
+      opened_.push_back(std::move(*in));
+    }
+    return total;
+  }
+
+  // Up to `max_items` items or about `max_bytes` of them; false at the end of all files. An
+  // error reading a file ends the run (`error()`).
+  bool fill(std::vector<Item>& batch, std::size_t max_items, std::size_t max_bytes,
+            ReplayStats& stats) {
+    std::size_t bytes = 0;
+    while (batch.size() < max_items && bytes < max_bytes) {
+      if (file_ >= opened_.size()) return false;
+      InputFile& in = *opened_[file_];
+      if (!started_) {
+        started_ = true;
+        line_ = 0;
+        if (is_warc(in.peek(8))) {
+          stats.warc = true;
+          warc_ = std::make_unique<WarcReader>(in, WarcOptions{max_html_});
+        } else if (is_arc(in.peek(11))) {
+          stats.warc = true;
+          arc_ = std::make_unique<ArcReader>(in, WarcOptions{max_html_});
+        } else {
+          lines_ = std::make_unique<LineReader>(in, max_line_);
+        }
+        ++stats.files;
+      }
+      Item item;
+      item.file = file_;
+      if (warc_ || arc_) {
+        auto record = warc_ ? warc_->next() : arc_->next();
+        if (!record) {
+          if (const std::string& e = warc_ ? warc_->error() : arc_->error(); !e.empty()) {
+            error_ = "input " + files_[file_] + ": " + e + ", after record " + std::to_string(line_);
+            return false;
+          }
+          next_file();
+          continue;
+        }
+        item.line = ++line_;
+        item.offset = record->offset;
+        if (record->outcome == WarcRecord::Outcome::kSkipped) {
+          item.skip_reason = std::move(record->skip_reason);
+        } else {
+          item.parsed = std::move(record->parsed);
+        }
+        bytes += item.parsed.input.body.size();
+      } else {
+        bool too_long = false;
+        if (!lines_->next(text_, too_long)) {
+          if (lines_->failed()) {
+            error_ = "input " + files_[file_] + ": " + in.error() + ", after line " +
+                     std::to_string(line_);
+            return false;
+          }
+          next_file();
+          continue;
+        }
+        item.line = ++line_;
+        if (too_long) {
+          item.parsed.failure =
+              Failure{"too_large", "line is longer than " + std::to_string(max_line_) + " bytes"};
+        } else if (extractors::is_blank(text_)) {
+          item.parsed.failure = Failure{"empty_line", "line is blank"};
+        } else {
+          item.raw = std::move(text_);
+          text_.clear();
+          bytes += item.raw.size();
+        }
+      }
+      batch.push_back(std::move(item));
+    }
+    return true;
+  }
+
+  // Bytes of the files consumed so far (compressed bytes for gzip).
+  std::uint64_t consumed() const {
+    std::uint64_t n = done_bytes_;
+    if (file_ < opened_.size()) n += opened_[file_]->raw_offset();
+    return n;
+  }
+  const std::string& error() const { return error_; }
+  const std::string& path(std::size_t file) const { return files_[file]; }
+
+ private:
+  void next_file() {
+    done_bytes_ += opened_[file_]->raw_offset();
+    warc_.reset();
+    arc_.reset();
+    lines_.reset();
+    opened_[file_].reset();  // closed: a long list of files holds one open at a time
+    ++file_;
+    started_ = false;
+  }
+
+  const std::vector<std::string>& files_;
+  std::size_t max_line_, max_html_;
+  std::vector<std::unique_ptr<InputFile>> opened_;
+  std::size_t file_ = 0;
+  bool started_ = false;
+  std::size_t line_ = 0;
+  std::unique_ptr<WarcReader> warc_;
+  std::unique_ptr<ArcReader> arc_;
+  std::unique_ptr<LineReader> lines_;
+  std::string text_;
+  std::uint64_t done_bytes_ = 0;
+  std::string error_;
+};
+
 }  // namespace
+
+tl::expected<std::vector<std::string>, std::string> expand_inputs(
+    const std::vector<std::string>& inputs) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  for (const std::string& given : inputs) {
+    if (given == "-") {
+      out.push_back(given);
+      continue;
+    }
+    std::error_code ec;
+    if (fs::is_directory(given, ec)) {
+      std::vector<std::string> names;
+      for (const auto& entry : fs::directory_iterator(given, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.starts_with(".") || !entry.is_regular_file(ec)) continue;
+        names.push_back(entry.path().string());
+      }
+      if (ec) return tl::unexpected("cannot list " + given + ": " + ec.message());
+      std::sort(names.begin(), names.end());
+      out.insert(out.end(), names.begin(), names.end());
+    } else if (given.find_first_of("*?[") != std::string::npos && !fs::exists(given, ec)) {
+      glob_t matches{};
+      const int rc = ::glob(given.c_str(), GLOB_ERR, nullptr, &matches);
+      if (rc == 0) {
+        for (std::size_t i = 0; i < matches.gl_pathc; ++i) out.emplace_back(matches.gl_pathv[i]);
+      }
+      ::globfree(&matches);
+      if (rc == GLOB_NOMATCH) return tl::unexpected("no file matches " + given);
+      if (rc != 0) return tl::unexpected("cannot read the files of " + given);
+    } else {
+      out.push_back(given);  // opened later: a missing file says so then
+    }
+  }
+  if (out.empty()) return tl::unexpected(std::string("no input files"));
+  return out;
+}
 
 tl::expected<ReplayStats, std::string> run_replay(const config::Config& config,
                                                   const ReplayPaths& paths, Metrics* metrics) {
-  auto in = InputFile::open(paths.input);
-  if (!in) return tl::unexpected("cannot open input " + in.error());
+  auto files = expand_inputs(paths.inputs);
+  if (!files) return tl::unexpected(files.error());
+  // A line holds the document plus JSON escaping; allow generous room over the HTML limit.
+  const std::size_t max_line = config.extract.max_html_bytes * 2 + (1 << 20);
+  ItemReader reader(*files, max_line, config.extract.max_html_bytes);
+  auto total = reader.open_all();
+  if (!total) return tl::unexpected(total.error());
 
   File out = open_output(paths.output);
   if (!out) return tl::unexpected("cannot open output " + paths.output);
@@ -110,28 +299,27 @@ tl::expected<ReplayStats, std::string> run_replay(const config::Config& config,
   }
   ReplayStats stats;
   ProgressLine progress(stderr, ProgressLine::mode_for(stderr, paths.quiet), "replay", "pages/s",
-                        (*in)->size());
+                        *total);
   ProgressCounts counts;
   // Articles on the terminal the progress line is drawn on: the line makes way for each.
   const bool out_beside_progress = out.get() == stdout && ::isatty(STDOUT_FILENO);
+  const bool several_files = files->size() > 1;
   auto tick = [&] {
     counts.inputs = stats.lines;
-    counts.bytes = (*in)->raw_offset();
+    counts.bytes = reader.consumed();
     counts.articles = stats.articles;
     counts.dead_letters = stats.dead_letters;
     counts.skipped = stats.skipped;
     progress.update(counts);
   };
-  // A line holds the document plus JSON escaping; allow generous room over the HTML limit.
-  const std::size_t max_line = config.extract.max_html_bytes * 2 + (1 << 20);
-  // Where the WARC record being processed starts (none for replay lines).
-  std::optional<std::uint64_t> record_offset;
   // `feed_item`: the record is about one item of a feed line whose page could not be had, in
   // addition to the line's own outcome.
-  auto dead_letter = [&](const Input& input, const Failure& failure, bool feed_item = false) {
+  auto dead_letter = [&](const Item& item, const Input& input, const Failure& failure,
+                         bool feed_item = false) {
     nlohmann::ordered_json j;
-    j["input_line"] = stats.lines;
-    if (record_offset) j["input_offset"] = *record_offset;
+    if (several_files) j["input_file"] = reader.path(item.file);
+    j["input_line"] = item.line;
+    if (item.offset) j["input_offset"] = *item.offset;
     if (feed_item) j["feed_item"] = true;
     j["id"] = input.id.empty() ? nlohmann::json(nullptr) : nlohmann::json(input.id);
     j["url"] = input.url.empty() ? nlohmann::json(nullptr) : nlohmann::json(input.url);
@@ -143,95 +331,139 @@ tl::expected<ReplayStats, std::string> run_replay(const config::Config& config,
     if (metrics) metrics->dead_letter(failure.reason);
     return write_line(dlq.get(), j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   };
-  // One input through the pipeline: its articles to OUT, or its failure to the DLQ. False when
-  // a file cannot be written.
-  auto process = [&](const ParsedInput& parsed) {
-    if (parsed.failure) return dead_letter(parsed.input, *parsed.failure);
-    auto prepared = pipeline.prepare(parsed.input);
-    if (!prepared) return dead_letter(parsed.input, prepared.error());
+  // Where the time goes, for --stage-times (nanoseconds; parsing and extraction summed over
+  // the threads).
+  using Clock = std::chrono::steady_clock;
+  const auto ns_since = [](Clock::time_point t0) {
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
+  };
+  std::atomic<std::uint64_t> prepare_ns{0};
+  std::uint64_t ordered_ns = 0, read_ns = 0;
+  // What depends on no state: parsing the line and extracting its articles (any thread).
+  auto prepare = [&pipeline, &prepare_ns, &ns_since](Item& item) {
+    const auto t0 = Clock::now();
+    if (!item.raw.empty()) {
+      item.parsed = parse_replay_line(item.raw);
+      std::string().swap(item.raw);
+    }
+    if (!item.skip_reason && !item.parsed.failure) {
+      item.prepared = pipeline.prepare(item.parsed.input);
+    }
+    prepare_ns.fetch_add(ns_since(t0), std::memory_order_relaxed);
+  };
+  // Then, in input order: fetching the links of feed items (the seen-links state), judging,
+  // writing. False when a file cannot be written.
+  auto commit = [&](Item& item) {
+    const auto t0 = Clock::now();
+    ++stats.lines;
+    if (metrics) metrics->consumed("replay", 0);
     bool ok = true;
-    if (fetcher) {
-      std::vector<Pipeline::Extracted*> items;
-      for (auto& e : *prepared) items.push_back(&e);
-      pipeline.resolve_links(items, *fetcher);
-      // A page that could not be had: its own DLQ line (the item keeps its teaser text in OUT
-      // when it has one).
-      for (const auto& e : *prepared) {
-        if (!e.fetch_failure) continue;
-        Input item;
-        item.id = e.article.id;
-        item.url = e.fetch_url;
-        ok = dead_letter(item, *e.fetch_failure, true) && ok;
+    if (item.skip_reason) {
+      ++stats.skipped;
+      ++stats.by_skip_reason[*item.skip_reason];
+    } else if (item.parsed.failure) {
+      ok = dead_letter(item, item.parsed.input, *item.parsed.failure);
+    } else if (!*item.prepared) {
+      ok = dead_letter(item, item.parsed.input, item.prepared->error());
+    } else {
+      auto& prepared = **item.prepared;
+      if (fetcher) {
+        std::vector<Pipeline::Extracted*> items;
+        for (auto& e : prepared) items.push_back(&e);
+        pipeline.resolve_links(items, *fetcher);
+        // A page that could not be had: its own DLQ line (the item keeps its teaser text in
+        // OUT when it has one).
+        for (const auto& e : prepared) {
+          if (!e.fetch_failure) continue;
+          Input feed_item;
+          feed_item.id = e.article.id;
+          feed_item.url = e.fetch_url;
+          ok = dead_letter(item, feed_item, *e.fetch_failure, true) && ok;
+        }
+      }
+      const auto outputs = pipeline.commit(std::move(prepared), item.parsed.input);
+      pipeline.confirm_links();
+      if (out_beside_progress && !outputs.empty()) progress.clear();
+      for (const Output& o : outputs) {
+        ok = ok && write_line(out.get(), article_json(o));
+        if (stories) ok = ok && write_line(stories.get(), story_json(o.story));
+        if (paths.observe) paths.observe(o);
+        ++stats.articles;
+        if (o.verdict.kind != dedup::DupKind::kUnique) ++counts.duplicates;
+        const std::string kind(dedup::dup_kind_name(o.verdict.kind));
+        ++stats.by_dup_kind[kind];
+        if (metrics) metrics->article(kind, o.article.language);
       }
     }
-    const auto outputs = pipeline.commit(std::move(*prepared), parsed.input);
-    pipeline.confirm_links();
-    if (out_beside_progress && !outputs.empty()) progress.clear();
-    for (const Output& o : outputs) {
-      ok = ok && write_line(out.get(), article_json(o));
-      if (stories) ok = ok && write_line(stories.get(), story_json(o.story));
-      if (paths.observe) paths.observe(o);
-      ++stats.articles;
-      if (o.verdict.kind != dedup::DupKind::kUnique) ++counts.duplicates;
-      const std::string kind(dedup::dup_kind_name(o.verdict.kind));
-      ++stats.by_dup_kind[kind];
-      if (metrics) metrics->article(kind, o.article.language);
-    }
+    item = Item{};  // its memory goes back now, not with the batch
+    tick();
+    ordered_ns += ns_since(t0);
     return ok;
+  };
+  auto fill = [&](std::vector<Item>& batch, std::size_t max_items, std::size_t max_bytes) {
+    const auto t0 = Clock::now();
+    const bool more = reader.fill(batch, max_items, max_bytes, stats);
+    read_ns += ns_since(t0);
+    return more;
   };
   auto write_error = [] {
     return tl::unexpected("cannot write output: " + std::string(std::strerror(errno)));
   };
 
-  if (is_warc((*in)->peek(8))) {
-    // WARC: one record at a time; records that are not pages are counted and skipped.
-    stats.warc = true;
-    WarcReader reader(**in, {config.extract.max_html_bytes});
-    while (auto record = reader.next()) {
-      ++stats.lines;
-      if (metrics) metrics->consumed("replay", 0);
-      record_offset = record->offset;
-      if (record->outcome == WarcRecord::Outcome::kSkipped) {
-        ++stats.skipped;
-        ++stats.by_skip_reason[record->skip_reason];
-      } else if (!process(record->parsed)) {
-        return write_error();
+  std::size_t jobs = paths.jobs;
+  if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
+  // A batch is what one thread reads while the others extract the batch before: big enough to
+  // keep every thread busy, bounded in bytes so memory does not grow with the input.
+  const std::size_t batch_items = jobs == 1 ? 1 : 16 * jobs;
+  constexpr std::size_t kBatchBytes = 64 << 20;
+  std::vector<Item> current, next;
+  if (jobs == 1) {
+    // Everything on this thread, one input at a time.
+    while (fill(current, 1, kBatchBytes)) {
+      for (Item& item : current) {
+        prepare(item);
+        if (!commit(item)) return write_error();
       }
-      tick();
+      current.clear();
     }
-    if (!reader.error().empty()) {
-      return tl::unexpected("input " + paths.input + ": " + reader.error() + ", after record " +
-                            std::to_string(stats.lines));
+    for (Item& item : current) {  // the last one read before the end
+      prepare(item);
+      if (!commit(item)) return write_error();
     }
   } else {
-    LineReader reader(**in, max_line);
-    std::string line;
-    bool too_long = false;
-    while (reader.next(line, too_long)) {
-      ++stats.lines;
-      if (metrics) metrics->consumed("replay", 0);
-      bool ok = true;
-      if (too_long) {
-        ok = dead_letter(
-            {}, {"too_large", "line is longer than " + std::to_string(max_line) + " bytes"});
-      } else if (extractors::is_blank(line)) {
-        ok = dead_letter({}, {"empty_line", "line is blank"});
-      } else {
-        ok = process(parse_replay_line(line));
+    // The pool extracts batch k+1 while this thread judges and writes batch k, then reads
+    // batch k+2 (and helps extract what no worker has taken yet while it waits).
+    WorkerPool pool(jobs - 1);
+    bool more = fill(current, batch_items, kBatchBytes);
+    pool.start(current.size(), [&](std::size_t i) { prepare(current[i]); });
+    while (!current.empty()) {
+      if (more) more = fill(next, batch_items, kBatchBytes);
+      pool.wait();
+      std::swap(current, next);  // `next` is the extracted batch now
+      if (!current.empty()) {
+        pool.start(current.size(), [&current, &prepare](std::size_t i) { prepare(current[i]); });
       }
-      if (!ok) return write_error();
-      tick();
+      for (Item& item : next) {
+        if (!commit(item)) {
+          pool.wait();
+          return write_error();
+        }
+      }
+      next.clear();
     }
-    if (reader.failed()) {
-      return tl::unexpected("input " + paths.input + ": " + (*in)->error() + ", after line " +
-                            std::to_string(stats.lines));
-    }
+    pool.wait();
   }
+  if (!reader.error().empty()) return tl::unexpected(reader.error());
   if (std::fflush(out.get()) != 0 || std::fflush(dlq.get()) != 0 ||
       (stories && std::fflush(stories.get()) != 0)) {
     return tl::unexpected(std::string("cannot flush output"));
   }
   stats.stories = pipeline.stories().size();
+  stats.jobs = jobs;
+  stats.read_seconds = static_cast<double>(read_ns) / 1e9;
+  stats.prepare_seconds = static_cast<double>(prepare_ns.load()) / 1e9;
+  stats.ordered_seconds = static_cast<double>(ordered_ns) / 1e9;
   return stats;
 }
 

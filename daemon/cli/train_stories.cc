@@ -202,7 +202,7 @@ int run_train_stories(const config::Config& config, const TrainStoriesCommand& c
     std::unordered_map<std::string, Seen> seen;
     std::vector<std::string> order;
     ReplayPaths paths;
-    paths.input = command.inputs[set];
+    paths.inputs = {command.inputs[set]};
     paths.output = "/dev/null";
     paths.dlq = "/dev/null";
     paths.quiet = true;
@@ -356,7 +356,7 @@ int run_train_stories(const config::Config& config, const TrainStoriesCommand& c
     for (std::size_t set = 0; set < command.inputs.size(); ++set) {
       std::unordered_map<std::string, std::string> story;
       ReplayPaths paths;
-      paths.input = command.inputs[set];
+      paths.inputs = {command.inputs[set]};
       paths.output = "/dev/null";
       paths.dlq = "/dev/null";
       paths.quiet = true;

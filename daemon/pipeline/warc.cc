@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "daemon/pipeline/input_file.h"
+#include "extractors/metadata.h"
 #include "extractors/text.h"
 #include "extractors/timestamp.h"
 
@@ -709,6 +710,215 @@ WarcRecord WarcReader::classify(WarcRecord record, const Header& header, std::st
     if (!in.fetched_at) {
       return dead_letter(std::move(record), "invalid_timestamp",
                          "WARC-Date is not ISO 8601: '" + printable(header.date) + "'");
+    }
+  }
+  in.kind = BodyKind::kHtmlBytes;
+  in.content_type = head.content_type;
+  in.body = std::move(*decoded);
+  record.outcome = WarcRecord::Outcome::kDocument;
+  return record;
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// ARC (the Internet Archive's format before WARC).
+
+bool is_arc(std::string_view first_bytes) { return first_bytes.starts_with("filedesc://"); }
+
+ArcReader::ArcReader(InputFile& file, const WarcOptions& options)
+    : file_(file), options_(options) {}
+
+bool ArcReader::fill() {
+  if (end_) return false;
+  char chunk[1 << 16];
+  const std::ptrdiff_t n = file_.read(chunk, sizeof chunk);
+  if (n < 0) {
+    error_ = file_.error();
+    end_ = true;
+    return false;
+  }
+  if (n == 0) {
+    end_ = true;
+    return false;
+  }
+  buf_.append(chunk, static_cast<std::size_t>(n));
+  return true;
+}
+
+bool ArcReader::ensure(std::size_t n) {
+  while (buf_.size() - pos_ < n) {
+    if (!fill()) return false;
+  }
+  return true;
+}
+
+WarcRecord ArcReader::dead_letter(WarcRecord record, std::string reason,
+                                  const std::string& detail) {
+  record.outcome = WarcRecord::Outcome::kDeadLetter;
+  record.parsed.failure =
+      Failure{std::move(reason), "record at offset " + std::to_string(record.offset) + ": " + detail};
+  return record;
+}
+
+std::optional<WarcRecord> ArcReader::next() {
+  constexpr std::size_t kMaxHeaderLine = 16 * 1024;
+  while (error_.empty()) {
+    if (pos_ > (1 << 20)) {  // what was read is forgotten
+      base_ += pos_;
+      buf_.erase(0, pos_);
+      pos_ = 0;
+    }
+    // Records are separated by a newline (blank lines are tolerated).
+    while (ensure(1) && (buf_[pos_] == '\n' || buf_[pos_] == '\r')) ++pos_;
+    if (!ensure(1)) return std::nullopt;
+    WarcRecord record;
+    record.offset = base_ + pos_;
+    std::size_t nl = buf_.find('\n', pos_);
+    while (nl == std::string::npos && buf_.size() - pos_ <= kMaxHeaderLine && fill()) {
+      nl = buf_.find('\n', pos_);
+    }
+    if (nl == std::string::npos || nl - pos_ > kMaxHeaderLine) {
+      // No header line: nothing after it can be found again.
+      const std::string head = printable(std::string_view(buf_).substr(pos_, 60));
+      pos_ = buf_.size();
+      end_ = true;
+      buf_.clear();
+      pos_ = 0;
+      return dead_letter(std::move(record), nl == std::string::npos ? "arc_truncated"
+                                                                    : "arc_bad_header",
+                         "no ARC header line ends here: '" + head + "'");
+    }
+    const std::string_view line = trim(std::string_view(buf_).substr(pos_, nl - pos_));
+    // "URL IP-address Archive-date Content-type Archive-length" (version 1; version 2 has five
+    // more fields before the length, which is always last).
+    std::vector<std::string_view> fields;
+    for (std::size_t i = 0; i < line.size();) {
+      const std::size_t e = std::min(line.find(' ', i), line.size());
+      if (e > i) fields.push_back(line.substr(i, e - i));
+      i = e + 1;
+    }
+    std::uint64_t length = 0;
+    bool numeric = !fields.empty() && !fields.back().empty() && fields.back().size() <= 12;
+    if (numeric) {
+      for (const char c : fields.back()) {
+        if (c < '0' || c > '9') numeric = false;
+        length = length * 10 + static_cast<std::uint64_t>(c - '0');
+      }
+    }
+    if (fields.size() < 5 || !numeric) {
+      pos_ = nl + 1;  // the next line may be a record's
+      return dead_letter(std::move(record), "arc_bad_header",
+                         "not an ARC header line (URL IP date type length): '" +
+                             printable(line, 60) + "'");
+    }
+    pos_ = nl + 1;
+    // Copies: reading the record's bytes may move the buffer the fields point into.
+    const std::string url(fields[0]);
+    const std::string date(fields[2]);
+    const std::string arc_type = extractors::ascii_lower(fields[3]);
+    record.type = "arc";
+    record.parsed.input.url = url;
+    const std::size_t limit = options_.max_html_bytes;
+    // Larger than any page may be, with room for its HTTP head: read through, not held.
+    if (length > limit + (1 << 20)) {
+      std::uint64_t left = length;
+      while (left > 0) {
+        if (!ensure(1)) break;
+        const std::size_t take = static_cast<std::size_t>(
+            std::min<std::uint64_t>(left, buf_.size() - pos_));
+        pos_ += take;
+        left -= take;
+        if (pos_ > (1 << 20)) {
+          base_ += pos_;
+          buf_.erase(0, pos_);
+          pos_ = 0;
+        }
+      }
+      if (left > 0) {
+        return dead_letter(std::move(record), "arc_truncated",
+                           "the file ends " + std::to_string(left) + " bytes into a record of " +
+                               std::to_string(length));
+      }
+      if (url.starts_with("filedesc:")) {
+        record.outcome = WarcRecord::Outcome::kSkipped;
+        record.skip_reason = "filedesc";
+        return record;
+      }
+      return dead_letter(std::move(record), "too_large",
+                         "Archive-length " + std::to_string(length) +
+                             ": larger than extract.max_html_bytes (" + std::to_string(limit) +
+                             "); skipped without being held");
+    }
+    if (!ensure(static_cast<std::size_t>(length))) {
+      const std::size_t got = buf_.size() - pos_;
+      pos_ = buf_.size();
+      return dead_letter(std::move(record), "arc_truncated",
+                         "the file ends " + std::to_string(got) + " bytes into a record of " +
+                             std::to_string(length));
+    }
+    const std::string_view block = std::string_view(buf_).substr(pos_, length);
+    pos_ += static_cast<std::size_t>(length);
+    return classify(std::move(record), date, arc_type, block);
+  }
+  return std::nullopt;
+}
+
+WarcRecord ArcReader::classify(WarcRecord record, std::string_view date, std::string_view arc_type,
+                               std::string_view block) {
+  auto skip = [&](std::string reason) {
+    record.outcome = WarcRecord::Outcome::kSkipped;
+    record.skip_reason = std::move(reason);
+    return std::move(record);
+  };
+  const std::string& url = record.parsed.input.url;
+  if (url.starts_with("filedesc:")) return skip("filedesc");
+  const std::string scheme = extractors::url_scheme_of(url);
+  if (scheme != "http" && scheme != "https") return skip("not_http");  // dns:, ftp:, ...
+  HttpHead head;
+  std::string_view payload = block;
+  if (block.starts_with("HTTP/")) {
+    auto parsed = parse_http_head(block);
+    if (!parsed) return dead_letter(std::move(record), "http_bad_header", parsed.error());
+    head = std::move(*parsed);
+    if (head.status / 100 != 2) return skip("http_" + std::to_string(head.status / 100) + "xx");
+    payload.remove_prefix(head.length);
+  } else {
+    head.content_type = std::string(arc_type);  // the content as it was, without its head
+  }
+  const std::string_view declared =
+      !head.content_type.empty() ? std::string_view(head.content_type) : arc_type;
+  if (!declared.empty() && declared != "no-type" && declared != "unk" &&
+      !is_html_type(declared)) {
+    return skip("not_html");
+  }
+  const std::size_t limit = options_.max_html_bytes;
+  if (payload.size() > limit) {
+    return dead_letter(std::move(record), "too_large",
+                       "the payload has " + std::to_string(payload.size()) +
+                           " bytes: larger than extract.max_html_bytes (" + std::to_string(limit) +
+                           ")");
+  }
+  auto decoded = decode_payload(payload, head, limit);
+  if (!decoded) {
+    return dead_letter(std::move(record), decoded.error().reason, decoded.error().detail);
+  }
+  if (!is_html_type(declared) && !sniffs_as_html(*decoded)) return skip("not_html");
+  Input& in = record.parsed.input;
+  // Archive-date: YYYYMMDDhhmmss (UTC); shorter ones name a coarser time.
+  if (!date.empty()) {
+    std::string digits(date);
+    const bool all_digits = std::all_of(digits.begin(), digits.end(),
+                                        [](char c) { return c >= '0' && c <= '9'; });
+    if (all_digits && digits.size() >= 8 && digits.size() <= 14) {
+      digits.resize(14, '0');
+      in.fetched_at = extractors::parse_iso8601(digits.substr(0, 4) + "-" + digits.substr(4, 2) +
+                                                "-" + digits.substr(6, 2) + "T" +
+                                                digits.substr(8, 2) + ":" + digits.substr(10, 2) +
+                                                ":" + digits.substr(12, 2) + "Z");
+    }
+    if (!in.fetched_at) {
+      return dead_letter(std::move(record), "invalid_timestamp",
+                         "Archive-date is not YYYYMMDDhhmmss: '" + printable(date) + "'");
     }
   }
   in.kind = BodyKind::kHtmlBytes;

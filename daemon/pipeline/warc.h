@@ -17,6 +17,9 @@ class InputFile;
 /// (`WARC/1.`).
 bool is_warc(std::string_view first_bytes);
 
+/// Whether they are an ARC file's: its first record, the file description (`filedesc://`).
+bool is_arc(std::string_view first_bytes);
+
 /// What the WARC reader takes; `replay` and `produce` fill it from the configuration.
 struct WarcOptions {
   /// An HTML payload larger than this, before or after undoing its codings, is a dead letter
@@ -99,6 +102,43 @@ class WarcReader {
   bool resync_ = false;     // look for the next `WARC/1.` line first
   std::size_t resync_from_ = 0;
   std::uint64_t line_start_ = 0;  // a stream offset that begins a line whatever precedes it
+  std::string error_;
+};
+
+/// Reads ARC files, the Internet Archive's format before WARC (version 1 as it writes them, and
+/// version 2's longer header lines), plain or gzip (whole or one member per record), into the
+/// same records as `WarcReader`: a record is a header line `URL IP-address Archive-date
+/// Content-type Archive-length` and Archive-length bytes, for http(s) URLs the HTTP response
+/// as it was received. Responses whose payload is HTML (2xx; codings undone as for WARC) become
+/// pages with the URL and `fetched_at` from the Archive-date; the file description
+/// (`filedesc`), other schemes (`not_http`), other statuses and types are skipped with a
+/// reason; a header line that is not one (`arc_bad_header`, reading goes on at the next line),
+/// a record cut by the end of the file (`arc_truncated`) or too large (`too_large`, read
+/// through without being held) are dead letters naming their offset. Not thread-safe.
+class ArcReader {
+ public:
+  /// `file` must outlive the reader.
+  ArcReader(InputFile& file, const WarcOptions& options);
+
+  /// The next record, or nothing at the end of the input (or on a read error: `error()`).
+  std::optional<WarcRecord> next();
+
+  /// A read error that ended the input early; empty otherwise.
+  const std::string& error() const { return error_; }
+
+ private:
+  bool fill();
+  bool ensure(std::size_t n);
+  WarcRecord dead_letter(WarcRecord record, std::string reason, const std::string& detail);
+  WarcRecord classify(WarcRecord record, std::string_view date, std::string_view arc_type,
+                      std::string_view block);
+
+  InputFile& file_;
+  WarcOptions options_;
+  std::string buf_;
+  std::size_t pos_ = 0;
+  std::uint64_t base_ = 0;  // stream offset of buf_[0]
+  bool end_ = false;
   std::string error_;
 };
 
