@@ -307,7 +307,8 @@ class StoryBook {
   // Makes the article the story's representative when it is closer to the story's terms than
   // the representative is (or the story has none yet).
   void challenge_representative(Story& story, const StoryMember& member, std::string_view title,
-                                const Terms& terms, const Language& language, const StoryCard& card);
+                                const Terms& terms, const Language& language,
+                                const StoryCard& card);
   // Moves `victim` into `survivor` (both held).
   void merge(Story& survivor, const std::string& victim);
   // A map from 32-bit keys that `similar_stories` reuses from call to call instead of

@@ -179,52 +179,62 @@ const std::unordered_map<std::string_view, int>& month_names() {
     // Polish (nominative and genitive), Czech, Russian and Ukrainian (genitive and nominative),
     // Turkish, Finnish (partitive), Hungarian, Greek (genitive), Arabic (Egyptian and Levantine
     // single-word names).
-    add(1, {"january", "jan", "januar", "jänner", "janvier", "janv", "enero", "ene", "janeiro",
-            "gennaio", "gen", "januari", "styczeń", "stycznia", "sty", "leden", "ledna", "января",
-            "январь", "янв", "січня", "січень", "ocak", "tammikuuta", "tammikuu", "január",
-            "ιανουαρίου", "ιανουάριος", "يناير", "كانون"});
-    add(2, {"february", "feb", "februar", "février", "fevrier", "févr", "fév", "febrero",
-            "fevereiro", "fev", "febbraio", "februari", "luty", "lutego", "lut", "únor", "února",
-            "февраля", "февраль", "фев", "лютого", "лютий", "şubat", "subat", "helmikuuta",
-            "helmikuu", "február", "φεβρουαρίου", "φεβρουάριος", "فبراير", "شباط"});
-    add(3, {"march", "mar", "märz", "maerz", "mär", "mars", "marzo", "março", "marco",
-            "maart", "mrt", "marts", "maret", "marzec", "marca", "březen", "března", "марта",
-            "март", "мар", "березня", "березень", "mart", "maaliskuuta", "maaliskuu", "március",
-            "μαρτίου", "μάρτιος", "مارس", "آذار"});
-    add(4, {"april", "apr", "avril", "avr", "abril", "abr", "aprile", "kwiecień", "kwietnia",
-            "kwi", "duben", "dubna", "апреля", "апрель", "апр", "квітня", "квітень", "nisan",
-            "huhtikuuta", "huhtikuu", "április", "απριλίου", "απρίλιος", "أبريل", "ابريل",
-            "إبريل", "نيسان"});
-    add(5, {"may", "mai", "mayo", "maio", "maggio", "mag", "mei", "maj", "maja", "květen",
-            "května", "мая", "май", "травня", "травень", "mayıs", "mayis", "toukokuuta",
-            "toukokuu", "május", "μαΐου", "μάιος", "مايو", "أيار", "ايار"});
-    add(6, {"june", "jun", "juni", "juin", "junio", "junho", "giugno", "giu", "czerwiec",
-            "czerwca", "cze", "červen", "června", "июня", "июнь", "июн", "червня", "червень",
-            "haziran", "kesäkuuta", "kesäkuu", "június", "ιουνίου", "ιούνιος", "يونيو", "يونيه",
-            "حزيران"});
-    add(7, {"july", "jul", "juli", "juillet", "juil", "julio", "julho", "luglio", "lug", "lipiec",
-            "lipca", "lip", "červenec", "července", "июля", "июль", "июл", "липня", "липень",
-            "temmuz", "heinäkuuta", "heinäkuu", "július", "ιουλίου", "ιούλιος", "يوليو", "يوليه",
-            "تموز"});
-    add(8, {"august", "aug", "août", "aout", "agosto", "ago", "augustus", "augusti", "agustus",
-            "sierpień", "sierpnia", "sie", "srpen", "srpna", "августа", "август", "авг", "серпня",
-            "серпень", "ağustos", "agustos", "elokuuta", "elokuu", "augusztus", "αυγούστου",
-            "αύγουστος", "أغسطس", "اغسطس", "آب"});
-    add(9, {"september", "sep", "sept", "septembre", "septiembre", "setiembre", "setembro",
-            "set", "settembre", "wrzesień", "września", "wrz", "září", "сентября", "сентябрь",
-            "сен", "вересня", "вересень", "eylül", "eylul", "syyskuuta", "syyskuu", "szeptember",
-            "σεπτεμβρίου", "σεπτέμβριος", "سبتمبر", "أيلول", "ايلول"});
-    add(10, {"october", "oct", "oktober", "okt", "octobre", "octubre", "outubro", "out",
-             "ottobre", "ott", "październik", "października", "paź", "říjen", "října",
-             "октября", "октябрь", "окт", "жовтня", "жовтень", "ekim", "lokakuuta", "lokakuu",
-             "október", "οκτωβρίου", "οκτώβριος", "أكتوبر", "اكتوبر", "تشرين"});
-    add(11, {"november", "nov", "novembre", "noviembre", "novembro", "listopad", "listopada",
-             "lis", "listopadu", "ноября", "ноябрь", "ноя", "листопада", "листопад", "kasım",
-             "kasim", "marraskuuta", "marraskuu", "νοεμβρίου", "νοέμβριος", "نوفمبر"});
-    add(12, {"december", "dec", "dezember", "dez", "décembre", "decembre", "déc", "diciembre",
-             "dic", "dezembro", "dicembre", "desember", "des", "grudzień", "grudnia", "gru",
-             "prosinec", "prosince", "декабря", "декабрь", "дек", "грудня", "грудень", "aralık",
-             "aralik", "joulukuuta", "joulukuu", "δεκεμβρίου", "δεκέμβριος", "ديسمبر"});
+    add(1, {"january",  "jan",      "januar",     "jänner",     "janvier", "janv",
+            "enero",    "ene",      "janeiro",    "gennaio",    "gen",     "januari",
+            "styczeń",  "stycznia", "sty",        "leden",      "ledna",   "января",
+            "январь",   "янв",      "січня",      "січень",     "ocak",    "tammikuuta",
+            "tammikuu", "január",   "ιανουαρίου", "ιανουάριος", "يناير",   "كانون"});
+    add(2,
+        {"february",    "feb",       "februar", "février",    "fevrier",  "févr",    "fév",
+         "febrero",     "fevereiro", "fev",     "febbraio",   "februari", "luty",    "lutego",
+         "lut",         "únor",      "února",   "февраля",    "февраль",  "фев",     "лютого",
+         "лютий",       "şubat",     "subat",   "helmikuuta", "helmikuu", "február", "φεβρουαρίου",
+         "φεβρουάριος", "فبراير",    "شباط"});
+    add(3, {"march",     "mar",     "märz",    "maerz",    "mär",    "mars",
+            "marzo",     "março",   "marco",   "maart",    "mrt",    "marts",
+            "maret",     "marzec",  "marca",   "březen",   "března", "марта",
+            "март",      "мар",     "березня", "березень", "mart",   "maaliskuuta",
+            "maaliskuu", "március", "μαρτίου", "μάρτιος",  "مارس",   "آذار"});
+    add(4, {"april",    "apr",      "avril",   "avr",   "abril",      "abr",      "aprile",
+            "kwiecień", "kwietnia", "kwi",     "duben", "dubna",      "апреля",   "апрель",
+            "апр",      "квітня",   "квітень", "nisan", "huhtikuuta", "huhtikuu", "április",
+            "απριλίου", "απρίλιος", "أبريل",   "ابريل", "إبريل",      "نيسان"});
+    add(5, {"may",     "mai",   "mayo",   "maio",       "maggio",   "mag",   "mei",
+            "maj",     "maja",  "květen", "května",     "мая",      "май",   "травня",
+            "травень", "mayıs", "mayis",  "toukokuuta", "toukokuu", "május", "μαΐου",
+            "μάιος",   "مايو",  "أيار",   "ايار"});
+    add(6, {"june",   "jun",      "juni",    "juin",    "junio",   "junho",     "giugno",
+            "giu",    "czerwiec", "czerwca", "cze",     "červen",  "června",    "июня",
+            "июнь",   "июн",      "червня",  "червень", "haziran", "kesäkuuta", "kesäkuu",
+            "június", "ιουνίου",  "ιούνιος", "يونيو",   "يونيه",   "حزيران"});
+    add(7, {"july",     "jul",    "juli",    "juillet", "juil",   "julio",    "julho",
+            "luglio",   "lug",    "lipiec",  "lipca",   "lip",    "červenec", "července",
+            "июля",     "июль",   "июл",     "липня",   "липень", "temmuz",   "heinäkuuta",
+            "heinäkuu", "július", "ιουλίου", "ιούλιος", "يوليو",  "يوليه",    "تموز"});
+    add(8, {"august",    "aug",       "août",    "aout",     "agosto",   "ago",
+            "augustus",  "augusti",   "agustus", "sierpień", "sierpnia", "sie",
+            "srpen",     "srpna",     "августа", "август",   "авг",      "серпня",
+            "серпень",   "ağustos",   "agustos", "elokuuta", "elokuu",   "augusztus",
+            "αυγούστου", "αύγουστος", "أغسطس",   "اغسطس",    "آب"});
+    add(9, {"september",   "sep",      "sept",      "septembre", "septiembre", "setiembre",
+            "setembro",    "set",      "settembre", "wrzesień",  "września",   "wrz",
+            "září",        "сентября", "сентябрь",  "сен",       "вересня",    "вересень",
+            "eylül",       "eylul",    "syyskuuta", "syyskuu",   "szeptember", "σεπτεμβρίου",
+            "σεπτέμβριος", "سبتمبر",   "أيلول",     "ايلول"});
+    add(10, {"october",   "oct",       "oktober", "okt",       "octobre",     "octubre",
+             "outubro",   "out",       "ottobre", "ott",       "październik", "października",
+             "paź",       "říjen",     "října",   "октября",   "октябрь",     "окт",
+             "жовтня",    "жовтень",   "ekim",    "lokakuuta", "lokakuu",     "október",
+             "οκτωβρίου", "οκτώβριος", "أكتوبر",  "اكتوبر",    "تشرين"});
+    add(11,
+        {"november", "nov",       "novembre",    "noviembre", "novembro",  "listopad",  "listopada",
+         "lis",      "listopadu", "ноября",      "ноябрь",    "ноя",       "листопада", "листопад",
+         "kasım",    "kasim",     "marraskuuta", "marraskuu", "νοεμβρίου", "νοέμβριος", "نوفمبر"});
+    add(12, {"december", "dec",        "dezember", "dez",        "décembre",   "decembre",
+             "déc",      "diciembre",  "dic",      "dezembro",   "dicembre",   "desember",
+             "des",      "grudzień",   "grudnia",  "gru",        "prosinec",   "prosince",
+             "декабря",  "декабрь",    "дек",      "грудня",     "грудень",    "aralık",
+             "aralik",   "joulukuuta", "joulukuu", "δεκεμβρίου", "δεκέμβριος", "ديسمبر"});
     return m;
   }();
   return *names;
@@ -240,21 +250,24 @@ int month_of(const Token& t) {
 // Words that say what the date after them is.
 DateRole role_word(std::string_view w) {
   static constexpr std::string_view kModified[] = {
-      "updated",    "update",      "aktualisiert", "aktualisierung", "geändert", "modified",
-      "changed",    "revised",     "mis",          "maj",            "actualizado",
-      "actualizada", "actualización", "aggiornato", "aggiornamento", "atualizado",
-      "atualização", "bijgewerkt", "zaktualizowano", "aktualizacja", "обновлено", "оновлено",
-      "güncellendi", "güncelleme", "päivitetty", "frissítve", "diperbarui", "stand",
-      "modifié",    "modifiée",    "ενημερώθηκε", "تحديث", "更新"};
+      "updated",       "update",     "aktualisiert",   "aktualisierung",
+      "geändert",      "modified",   "changed",        "revised",
+      "mis",           "maj",        "actualizado",    "actualizada",
+      "actualización", "aggiornato", "aggiornamento",  "atualizado",
+      "atualização",   "bijgewerkt", "zaktualizowano", "aktualizacja",
+      "обновлено",     "оновлено",   "güncellendi",    "güncelleme",
+      "päivitetty",    "frissítve",  "diperbarui",     "stand",
+      "modifié",       "modifiée",   "ενημερώθηκε",    "تحديث",
+      "更新"};
   static constexpr std::string_view kPublished[] = {
-      "published",  "posted",       "publié",     "publiée",      "publication",
-      "veröffentlicht", "erschienen", "publicado", "publicada",    "publicación",
-      "pubblicato", "pubblicata",   "gepubliceerd", "geplaatst",  "opublikowano", "publikacja",
-      "опубликовано", "опубліковано", "yayınlanma", "yayınlandı", "julkaistu", "közzétéve",
-      "diterbitkan", "δημοσιεύθηκε", "نشر",      "发布", "發佈", "發布"};
+      "published",    "posted",     "publié",       "publiée",     "publication",  "veröffentlicht",
+      "erschienen",   "publicado",  "publicada",    "publicación", "pubblicato",   "pubblicata",
+      "gepubliceerd", "geplaatst",  "opublikowano", "publikacja",  "опубликовано", "опубліковано",
+      "yayınlanma",   "yayınlandı", "julkaistu",    "közzétéve",   "diterbitkan",  "δημοσιεύθηκε",
+      "نشر",          "发布",       "發佈",         "發布"};
   // Words that name a date without saying which: read as the publication date, less surely.
-  static constexpr std::string_view kDate[] = {"written", "created", "erstellt", "datum", "date",
-                                               "fecha",   "data",    "dátum"};
+  static constexpr std::string_view kDate[] = {"written", "created", "erstellt", "datum",
+                                               "date",    "fecha",   "data",     "dátum"};
   for (std::string_view m : kModified) {
     if (w == m) return DateRole::kModified;
   }
@@ -269,8 +282,8 @@ DateRole role_word(std::string_view w) {
 
 bool is_ordinal_suffix(const Token& t) {
   if (t.type == Token::Type::kPunct) return false;
-  static constexpr std::string_view kSuffixes[] = {"st", "nd", "rd", "th", "er", "e", "ème",
-                                                   "º",  "ª",  "o",  "a",  "ci"};
+  static constexpr std::string_view kSuffixes[] = {"st",  "nd", "rd", "th", "er", "e",
+                                                   "ème", "º",  "ª",  "o",  "a",  "ci"};
   for (std::string_view s : kSuffixes) {
     if (t.word == s) return true;
   }
@@ -288,7 +301,9 @@ bool word(const std::vector<Token>& t, std::size_t i, std::string_view w) {
   return i < t.size() && t[i].type == Token::Type::kWord && t[i].word == w;
 }
 // Glued to the token before it (no space between).
-bool glued(const std::vector<Token>& t, std::size_t i) { return i < t.size() && !t[i].space_before; }
+bool glued(const std::vector<Token>& t, std::size_t i) {
+  return i < t.size() && !t[i].space_before;
+}
 
 struct Match {
   int year = 0, month = 0, day = 0;
@@ -301,16 +316,17 @@ std::optional<Match> match_at(const std::vector<Token>& t, std::size_t i, SlashO
   // Not the tail of a longer number run (1.2.3.2020, 12-2020-06-07).
   if (i > 0 && !t[i].space_before &&
       (t[i - 1].type == Token::Type::kNumber ||
-       (t[i - 1].type == Token::Type::kPunct && (t[i - 1].punct == '.' || t[i - 1].punct == '/' ||
-                                                 t[i - 1].punct == '-' || t[i - 1].punct == ':')))) {
+       (t[i - 1].type == Token::Type::kPunct &&
+        (t[i - 1].punct == '.' || t[i - 1].punct == '/' || t[i - 1].punct == '-' ||
+         t[i - 1].punct == ':')))) {
     return std::nullopt;
   }
   const auto not_continued = [&t](std::size_t end) {
     // 2020-06-07-3 or 07.06.2020.1 is something else; 07.06.2020. (a sentence's end) is a date.
     if (end >= t.size() || t[end].space_before) return true;
     if (t[end].type == Token::Type::kNumber) return false;
-    if (t[end].type == Token::Type::kPunct && (t[end].punct == '/' || t[end].punct == '-' ||
-                                               t[end].punct == '.')) {
+    if (t[end].type == Token::Type::kPunct &&
+        (t[end].punct == '/' || t[end].punct == '-' || t[end].punct == '.')) {
       return !(end + 1 < t.size() && !t[end + 1].space_before &&
                t[end + 1].type == Token::Type::kNumber);
     }
@@ -322,8 +338,8 @@ std::optional<Match> match_at(const std::vector<Token>& t, std::size_t i, SlashO
     for (char sep : {'-', '/', '.'}) {
       if (punct(t, i + 1, sep) && number(t, i + 2, 1, 2) && punct(t, i + 3, sep) &&
           number(t, i + 4, 1, 2)) {
-        if (sep != '.' && (!glued(t, i + 1) || !glued(t, i + 2) || !glued(t, i + 3) ||
-                           !glued(t, i + 4))) {
+        if (sep != '.' &&
+            (!glued(t, i + 1) || !glued(t, i + 2) || !glued(t, i + 3) || !glued(t, i + 4))) {
           continue;
         }
         if (!not_continued(i + 5)) return std::nullopt;
@@ -351,8 +367,8 @@ std::optional<Match> match_at(const std::vector<Token>& t, std::size_t i, SlashO
     for (char sep : {'.', '-', '/'}) {
       if (punct(t, i + 1, sep) && number(t, i + 2, 1, 2) && punct(t, i + 3, sep) &&
           number(t, i + 4, 4, 4)) {
-        if (sep != '.' && (!glued(t, i + 1) || !glued(t, i + 2) || !glued(t, i + 3) ||
-                           !glued(t, i + 4))) {
+        if (sep != '.' &&
+            (!glued(t, i + 1) || !glued(t, i + 2) || !glued(t, i + 3) || !glued(t, i + 4))) {
           continue;
         }
         if (!not_continued(i + 5)) return std::nullopt;
@@ -496,8 +512,8 @@ SlashOrder slash_order(std::string_view lang, std::string_view url) {
   host_start = host_start == std::string_view::npos ? 0 : host_start + 3;
   std::string_view host = url.substr(host_start);
   host = host.substr(0, host.find_first_of("/:?#"));
-  for (std::string_view tld : {".uk", ".au", ".nz", ".ie", ".in", ".za", ".ng", ".ke", ".pk",
-                               ".sg", ".my", ".ph", ".gh", ".lk", ".bd"}) {
+  for (std::string_view tld : {".uk", ".au", ".nz", ".ie", ".in", ".za", ".ng", ".ke", ".pk", ".sg",
+                               ".my", ".ph", ".gh", ".lk", ".bd"}) {
     if (host.ends_with(tld)) return SlashOrder::kDayFirst;
   }
   return SlashOrder::kMonthFirst;
@@ -530,59 +546,64 @@ std::string_view date_source_name(DateSource s) {
 namespace {
 
 // Meta names that give the publication date, most specific first.
-constexpr std::string_view kPublishedMetas[] = {
-    "article:published_time",
-    "og:published_time",
-    "og:article:published_time",
-    "article.published",
-    "datepublished",
-    "date_published",
-    "published_time",
-    "published-date",
-    "published_date",
-    "publication_date",
-    "publish-date",
-    "publish_date",
-    "publishdate",
-    "pubdate",
-    "pub_date",
-    "dc.date.issued",
-    "dcterms.issued",
-    "schema:datepublished",
-    "sailthru.date",
-    "parsely-pub-date",
-    "citation_publication_date",
-    "citation_online_date",
-    "citation_date",
-    "prism.publicationdate",
-    "rnews:datepublished",
-    "cxenseparse:recs:publishtime",
-    "originalpublicationdate",
-    "bt:pubdate",
-    "og:pubdate",
-    "article_date_original",
-    "displaydate",
-    "dc.date.published"};
+constexpr std::string_view kPublishedMetas[] = {"article:published_time",
+                                                "og:published_time",
+                                                "og:article:published_time",
+                                                "article.published",
+                                                "datepublished",
+                                                "date_published",
+                                                "published_time",
+                                                "published-date",
+                                                "published_date",
+                                                "publication_date",
+                                                "publish-date",
+                                                "publish_date",
+                                                "publishdate",
+                                                "pubdate",
+                                                "pub_date",
+                                                "dc.date.issued",
+                                                "dcterms.issued",
+                                                "schema:datepublished",
+                                                "sailthru.date",
+                                                "parsely-pub-date",
+                                                "citation_publication_date",
+                                                "citation_online_date",
+                                                "citation_date",
+                                                "prism.publicationdate",
+                                                "rnews:datepublished",
+                                                "cxenseparse:recs:publishtime",
+                                                "originalpublicationdate",
+                                                "bt:pubdate",
+                                                "og:pubdate",
+                                                "article_date_original",
+                                                "displaydate",
+                                                "dc.date.published"};
 
 // Meta names of a date that may be the publication's, or the page's creation or generation.
-constexpr std::string_view kGenericMetas[] = {"dc.date.created", "dcterms.created",
-                                              "schema:datecreated", "datecreated", "dc.date",
-                                              "dcterms.date", "date"};
+constexpr std::string_view kGenericMetas[] = {"dc.date.created",
+                                              "dcterms.created",
+                                              "schema:datecreated",
+                                              "datecreated",
+                                              "dc.date",
+                                              "dcterms.date",
+                                              "date"};
 
 // Meta names that give the date of the last change.
 constexpr std::string_view kModifiedMetas[] = {
-    "article:modified_time", "og:updated_time",  "og:article:modified_time", "article.updated",
-    "datemodified",          "date_modified",    "modified_time",            "dc.date.modified",
-    "dcterms.modified",      "schema:datemodified", "last-modified",         "lastmod",
-    "article:updated_time",  "updated_time",     "revised",                  "lastmodified"};
+    "article:modified_time", "og:updated_time",  "og:article:modified_time",
+    "article.updated",       "datemodified",     "date_modified",
+    "modified_time",         "dc.date.modified", "dcterms.modified",
+    "schema:datemodified",   "last-modified",    "lastmod",
+    "article:updated_time",  "updated_time",     "revised",
+    "lastmodified"};
 
 struct Candidate {
   UnixSeconds time;
   int offset;  // from UTC, as the page wrote it
   DateRole role;
   DateSource source;
-  int tier;                 // lower is surer
-  std::size_t distance;     // from the headline, in words (ties within a tier)
+  int tier;              // lower is surer
+  std::size_t distance;  // from the headline, in words (ties within a tier)
   std::string detail;
 };
 
@@ -655,7 +676,9 @@ PageDates resolve_dates(const DateEvidence& ev) {
   const auto add_shown = [&](const TextDate& d, DateRole element_role, DateSource source,
                              Tier unmarked, std::size_t dist) {
     DateRole role = d.role != DateRole::kUnknown ? d.role : element_role;
-    if (d.role == DateRole::kPublished || (d.role == DateRole::kUnknown && element_role == DateRole::kPublished && source == DateSource::kItemprop)) {
+    if (d.role == DateRole::kPublished ||
+        (d.role == DateRole::kUnknown && element_role == DateRole::kPublished &&
+         source == DateSource::kItemprop)) {
       add(d.day, DateRole::kPublished, source, kDeclared, kShown + dist, "");
     } else if (role == DateRole::kModified) {
       add(d.day, role, source, kMarkedPublished, dist, "");
@@ -792,9 +815,9 @@ PageDates resolve_dates(const DateEvidence& ev) {
         ++it->second;
       }
     }
-    const auto best = std::max_element(counts.begin(), counts.end(), [](const auto& a, const auto& b) {
-      return a.second < b.second;
-    });
+    const auto best =
+        std::max_element(counts.begin(), counts.end(),
+                         [](const auto& a, const auto& b) { return a.second < b.second; });
     if (best != counts.end()) {
       add(best->first, DateRole::kUnknown, DateSource::kPageText, kMostFrequent, 0, "");
     }

@@ -24,9 +24,9 @@ enum class SlashOrder : std::uint8_t { kDayFirst, kMonthFirst };
 
 /// A day written in text.
 struct TextDate {
-  UnixSeconds day = 0;       ///< midnight UTC of the day
-  std::size_t offset = 0;    ///< where it starts in the text (bytes)
-  std::size_t length = 0;    ///< its length (bytes)
+  UnixSeconds day = 0;                 ///< midnight UTC of the day
+  std::size_t offset = 0;              ///< where it starts in the text (bytes)
+  std::size_t length = 0;              ///< its length (bytes)
   DateRole role = DateRole::kUnknown;  ///< from the words just before it ("Updated", "Publié le")
 };
 

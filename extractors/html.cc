@@ -1,13 +1,12 @@
 #include "extractors/html.h"
 
-#include "extractors/text.h"
-
 #include <utility>
 #include <vector>
 
 #include "extractors/metadata.h"
 #include "extractors/mss.h"
 #include "extractors/page.h"
+#include "extractors/text.h"
 
 namespace newsflow::extractors {
 namespace {
@@ -74,14 +73,39 @@ bool looks_like_consent_wall(std::string_view text, std::size_t* phrases) {
     return false;
   }
   // What it asks the reader to do.
-  const std::size_t action =
-      count({"accept all", "accept cookies", "i accept", "i agree", "agree and continue",
-             "alle akzeptieren", "akzeptieren", "zustimmen", "einverstanden", "tout accepter",
-             "accepter", "j'accepte", "aceptar", "acepto", "accetta", "accetto", "accepteren",
-             "akceptuj", "zaakceptuj", "принять", "kabul et", "manage preferences",
-             "manage options", "cookie settings", "privacy settings", "einstellungen",
-             "paramètres", "configuración", "impostazioni", "reject all", "alle ablehnen",
-             "tout refuser", "rechazar"});
+  const std::size_t action = count({"accept all",
+                                    "accept cookies",
+                                    "i accept",
+                                    "i agree",
+                                    "agree and continue",
+                                    "alle akzeptieren",
+                                    "akzeptieren",
+                                    "zustimmen",
+                                    "einverstanden",
+                                    "tout accepter",
+                                    "accepter",
+                                    "j'accepte",
+                                    "aceptar",
+                                    "acepto",
+                                    "accetta",
+                                    "accetto",
+                                    "accepteren",
+                                    "akceptuj",
+                                    "zaakceptuj",
+                                    "принять",
+                                    "kabul et",
+                                    "manage preferences",
+                                    "manage options",
+                                    "cookie settings",
+                                    "privacy settings",
+                                    "einstellungen",
+                                    "paramètres",
+                                    "configuración",
+                                    "impostazioni",
+                                    "reject all",
+                                    "alle ablehnen",
+                                    "tout refuser",
+                                    "rechazar"});
   if (phrases) *phrases = topic + action;
   // Both, and densely: about one consent phrase per 40 words or more.
   return topic >= 1 && action >= 1 && (topic + action) * 40 >= words;
@@ -123,11 +147,12 @@ tl::expected<Article, ExtractError> extract(std::string_view html, bool known_ut
         "no main text found among " + std::to_string(page->words.size()) + " visible words"});
   }
   if (std::size_t phrases = 0; looks_like_consent_wall(article.text, &phrases)) {
-    return tl::unexpected(ExtractError{
-        ExtractReason::kConsentWall,
-        "the main text is a cookie or consent wall (" + std::to_string(count_words(article.text)) +
-            " words, " + std::to_string(phrases) + " consent phrases): the page was fetched "
-            "without the consent the site asks for"});
+    return tl::unexpected(
+        ExtractError{ExtractReason::kConsentWall, "the main text is a cookie or consent wall (" +
+                                                      std::to_string(count_words(article.text)) +
+                                                      " words, " + std::to_string(phrases) +
+                                                      " consent phrases): the page was fetched "
+                                                      "without the consent the site asks for"});
   }
   MetadataContext context;
   context.article_blocks = options.method == ExtractMethod::kFinn ? nullptr : &blocks;

@@ -1,10 +1,10 @@
 #include "extractors/metadata.h"
 
 #include <curl/curl.h>
-#include <algorithm>
-#include <array>
 #include <libpsl.h>
 
+#include <algorithm>
+#include <array>
 #include <nlohmann/json.hpp>
 
 #include "extractors/page.h"
@@ -350,12 +350,25 @@ bool has_type(const nlohmann::json& o, const std::array<std::string_view, N>& ty
   return matches(*t);
 }
 
-constexpr std::array<std::string_view, 19> kArticleTypes = {
-    "NewsArticle",         "Article",        "BlogPosting",         "ReportageNewsArticle",
-    "AnalysisNewsArticle", "OpinionNewsArticle", "ReviewNewsArticle", "BackgroundNewsArticle",
-    "LiveBlogPosting",     "Report",         "ScholarlyArticle",    "TechArticle",
-    "SocialMediaPosting",  "DiscussionForumPosting", "AdvertiserContentArticle",
-    "SatiricalArticle",    "Blog",           "PressRelease",        "VideoObject"};
+constexpr std::array<std::string_view, 19> kArticleTypes = {"NewsArticle",
+                                                            "Article",
+                                                            "BlogPosting",
+                                                            "ReportageNewsArticle",
+                                                            "AnalysisNewsArticle",
+                                                            "OpinionNewsArticle",
+                                                            "ReviewNewsArticle",
+                                                            "BackgroundNewsArticle",
+                                                            "LiveBlogPosting",
+                                                            "Report",
+                                                            "ScholarlyArticle",
+                                                            "TechArticle",
+                                                            "SocialMediaPosting",
+                                                            "DiscussionForumPosting",
+                                                            "AdvertiserContentArticle",
+                                                            "SatiricalArticle",
+                                                            "Blog",
+                                                            "PressRelease",
+                                                            "VideoObject"};
 constexpr std::array<std::string_view, 7> kPageTypes = {
     "WebPage", "ItemPage", "AboutPage", "CollectionPage", "ProfilePage", "QAPage", "MediaObject"};
 
@@ -411,7 +424,8 @@ std::string string_of(const nlohmann::json* o, std::string_view key) {
 int size_of(const nlohmann::json& o, std::string_view key) {
   const auto v = o.find(key);
   if (v == o.end()) return 0;
-  if (v->is_number_integer()) return static_cast<int>(std::clamp<long long>(v->get<long long>(), 0, 100000));
+  if (v->is_number_integer())
+    return static_cast<int>(std::clamp<long long>(v->get<long long>(), 0, 100000));
   if (v->is_number()) return static_cast<int>(std::clamp(v->get<double>(), 0.0, 100000.0));
   if (v->is_string()) {
     int n = 0;
@@ -433,7 +447,8 @@ int size_of(const nlohmann::json& o, std::string_view key) {
 // The first image of a JSON-LD "image" value: a URL, an ImageObject, or a list of either.
 std::optional<LeadImage> json_ld_image(const nlohmann::json& v, int depth = 0) {
   if (depth > 3) return std::nullopt;
-  if (v.is_string()) return LeadImage{collapse_whitespace(v.get_ref<const std::string&>()), 0, 0, {}};
+  if (v.is_string())
+    return LeadImage{collapse_whitespace(v.get_ref<const std::string&>()), 0, 0, {}};
   if (v.is_array()) {
     for (const auto& e : v) {
       if (auto img = json_ld_image(e, depth + 1)) return img;
@@ -443,7 +458,8 @@ std::optional<LeadImage> json_ld_image(const nlohmann::json& v, int depth = 0) {
   if (!v.is_object()) return std::nullopt;
   LeadImage img;
   for (const char* key : {"url", "contentUrl", "@id"}) {
-    if (const auto u = v.find(key); u != v.end() && u->is_string() && !u->get_ref<const std::string&>().empty()) {
+    if (const auto u = v.find(key);
+        u != v.end() && u->is_string() && !u->get_ref<const std::string&>().empty()) {
       img.url = collapse_whitespace(u->get_ref<const std::string&>());
       break;
     }
@@ -474,14 +490,45 @@ bool is_http_url(std::string_view url) {
 // Words that name a role or a desk, not a person ("Staff Writer", "Redaktion"): dropped at the
 // end of a name, and a name of nothing else is none.
 bool is_role_word(std::string_view lower) {
-  static constexpr std::string_view kRoles[] = {
-      "staff",       "writer",       "writers",       "reporter",    "reporters",   "correspondent",
-      "correspondents", "editor",    "editors",       "contributor", "contributors", "contributing",
-      "senior",      "chief",        "redaktion",     "redakteur",   "redakteurin", "autor",
-      "autorin",     "author",       "authors",       "journalist",  "correspondant", "rédaction",
-      "redacción",   "redazione",    "redactie",      "admin",       "administrator", "guest",
-      "newsroom",    "staffer",      "columnist",     "photographer", "by",         "and",
-      "red",         "desk",         "team"};
+  static constexpr std::string_view kRoles[] = {"staff",
+                                                "writer",
+                                                "writers",
+                                                "reporter",
+                                                "reporters",
+                                                "correspondent",
+                                                "correspondents",
+                                                "editor",
+                                                "editors",
+                                                "contributor",
+                                                "contributors",
+                                                "contributing",
+                                                "senior",
+                                                "chief",
+                                                "redaktion",
+                                                "redakteur",
+                                                "redakteurin",
+                                                "autor",
+                                                "autorin",
+                                                "author",
+                                                "authors",
+                                                "journalist",
+                                                "correspondant",
+                                                "rédaction",
+                                                "redacción",
+                                                "redazione",
+                                                "redactie",
+                                                "admin",
+                                                "administrator",
+                                                "guest",
+                                                "newsroom",
+                                                "staffer",
+                                                "columnist",
+                                                "photographer",
+                                                "by",
+                                                "and",
+                                                "red",
+                                                "desk",
+                                                "team"};
   return std::find(std::begin(kRoles), std::end(kRoles), lower) != std::end(kRoles);
 }
 
@@ -518,9 +565,10 @@ std::vector<std::string> split_authors(std::string_view text) {
   // Separators between names, in the languages newsflow reads, as one ',' each.
   std::string spaced = " " + plain + " ";
   for (std::string_view sep :
-       {" and ", " And ", " AND ", " und ", " y ", " et ", " e ", " en ", " i ", " и ", " ve ",
-        " og ", " och ", " ja ", " és ", " dan ", " & ", " / ", " | ", " · ", " • ", " - ", " — ",
-        " – ", ";", "|", " with ", " mit ", " avec ", " con ", " com "}) {
+       {" and ", " And ", " AND ",  " und ", " y ",    " et ",  " e ",  " en ",
+        " i ",   " и ",   " ve ",   " og ",  " och ",  " ja ",  " és ", " dan ",
+        " & ",   " / ",   " | ",    " · ",   " • ",    " - ",   " — ",  " – ",
+        ";",     "|",     " with ", " mit ", " avec ", " con ", " com "}) {
     for (std::size_t p; (p = spaced.find(sep)) != std::string::npos;) {
       spaced.replace(p, sep.size(), ",");
     }
@@ -536,11 +584,13 @@ std::vector<std::string> split_authors(std::string_view text) {
       again = false;
       const std::string lower = ascii_lower(part);
       for (std::string_view prefix :
-           {"by ", "von ", "par ", "por ", "door ", "di ", "de ", "av ", "przez ", "written by ",
-            "posted by ", "reported by ", "analysis by ", "opinion by ", "commentary by ",
-            "interview by ", "text: ", "text ", "autor: ", "autorin: ", "author: ", "texte: ",
-            "texto: ", "testo: ", "von: ", "by: ", "foto: ", "fotos: ", "photo: ", "автор: ",
-            "автор ", "yazar: ", "كتب ", "بقلم "}) {
+           {"by ",           "von ",         "par ",         "por ",        "door ",
+            "di ",           "de ",          "av ",          "przez ",      "written by ",
+            "posted by ",    "reported by ", "analysis by ", "opinion by ", "commentary by ",
+            "interview by ", "text: ",       "text ",        "autor: ",     "autorin: ",
+            "author: ",      "texte: ",      "texto: ",      "testo: ",     "von: ",
+            "by: ",          "foto: ",       "fotos: ",      "photo: ",     "автор: ",
+            "автор ",        "yazar: ",      "كتب ",         "بقلم "}) {
         if (lower.starts_with(prefix)) {
           part.erase(0, prefix.size());
           again = !part.empty();
@@ -610,13 +660,15 @@ std::string cut_description(std::string_view text, std::size_t max_chars) {
     if (p != std::string_view::npos && (best == std::string_view::npos || p > best)) best = p;
   }
   if (best != std::string_view::npos && best > cut / 2) {
-    const std::size_t keep = head[best] == '.' || head[best] == '!' || head[best] == '?' ? best + 1 : best + 3;
+    const std::size_t keep =
+        head[best] == '.' || head[best] == '!' || head[best] == '?' ? best + 1 : best + 3;
     return std::string(head.substr(0, keep));
   }
   std::size_t space = head.rfind(' ');
   if (space == std::string_view::npos || space < cut / 2) space = cut;
   std::string out(head.substr(0, space));
-  while (!out.empty() && (out.back() == ',' || out.back() == ';' || out.back() == ':')) out.pop_back();
+  while (!out.empty() && (out.back() == ',' || out.back() == ';' || out.back() == ':'))
+    out.pop_back();
   return out + "\xE2\x80\xA6";  // …
 }
 
@@ -678,13 +730,17 @@ PageMetadata resolve_metadata(const ParsedPage& page, std::string_view url,
     if (!detail.empty()) v += ":" + detail;
     return v;
   };
-  if (dates.published) sources.emplace_back("published_at", explain_date(dates.published_from, dates.published_detail));
-  if (dates.modified) sources.emplace_back("modified_at", explain_date(dates.modified_from, dates.modified_detail));
+  if (dates.published)
+    sources.emplace_back("published_at",
+                         explain_date(dates.published_from, dates.published_detail));
+  if (dates.modified)
+    sources.emplace_back("modified_at", explain_date(dates.modified_from, dates.modified_detail));
 
   // Lead image: declared, else the first sizeable image of the article.
   std::optional<LeadImage> image;
   std::string image_from;
-  for (const char* name : {"og:image", "og:image:url", "og:image:secure_url", "twitter:image", "twitter:image:src"}) {
+  for (const char* name :
+       {"og:image", "og:image:url", "og:image:secure_url", "twitter:image", "twitter:image:src"}) {
     if (const std::string_view v = find_meta(raw, name); !v.empty()) {
       image = LeadImage{std::string(v), 0, 0, {}};
       image_from = std::string("meta:") + name;
@@ -755,7 +811,8 @@ PageMetadata resolve_metadata(const ParsedPage& page, std::string_view url,
   // Description: declared, else the article's first sentences.
   std::string description;
   std::string description_from;
-  for (const char* name : {"og:description", "description", "twitter:description", "dc.description"}) {
+  for (const char* name :
+       {"og:description", "description", "twitter:description", "dc.description"}) {
     if (const std::string_view v = find_meta(raw, name); !v.empty()) {
       description = std::string(v);
       description_from = std::string("meta:") + name;
@@ -822,7 +879,8 @@ PageMetadata resolve_metadata(const ParsedPage& page, std::string_view url,
       const std::string line = render_words(page, b.first_word, b.end_word);
       const std::string lower = ascii_lower(line.substr(0, 12));
       bool opens = false;
-      for (std::string_view prefix : {"by ", "von ", "par ", "por ", "door ", "di ", "av ", "przez ", "text: ", "autor: "}) {
+      for (std::string_view prefix :
+           {"by ", "von ", "par ", "por ", "door ", "di ", "av ", "przez ", "text: ", "autor: "}) {
         if (lower.starts_with(prefix)) opens = true;
       }
       if (!opens) continue;
@@ -838,7 +896,8 @@ PageMetadata resolve_metadata(const ParsedPage& page, std::string_view url,
   std::vector<std::string> unique;
   for (auto& n : names) {
     const std::string lower = ascii_lower(n);
-    if (std::none_of(unique.begin(), unique.end(), [&lower](const std::string& u) { return ascii_lower(u) == lower; })) {
+    if (std::none_of(unique.begin(), unique.end(),
+                     [&lower](const std::string& u) { return ascii_lower(u) == lower; })) {
       unique.push_back(std::move(n));
     }
   }
@@ -870,7 +929,8 @@ PageMetadata resolve_metadata(const ParsedPage& page, std::string_view url,
       pos = end + 1;
       if (t.empty() || t.size() > 100) continue;
       const std::string lower = ascii_lower(t);
-      if (std::none_of(tags.begin(), tags.end(), [&lower](const std::string& u) { return ascii_lower(u) == lower; })) {
+      if (std::none_of(tags.begin(), tags.end(),
+                       [&lower](const std::string& u) { return ascii_lower(u) == lower; })) {
         tags.push_back(std::move(t));
       }
     }
@@ -932,7 +992,10 @@ PageMetadata resolve_metadata(const ParsedPage& page, std::string_view url,
     if (!out.paywalled) {
       if (const auto part = main->find("hasPart"); part != main->end()) {
         if (part->is_object()) out.paywalled = not_free(*part);
-        if (part->is_array()) out.paywalled = std::any_of(part->begin(), part->end(), [&not_free](const nlohmann::json& p) { return p.is_object() && not_free(p); });
+        if (part->is_array())
+          out.paywalled = std::any_of(
+              part->begin(), part->end(),
+              [&not_free](const nlohmann::json& p) { return p.is_object() && not_free(p); });
       }
     }
     if (out.paywalled) sources.emplace_back("paywalled", "json_ld:isAccessibleForFree");

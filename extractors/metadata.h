@@ -60,7 +60,7 @@ struct PageMetadata {
   std::string canonical_url;
   std::string source;
   std::string lang;
-  std::string byline;  ///< the authors, "A, B"; empty when unknown
+  std::string byline;                ///< the authors, "A, B"; empty when unknown
   std::vector<std::string> authors;  ///< the same as names
   std::optional<UnixSeconds> published_at;
   std::optional<UnixSeconds> modified_at;

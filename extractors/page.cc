@@ -192,7 +192,7 @@ struct Attrs {
   const char* style = nullptr;
   const char* aria_hidden = nullptr;
   const char* rel = nullptr;
-  const char* content = nullptr;   // with property: RDFa metadata on any element
+  const char* content = nullptr;  // with property: RDFa metadata on any element
   const char* property = nullptr;
   bool hidden = false;
   bool href = false;
@@ -377,8 +377,8 @@ DateRole role_of(std::string_view lower) {
 
 // Records the element as a date mark (`DateMark`) when it carries a date; returns its index in
 // `raw.date_marks`, else -1. Its visible words are filled in when it closes.
-std::int32_t collect_date_mark(const GumboElement& el, bool emit, const Attrs& a,
-                               RawMetadata& raw, std::size_t word) {
+std::int32_t collect_date_mark(const GumboElement& el, bool emit, const Attrs& a, RawMetadata& raw,
+                               std::size_t word) {
   if (raw.date_marks.size() >= RawMetadata::kMaxMarks) return -1;
   const char* itemprop = emit ? a.itemprop : attr(el, "itemprop");
   const char* cls = emit ? a.cls : attr(el, "class");
@@ -391,8 +391,7 @@ std::int32_t collect_date_mark(const GumboElement& el, bool emit, const Attrs& a
   DateMark m;
   m.first_word = m.end_word = static_cast<std::uint32_t>(word);
   const std::string prop = itemprop ? lower_prefix(itemprop) : std::string();
-  const bool date_prop =
-      prop == "datepublished" || prop == "datecreated" || prop == "datemodified";
+  const bool date_prop = prop == "datepublished" || prop == "datecreated" || prop == "datemodified";
   std::string names;
   if (cls) names = lower_prefix(cls);
   if (id) names += ' ' + lower_prefix(id);
@@ -441,7 +440,8 @@ void collect_image(const GumboElement& el, RawMetadata& raw, std::size_t word) {
   RawMetadata::Image img;
   const char* src = attr(el, "src");
   // Lazy loading puts a placeholder (often a data: URI) in src and the image in data-src.
-  if (const char* lazy = attr(el, "data-src"); lazy && (!src || std::string_view(src).starts_with("data:"))) {
+  if (const char* lazy = attr(el, "data-src");
+      lazy && (!src || std::string_view(src).starts_with("data:"))) {
     src = lazy;
   }
   if (src && *src && !std::string_view(src).starts_with("data:")) {
@@ -1285,7 +1285,7 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
     // Its class words in `class_word_pool` (while `emit`); whether it has a class or id at all.
     std::uint32_t words_begin = 0, words_end = 0;
     bool classed = false;
-    bool byline_word = false;  // a class or id word of its own contains "byline"
+    bool byline_word = false;     // a class or id word of its own contains "byline"
     std::int32_t date_mark = -1;  // its index in raw.date_marks
   };
   std::vector<std::uint64_t> class_word_pool;    // of every emitted element, in walk order

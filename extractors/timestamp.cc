@@ -40,9 +40,7 @@ int days_in_month(int y, int m) {
 
 }  // namespace
 
-std::optional<UnixSeconds> parse_iso8601(std::string_view s) {
-  return parse_iso8601(s, nullptr);
-}
+std::optional<UnixSeconds> parse_iso8601(std::string_view s) { return parse_iso8601(s, nullptr); }
 
 std::optional<UnixSeconds> parse_iso8601(std::string_view s, int* offset) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);

@@ -386,8 +386,7 @@ int main(int argc, char** argv) {
                    "replay: %zu threads; reading %.2f s, parsing and extracting %.2f s (summed "
                    "over the threads), judging and writing in order %.2f s: the ordered part "
                    "keeps up with extraction on up to %.1f threads\n",
-                   stats->jobs, stats->read_seconds, stats->prepare_seconds,
-                   stats->ordered_seconds,
+                   stats->jobs, stats->read_seconds, stats->prepare_seconds, stats->ordered_seconds,
                    ordered > 0 ? (ordered + stats->prepare_seconds) / ordered : 0.0);
     }
     const std::string files =
@@ -398,9 +397,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "replay: %zu WARC records%s -> %zu articles (%s ) + %zu dead letters (%s ) + "
                    "%zu skipped (%s ), %zu stories\n",
-                   stats->lines, files.c_str(), stats->articles, kinds.c_str(),
-                   stats->dead_letters, reasons.c_str(), stats->skipped, skips.c_str(),
-                   stats->stories);
+                   stats->lines, files.c_str(), stats->articles, kinds.c_str(), stats->dead_letters,
+                   reasons.c_str(), stats->skipped, skips.c_str(), stats->stories);
       return 0;
     }
     std::fprintf(stderr,

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -154,7 +154,8 @@ class ItemReader {
         auto record = warc_ ? warc_->next() : arc_->next();
         if (!record) {
           if (const std::string& e = warc_ ? warc_->error() : arc_->error(); !e.empty()) {
-            error_ = "input " + files_[file_] + ": " + e + ", after record " + std::to_string(line_);
+            error_ =
+                "input " + files_[file_] + ": " + e + ", after record " + std::to_string(line_);
             return false;
           }
           next_file();

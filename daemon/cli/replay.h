@@ -61,9 +61,9 @@ tl::expected<std::vector<std::string>, std::string> expand_inputs(
     const std::vector<std::string>& inputs);
 
 /// Runs the pipeline over JSONL files (one input a line), WARC and ARC files (the HTML pages
-/// they recorded; see `WarcReader`, `ArcReader`), in order, as one stream. Every input line ends in the output or
-/// in the dead-letter file, and every WARC record there too or among the skipped; fails only
-/// when a file cannot be opened, read or written.
+/// they recorded; see `WarcReader`, `ArcReader`), in order, as one stream. Every input line ends in
+/// the output or in the dead-letter file, and every WARC record there too or among the skipped;
+/// fails only when a file cannot be opened, read or written.
 tl::expected<ReplayStats, std::string> run_replay(const config::Config& config,
                                                   const ReplayPaths& paths, Metrics* metrics);
 

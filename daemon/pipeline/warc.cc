@@ -719,7 +719,6 @@ WarcRecord WarcReader::classify(WarcRecord record, const Header& header, std::st
   return record;
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // ARC (the Internet Archive's format before WARC).
 
@@ -755,8 +754,8 @@ bool ArcReader::ensure(std::size_t n) {
 WarcRecord ArcReader::dead_letter(WarcRecord record, std::string reason,
                                   const std::string& detail) {
   record.outcome = WarcRecord::Outcome::kDeadLetter;
-  record.parsed.failure =
-      Failure{std::move(reason), "record at offset " + std::to_string(record.offset) + ": " + detail};
+  record.parsed.failure = Failure{
+      std::move(reason), "record at offset " + std::to_string(record.offset) + ": " + detail};
   return record;
 }
 
@@ -784,8 +783,8 @@ std::optional<WarcRecord> ArcReader::next() {
       end_ = true;
       buf_.clear();
       pos_ = 0;
-      return dead_letter(std::move(record), nl == std::string::npos ? "arc_truncated"
-                                                                    : "arc_bad_header",
+      return dead_letter(std::move(record),
+                         nl == std::string::npos ? "arc_truncated" : "arc_bad_header",
                          "no ARC header line ends here: '" + head + "'");
     }
     const std::string_view line = trim(std::string_view(buf_).substr(pos_, nl - pos_));
@@ -807,9 +806,9 @@ std::optional<WarcRecord> ArcReader::next() {
     }
     if (fields.size() < 5 || !numeric) {
       pos_ = nl + 1;  // the next line may be a record's
-      return dead_letter(std::move(record), "arc_bad_header",
-                         "not an ARC header line (URL IP date type length): '" +
-                             printable(line, 60) + "'");
+      return dead_letter(
+          std::move(record), "arc_bad_header",
+          "not an ARC header line (URL IP date type length): '" + printable(line, 60) + "'");
     }
     pos_ = nl + 1;
     // Copies: reading the record's bytes may move the buffer the fields point into.
@@ -824,8 +823,8 @@ std::optional<WarcRecord> ArcReader::next() {
       std::uint64_t left = length;
       while (left > 0) {
         if (!ensure(1)) break;
-        const std::size_t take = static_cast<std::size_t>(
-            std::min<std::uint64_t>(left, buf_.size() - pos_));
+        const std::size_t take =
+            static_cast<std::size_t>(std::min<std::uint64_t>(left, buf_.size() - pos_));
         pos_ += take;
         left -= take;
         if (pos_ > (1 << 20)) {
@@ -887,8 +886,7 @@ WarcRecord ArcReader::classify(WarcRecord record, std::string_view date, std::st
   }
   const std::string_view declared =
       !head.content_type.empty() ? std::string_view(head.content_type) : arc_type;
-  if (!declared.empty() && declared != "no-type" && declared != "unk" &&
-      !is_html_type(declared)) {
+  if (!declared.empty() && declared != "no-type" && declared != "unk" && !is_html_type(declared)) {
     return skip("not_html");
   }
   const std::size_t limit = options_.max_html_bytes;
@@ -907,14 +905,13 @@ WarcRecord ArcReader::classify(WarcRecord record, std::string_view date, std::st
   // Archive-date: YYYYMMDDhhmmss (UTC); shorter ones name a coarser time.
   if (!date.empty()) {
     std::string digits(date);
-    const bool all_digits = std::all_of(digits.begin(), digits.end(),
-                                        [](char c) { return c >= '0' && c <= '9'; });
+    const bool all_digits =
+        std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (all_digits && digits.size() >= 8 && digits.size() <= 14) {
       digits.resize(14, '0');
-      in.fetched_at = extractors::parse_iso8601(digits.substr(0, 4) + "-" + digits.substr(4, 2) +
-                                                "-" + digits.substr(6, 2) + "T" +
-                                                digits.substr(8, 2) + ":" + digits.substr(10, 2) +
-                                                ":" + digits.substr(12, 2) + "Z");
+      in.fetched_at = extractors::parse_iso8601(
+          digits.substr(0, 4) + "-" + digits.substr(4, 2) + "-" + digits.substr(6, 2) + "T" +
+          digits.substr(8, 2) + ":" + digits.substr(10, 2) + ":" + digits.substr(12, 2) + "Z");
     }
     if (!in.fetched_at) {
       return dead_letter(std::move(record), "invalid_timestamp",

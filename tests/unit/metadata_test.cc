@@ -1,6 +1,8 @@
 // What a page declares and shows about itself: dates (every source kind, text dates in many
 // languages), lead image, description, authors, section, tags, site name, paywall, consent walls.
 // Every page here is written for the test.
+#include "extractors/metadata.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -8,7 +10,6 @@
 
 #include "extractors/dates.h"
 #include "extractors/html.h"
-#include "extractors/metadata.h"
 #include "extractors/timestamp.h"
 
 namespace newsflow::extractors {
@@ -44,30 +45,30 @@ TEST(TextDates, NumericForms) {
 }
 
 TEST(TextDates, MonthNamesInTheLanguagesNewsflowReads) {
-  EXPECT_EQ(first_date("June 7, 2020"), "2020-06-07");                 // English
-  EXPECT_EQ(first_date("Jun. 7th 2020"), "2020-06-07");                // English, abbreviated
-  EXPECT_EQ(first_date("7 June 2020"), "2020-06-07");                  // British
-  EXPECT_EQ(first_date("Sonntag, 7. Juni 2020"), "2020-06-07");        // German
-  EXPECT_EQ(first_date("12. Januar 2022,"), "2022-01-12");             // German
-  EXPECT_EQ(first_date("Publié le 29 juin 2019"), "2019-06-29");       // French
-  EXPECT_EQ(first_date("1er mai 2020"), "2020-05-01");                 // French ordinal
-  EXPECT_EQ(first_date("martes 17 de marzo de 2020"), "2020-03-17");   // Spanish
-  EXPECT_EQ(first_date("7 giugno 2020"), "2020-06-07");                // Italian
-  EXPECT_EQ(first_date("7 de junho de 2020"), "2020-06-07");           // Portuguese
-  EXPECT_EQ(first_date("7 juni 2020"), "2020-06-07");                  // Dutch, Swedish
-  EXPECT_EQ(first_date("7 czerwca 2020"), "2020-06-07");               // Polish (genitive)
-  EXPECT_EQ(first_date("7 června 2020"), "2020-06-07");                // Czech
-  EXPECT_EQ(first_date("7 июня 2020 г."), "2020-06-07");               // Russian
-  EXPECT_EQ(first_date("7 ЧЕРВНЯ 2020"), "2020-06-07");                // Ukrainian, capitals
-  EXPECT_EQ(first_date("7 Haziran 2020"), "2020-06-07");               // Turkish
-  EXPECT_EQ(first_date("7. kesäkuuta 2020"), "2020-06-07");            // Finnish
-  EXPECT_EQ(first_date("2020. június 7."), "2020-06-07");              // Hungarian
-  EXPECT_EQ(first_date("7 Ιουνίου 2020"), "2020-06-07");               // Greek
-  EXPECT_EQ(first_date("7 يونيو 2020"), "2020-06-07");                 // Arabic
-  EXPECT_EQ(first_date("٧ يونيو ٢٠٢٠"), "2020-06-07");                 // Arabic-Indic digits
-  EXPECT_EQ(first_date("2020年6月7日 10:00"), "2020-06-07");           // Chinese, Japanese
-  EXPECT_EQ(first_date("２０２０年６月７日"), "2020-06-07");           // fullwidth digits
-  EXPECT_EQ(first_date("2020년 6월 7일"), "2020-06-07");               // Korean
+  EXPECT_EQ(first_date("June 7, 2020"), "2020-06-07");                // English
+  EXPECT_EQ(first_date("Jun. 7th 2020"), "2020-06-07");               // English, abbreviated
+  EXPECT_EQ(first_date("7 June 2020"), "2020-06-07");                 // British
+  EXPECT_EQ(first_date("Sonntag, 7. Juni 2020"), "2020-06-07");       // German
+  EXPECT_EQ(first_date("12. Januar 2022,"), "2022-01-12");            // German
+  EXPECT_EQ(first_date("Publié le 29 juin 2019"), "2019-06-29");      // French
+  EXPECT_EQ(first_date("1er mai 2020"), "2020-05-01");                // French ordinal
+  EXPECT_EQ(first_date("martes 17 de marzo de 2020"), "2020-03-17");  // Spanish
+  EXPECT_EQ(first_date("7 giugno 2020"), "2020-06-07");               // Italian
+  EXPECT_EQ(first_date("7 de junho de 2020"), "2020-06-07");          // Portuguese
+  EXPECT_EQ(first_date("7 juni 2020"), "2020-06-07");                 // Dutch, Swedish
+  EXPECT_EQ(first_date("7 czerwca 2020"), "2020-06-07");              // Polish (genitive)
+  EXPECT_EQ(first_date("7 června 2020"), "2020-06-07");               // Czech
+  EXPECT_EQ(first_date("7 июня 2020 г."), "2020-06-07");              // Russian
+  EXPECT_EQ(first_date("7 ЧЕРВНЯ 2020"), "2020-06-07");               // Ukrainian, capitals
+  EXPECT_EQ(first_date("7 Haziran 2020"), "2020-06-07");              // Turkish
+  EXPECT_EQ(first_date("7. kesäkuuta 2020"), "2020-06-07");           // Finnish
+  EXPECT_EQ(first_date("2020. június 7."), "2020-06-07");             // Hungarian
+  EXPECT_EQ(first_date("7 Ιουνίου 2020"), "2020-06-07");              // Greek
+  EXPECT_EQ(first_date("7 يونيو 2020"), "2020-06-07");                // Arabic
+  EXPECT_EQ(first_date("٧ يونيو ٢٠٢٠"), "2020-06-07");                // Arabic-Indic digits
+  EXPECT_EQ(first_date("2020年6月7日 10:00"), "2020-06-07");          // Chinese, Japanese
+  EXPECT_EQ(first_date("２０２０年６月７日"), "2020-06-07");          // fullwidth digits
+  EXPECT_EQ(first_date("2020년 6월 7일"), "2020-06-07");              // Korean
 }
 
 TEST(TextDates, TheWordsBeforeADateSayWhichItIs) {
@@ -78,8 +79,8 @@ TEST(TextDates, TheWordsBeforeADateSayWhichItIs) {
   EXPECT_EQ(dates[0].role, DateRole::kPublished);
   EXPECT_EQ(dates[1].role, DateRole::kModified);
   EXPECT_EQ(dates[2].role, DateRole::kDated);
-  const auto en = find_text_dates("Published June 3, 2020. Updated: June 4, 2020",
-                                  SlashOrder::kMonthFirst);
+  const auto en =
+      find_text_dates("Published June 3, 2020. Updated: June 4, 2020", SlashOrder::kMonthFirst);
   ASSERT_EQ(en.size(), 2u);
   EXPECT_EQ(en[0].role, DateRole::kPublished);
   EXPECT_EQ(en[1].role, DateRole::kModified);
@@ -90,10 +91,10 @@ TEST(UrlDates, PathsThatNameADay) {
   EXPECT_EQ(day(url_date("https://n.test/2020/6/7/a-title")), "2020-06-07");
   EXPECT_EQ(day(url_date("https://n.test/news/2020-06-07-a-title")), "2020-06-07");
   EXPECT_EQ(day(url_date("https://n.test/story/20200607/a-title")), "2020-06-07");
-  EXPECT_EQ(day(url_date("https://n.test/2020/06/a-title")), "none");        // no day
-  EXPECT_EQ(day(url_date("https://n.test/id/123456789012")), "none");        // a long number
-  EXPECT_EQ(day(url_date("https://2020-06-07.n.test/a")), "none");           // the host
-  EXPECT_EQ(day(url_date("https://n.test/2020/13/40/a")), "none");           // no such day
+  EXPECT_EQ(day(url_date("https://n.test/2020/06/a-title")), "none");  // no day
+  EXPECT_EQ(day(url_date("https://n.test/id/123456789012")), "none");  // a long number
+  EXPECT_EQ(day(url_date("https://2020-06-07.n.test/a")), "none");     // the host
+  EXPECT_EQ(day(url_date("https://n.test/2020/13/40/a")), "none");     // no such day
 }
 
 // A page with the given head and body, extracted at `url`.
@@ -169,19 +170,23 @@ TEST(PageDates, MetaNamesSpecificBeforeGeneric) {
 }
 
 TEST(PageDates, TimeElementsAndItemprop) {
-  Article a = page("", "<h1>Headline</h1><time datetime='2020-06-07T08:00:00Z' pubdate>7 June</time>");
+  Article a =
+      page("", "<h1>Headline</h1><time datetime='2020-06-07T08:00:00Z' pubdate>7 June</time>");
   EXPECT_EQ(day(a.published_at), "2020-06-07");
-  a = page("", "<h1>Headline</h1><span itemprop='datePublished' content='2020-06-07'>June 7</span>"
-               "<span itemprop='dateModified' content='2020-06-10'></span>");
+  a = page("",
+           "<h1>Headline</h1><span itemprop='datePublished' content='2020-06-07'>June 7</span>"
+           "<span itemprop='dateModified' content='2020-06-10'></span>");
   EXPECT_EQ(day(a.published_at), "2020-06-07");
   EXPECT_EQ(day(a.modified_at), "2020-06-10");
   EXPECT_EQ(source_of(a, "published_at"), "itemprop");
   // What the reader is told beats a datetime of another day.
-  a = page("", "<h1>Headline</h1><time datetime='2019-07-03T10:18:46Z'>Publié le 29 juin 2019</time>");
+  a = page("",
+           "<h1>Headline</h1><time datetime='2019-07-03T10:18:46Z'>Publié le 29 juin 2019</time>");
   EXPECT_EQ(day(a.published_at), "2019-06-29");
   // An abbr's title holds the full date.
-  a = page("", "<h1>Headline</h1><abbr class='published' title='Sonntag, Dezember 16th, 2012, 7:05 "
-               "pm'>16.12.</abbr>");
+  a = page("",
+           "<h1>Headline</h1><abbr class='published' title='Sonntag, Dezember 16th, 2012, 7:05 "
+           "pm'>16.12.</abbr>");
   EXPECT_EQ(day(a.published_at), "2012-12-16");
 }
 
@@ -204,7 +209,8 @@ TEST(PageDates, DatesShownNearTheHeadline) {
   EXPECT_EQ(day(a.published_at), "2020-03-11");
   EXPECT_EQ(source_of(a, "published_at"), "date_element");
   // Written in the text below the headline, in German, with its update.
-  a = page("", "<h1>Headline</h1><p>Veröffentlicht am 7. Juni 2020, aktualisiert am 9. Juni 2020</p>",
+  a = page("",
+           "<h1>Headline</h1><p>Veröffentlicht am 7. Juni 2020, aktualisiert am 9. Juni 2020</p>",
            "https://de.test/artikel");
   EXPECT_EQ(day(a.published_at), "2020-06-07");
   EXPECT_EQ(day(a.modified_at), "2020-06-09");
@@ -225,36 +231,40 @@ TEST(PageDates, NeverAfterTheFetchNorBeforeTheWeb) {
   a = page("<meta property='article:modified_time' content='2020-06-09T08:00:00Z'>", "");
   EXPECT_EQ(day(a.published_at), "2020-06-09");
   // An update before the publication is no update.
-  a = page("<meta property='article:published_time' content='2020-06-09T08:00:00Z'>"
-           "<meta property='article:modified_time' content='2020-06-01T08:00:00Z'>",
-           "");
+  a = page(
+      "<meta property='article:published_time' content='2020-06-09T08:00:00Z'>"
+      "<meta property='article:modified_time' content='2020-06-01T08:00:00Z'>",
+      "");
   EXPECT_EQ(day(a.modified_at), "none");
 }
 
 TEST(LeadImage, DeclaredElseTheArticlesFirstSizeableImage) {
-  Article a = page("<meta property='og:image' content='/img/lead.jpg'>"
-                   "<meta property='og:image:width' content='1200'>"
-                   "<meta property='og:image:height' content='630'>"
-                   "<meta property='og:image:alt' content='The harbour at dawn'>",
-                   "");
+  Article a = page(
+      "<meta property='og:image' content='/img/lead.jpg'>"
+      "<meta property='og:image:width' content='1200'>"
+      "<meta property='og:image:height' content='630'>"
+      "<meta property='og:image:alt' content='The harbour at dawn'>",
+      "");
   ASSERT_TRUE(a.image);
   EXPECT_EQ(a.image->url, "https://news.test/img/lead.jpg");
   EXPECT_EQ(a.image->width, 1200);
   EXPECT_EQ(a.image->height, 630);
   EXPECT_EQ(a.image->caption, "The harbour at dawn");
   // JSON-LD: a list of ImageObjects.
-  a = page("<script type='application/ld+json'>{\"@type\":\"NewsArticle\",\"image\":[{\"@type\":"
-           "\"ImageObject\",\"url\":\"https://cdn.test/a.jpg\",\"width\":800,\"height\":\"450\","
-           "\"caption\":\"A caption\"}]}</script>",
-           "");
+  a = page(
+      "<script type='application/ld+json'>{\"@type\":\"NewsArticle\",\"image\":[{\"@type\":"
+      "\"ImageObject\",\"url\":\"https://cdn.test/a.jpg\",\"width\":800,\"height\":\"450\","
+      "\"caption\":\"A caption\"}]}</script>",
+      "");
   ASSERT_TRUE(a.image);
   EXPECT_EQ(a.image->url, "https://cdn.test/a.jpg");
   EXPECT_EQ(a.image->width, 800);
   EXPECT_EQ(a.image->height, 450);
   EXPECT_EQ(source_of(a, "image"), "json_ld");
   // Not declared: the first image of the article that is not an icon, lazy-loaded.
-  a = page("", "<h1>Headline</h1><img src='/icons/share.png' width='16' height='16'>"
-               "<img src='data:image/gif;base64,R0lGOD' data-src='/photos/p1.jpg' alt='A photo'>");
+  a = page("",
+           "<h1>Headline</h1><img src='/icons/share.png' width='16' height='16'>"
+           "<img src='data:image/gif;base64,R0lGOD' data-src='/photos/p1.jpg' alt='A photo'>");
   ASSERT_TRUE(a.image);
   EXPECT_EQ(a.image->url, "https://news.test/photos/p1.jpg");
   EXPECT_EQ(a.image->caption, "A photo");
@@ -282,10 +292,11 @@ TEST(Description, DeclaredElseTheFirstSentences) {
 }
 
 TEST(Authors, JsonLdMetaAndBylinesInSeveralLanguages) {
-  Article a = page("<script type='application/ld+json'>{\"@type\":\"NewsArticle\",\"author\":["
-                   "{\"@type\":\"Person\",\"name\":\"Jane Doe\"},{\"name\":\"John Roe\"},"
-                   "\"Ann Lee\"]}</script><meta name='author' content='Desk'>",
-                   "");
+  Article a = page(
+      "<script type='application/ld+json'>{\"@type\":\"NewsArticle\",\"author\":["
+      "{\"@type\":\"Person\",\"name\":\"Jane Doe\"},{\"name\":\"John Roe\"},"
+      "\"Ann Lee\"]}</script><meta name='author' content='Desk'>",
+      "");
   EXPECT_EQ(a.authors, (std::vector<std::string>{"Jane Doe", "John Roe", "Ann Lee"}));
   EXPECT_EQ(source_of(a, "authors"), "json_ld");
   EXPECT_EQ(split_authors("By Jane Doe and John Roe"),
@@ -303,7 +314,8 @@ TEST(Authors, JsonLdMetaAndBylinesInSeveralLanguages) {
   EXPECT_EQ(split_authors("By TOM KRISHER, AP Auto Writer"),
             (std::vector<std::string>{"TOM KRISHER", "AP Auto"}));
   EXPECT_EQ(split_authors("Jane Doe June 7, 2020 10:30"), (std::vector<std::string>{"Jane Doe"}));
-  EXPECT_EQ(split_authors("Lüder Hoppe info@hoppe.test"), (std::vector<std::string>{"Lüder Hoppe"}));
+  EXPECT_EQ(split_authors("Lüder Hoppe info@hoppe.test"),
+            (std::vector<std::string>{"Lüder Hoppe"}));
   EXPECT_EQ(split_authors("Deutsche Welle (www.dw.com)"),
             (std::vector<std::string>{"Deutsche Welle"}));
   EXPECT_EQ(split_authors("Gavin O'Callaghan"), (std::vector<std::string>{"Gavin O'Callaghan"}));
@@ -362,8 +374,9 @@ TEST(ConsentWall, IsRecognisedInSeveralLanguagesAndArticlesAboutCookiesAreNot) {
   std::string article =
       "The European Court ruled on Tuesday that websites must ask before they set cookies. ";
   for (int i = 0; i < 30; ++i) {
-    article += "The judges said the regulator had been too lenient with the companies involved, "
-               "and the ruling will change how sites across the union work. ";
+    article +=
+        "The judges said the regulator had been too lenient with the companies involved, "
+        "and the ruling will change how sites across the union work. ";
   }
   article += "Readers will see more banners asking them to accept all cookies.";
   EXPECT_FALSE(looks_like_consent_wall(article));

@@ -464,7 +464,6 @@ TEST(Warc, ABadTimestampOrAMissingUrlIsADeadLetter) {
   EXPECT_EQ(reason(records[2]), "missing_url");
 }
 
-
 // ARC files, in the shapes warcio's test archives have (version 1 as the Internet Archive
 // writes it: a file description record, then one record per capture), written here.
 
@@ -477,8 +476,9 @@ std::string arc_record(const std::string& url, const std::string& type, const st
 }
 
 std::string arc_file_description() {
-  const std::string block = "1 0 LiveWeb Capture\nURL IP-address Archive-date Content-type "
-                            "Archive-length\n";
+  const std::string block =
+      "1 0 LiveWeb Capture\nURL IP-address Archive-date Content-type "
+      "Archive-length\n";
   return "filedesc://example.arc.gz 127.0.0.1 20140216050221 text/plain " +
          std::to_string(block.size()) + "\n" + block + "\n";
 }
@@ -486,7 +486,8 @@ std::string arc_file_description() {
 std::string arc_html(const std::string& url, const std::string& body = kPage) {
   return arc_record(url, "text/html",
                     "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=iso-8859-1\r\n"
-                    "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+                    "Content-Length: " +
+                        std::to_string(body.size()) + "\r\n\r\n" + body);
 }
 
 std::vector<WarcRecord> read_arc(const std::string& bytes, WarcOptions options = {}) {
@@ -536,9 +537,8 @@ TEST(Arc, HtmlResponsesBecomePagesAndTheRestIsSkipped) {
 // under them (they once pointed into it: a crash, or a date read from freed memory).
 TEST(Arc, ARecordLongerThanOneReadIsReadWhole) {
   const std::string body = "<p>" + std::string(300 << 10, 'w') + "</p>";
-  const auto records =
-      read_arc(arc_file_description() + arc_html("http://example.com/long", body) +
-               arc_html("http://example.com/next"));
+  const auto records = read_arc(arc_file_description() + arc_html("http://example.com/long", body) +
+                                arc_html("http://example.com/next"));
   ASSERT_EQ(records.size(), 3u);
   ASSERT_EQ(records[1].outcome, Outcome::kDocument) << detail(records[1]);
   EXPECT_EQ(records[1].parsed.input.url, "http://example.com/long");
@@ -550,8 +550,8 @@ TEST(Arc, ARecordLongerThanOneReadIsReadWhole) {
 
 TEST(Arc, GzipPerRecordReadsAsPlain) {
   const std::string plain = arc_file_description() + arc_html("http://example.com/");
-  const std::string gz = deflated(arc_file_description(), 31) +
-                         deflated(arc_html("http://example.com/"), 31);
+  const std::string gz =
+      deflated(arc_file_description(), 31) + deflated(arc_html("http://example.com/"), 31);
   const auto a = read_arc(plain);
   const auto b = read_arc(gz);
   ASSERT_EQ(a.size(), 2u);
@@ -563,8 +563,8 @@ TEST(Arc, GzipPerRecordReadsAsPlain) {
 
 TEST(Arc, BadHeaderLinesAndTruncatedRecordsAreDeadLettersWithTheirOffsets) {
   // A header line that is not one: a dead letter, and the next line is tried as a header.
-  std::string arc = arc_file_description() + "this is not a header\n" +
-                    arc_html("http://example.com/a");
+  std::string arc =
+      arc_file_description() + "this is not a header\n" + arc_html("http://example.com/a");
   auto records = read_arc(arc);
   ASSERT_EQ(records.size(), 3u);
   EXPECT_EQ(reason(records[1]), "arc_bad_header");
