@@ -184,8 +184,8 @@ class ReplayProducer {
     }
   }
 
-  // Produces every line of `path`, or every page of a WARC file, `repeat` times (copies get "-N"
-  // ids and "#N" URLs). Each (from, to) of `rewrites` is replaced in feed bodies.
+  // Produces every line of `path`, or every page of a WARC or ARC file, `repeat` times (copies get
+  // "-N" ids and "#N" URLs). Each (from, to) of `rewrites` is replaced in feed bodies.
   bool send_file(const std::string& path, int repeat,
                  const std::vector<std::pair<std::string, std::string>>& rewrites = {},
                  double rate = 0, ProgressLine::Mode progress_mode = ProgressLine::Mode::kOff) {
@@ -257,11 +257,17 @@ class ReplayProducer {
              envelope ? value : p.input.body, headers, event_time ? *event_time * 1000 : 0);
       }
     };
+    std::unique_ptr<WarcReader> warc;
+    std::unique_ptr<ArcReader> arc;
     if (is_warc((*file)->peek(8))) {
+      warc = std::make_unique<WarcReader>(**file, WarcOptions{config_.extract.max_html_bytes});
+    } else if (is_arc((*file)->peek(11))) {
+      arc = std::make_unique<ArcReader>(**file, WarcOptions{config_.extract.max_html_bytes});
+    }
+    if (warc || arc) {
       // The pages a crawl recorded; what is not a page is counted, a broken record reported.
       warc_ = true;
-      WarcReader reader(**file, {config_.extract.max_html_bytes});
-      while (auto record = reader.next()) {
+      while (auto record = warc ? warc->next() : arc->next()) {
         ++warc_records_;
         if (record->outcome == WarcRecord::Outcome::kSkipped) {
           ++warc_skipped_[record->skip_reason];
@@ -280,7 +286,7 @@ class ReplayProducer {
         }
         tick();
       }
-      return reader.error().empty();
+      return (warc ? warc->error() : arc->error()).empty();
     }
     return read_lines(**file, [&](std::string_view line) {
       ParsedInput p = parse_replay_line(line);
