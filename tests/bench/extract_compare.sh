@@ -99,7 +99,7 @@ NEWSFLOW_BENCH_PAGES="$pages" pin "$build/tests/bench_extract" \
 # article JSON), one core: the path users run.
 n=$(wc -l < "$work/pages.txt")
 start=$(date +%s.%N)
-pin "$build/newsflow" replay --input "$pages" --output "$work/replay.jsonl" > /dev/null 2>&1
+pin "$build/newsflow" replay --jobs 1 --input "$pages" --output "$work/replay.jsonl" > /dev/null 2>&1
 end=$(date +%s.%N)
 awk -v n="$n" -v s="$start" -v e="$end" \
   'BEGIN { printf "newsflow replay (end to end)   %7.2f ms/page  %7.1f pages/s\n", 1000 * (e - s) / n, n / (e - s) }'

@@ -84,7 +84,7 @@ rate_of() { python3 -c "print(f'{$1 / ($3 - $2):.0f}')"; }
 
 # Replay on one core: the reference.
 t0=$(now)
-"$bin" replay --input "$stream" --output "$work/replay.jsonl" --quiet > /dev/null
+"$bin" replay --jobs 1 --input "$stream" --output "$work/replay.jsonl" --quiet > /dev/null
 t1=$(now)
 n=$(wc -l < "$work/replay.jsonl")
 replay_rate=$(rate_of "$n" "$t0" "$t1")

@@ -21,6 +21,17 @@ export NEWSFLOW_FETCH__ENABLED=false NEWSFLOW_LOG__LEVEL=warn
   > /dev/null 2>&1 || fail "replay failed"
 check replay "$work/articles.jsonl" "$work/dlq.jsonl"
 
+# Replay with fetching on, over two files: feed items whose links do not resolve (*.example)
+# are dead letters of their own (`feed_item`), and a run over several files names each dead
+# letter's file (`input_file`).
+NEWSFLOW_FETCH__ENABLED=true NEWSFLOW_FETCH__CONNECT_TIMEOUT_MS=1000 NEWSFLOW_FETCH__TIMEOUT_MS=2000 \
+  NEWSFLOW_FETCH__RETRIES=0 "$bin" replay --input "$src/samples/feeds.jsonl.gz" \
+  --input "$work/in.jsonl" --output "$work/fetch.jsonl" --dlq "$work/fetch.dlq.jsonl" \
+  > /dev/null 2>&1 || fail "replay with fetching on failed"
+grep -q '"feed_item":true' "$work/fetch.dlq.jsonl" || fail "no feed-item dead letter to check"
+grep -q '"input_file":' "$work/fetch.dlq.jsonl" || fail "no dead letter naming its file"
+check replay "$work/fetch.jsonl" "$work/fetch.dlq.jsonl"
+
 # Replay's stories (--stories), with the links across languages on: the multilingual stream's
 # translated manual sections share names and commands.
 NEWSFLOW_STORIES__RELATED_ACROSS_LANGUAGES=true "$bin" replay \
