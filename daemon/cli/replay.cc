@@ -131,7 +131,14 @@ class ItemReader {
   bool fill(std::vector<Item>& batch, std::size_t max_items, std::size_t max_bytes,
             ReplayStats& stats) {
     std::size_t bytes = 0;
+    // A slow input (a pipe fed as a crawl goes) is not held back to fill a batch: what came
+    // within 100 ms goes on.
+    const auto started = std::chrono::steady_clock::now();
     while (batch.size() < max_items && bytes < max_bytes) {
+      if (!batch.empty() &&
+          std::chrono::steady_clock::now() - started > std::chrono::milliseconds(100)) {
+        break;
+      }
       if (file_ >= opened_.size()) return false;
       InputFile& in = *opened_[file_];
       if (!started_) {
