@@ -633,7 +633,7 @@ PageDates resolve_dates(const DateEvidence& ev) {
     return word >= ev.anchor_word ? word - ev.anchor_word : 2 * (ev.anchor_word - word);
   };
   const ParsedPage* page = ev.page;
-  // Words [first, end) as text, single-spaced, at most `max_words`, with each word's offset.
+  // Words [first, end) as text, single-spaced; `starts`, when given, gets each word's offset.
   const auto render = [page](std::size_t first, std::size_t end, std::vector<std::size_t>* starts) {
     std::string out;
     if (!page) return out;

@@ -61,7 +61,7 @@ std::string derived_id(const std::string& canonical_url) {
   return buf;
 }
 
-// A page's article id: the input's, else derived from its canonical URL.
+// The lead image as the article record writes it (null when none).
 nlohmann::ordered_json image_json(const std::optional<extractors::LeadImage>& image) {
   if (!image) return nullptr;
   nlohmann::ordered_json j;
@@ -73,6 +73,7 @@ nlohmann::ordered_json image_json(const std::optional<extractors::LeadImage>& im
   return j;
 }
 
+// An extracted record's image back (nothing for null or anything else).
 std::optional<extractors::LeadImage> read_image(const nlohmann::json& j) {
   if (!j.is_object()) return std::nullopt;
   const auto url = j.find("url");
@@ -85,6 +86,7 @@ std::optional<extractors::LeadImage> read_image(const nlohmann::json& j) {
   return image;
 }
 
+// A page's article id: the input's, else derived from its canonical URL.
 std::string page_id(const std::string& canonical_url, const Input& input) {
   return !input.id.empty() ? input.id : derived_id(extractors::canonical_url(canonical_url));
 }
