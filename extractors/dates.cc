@@ -706,32 +706,19 @@ PageDates resolve_dates(const DateEvidence& ev) {
     metas.reserve(ev.metas->size());
     for (const auto& [name, content] : *ev.metas) metas.emplace_back(dc_name(name), content);
   }
-  if (ev.metas) {
-    for (std::size_t rank = 0; rank < std::size(kPublishedMetas); ++rank) {
+  // Each list in its order of preference: a page's first meta of each name counts.
+  const auto add_metas = [&](const auto& names, DateRole role, Tier tier) {
+    for (std::size_t rank = 0; rank < std::size(names); ++rank) {
       for (const auto& [name, content] : metas) {
-        if (name != kPublishedMetas[rank]) continue;
-        add(read_value(content), DateRole::kPublished, DateSource::kMeta, kDeclared, 1 + rank,
-            std::string(name), true);
+        if (name != names[rank]) continue;
+        add(read_value(content), role, DateSource::kMeta, tier, 1 + rank, std::string(name), true);
         break;
       }
     }
-    for (std::size_t rank = 0; rank < std::size(kGenericMetas); ++rank) {
-      for (const auto& [name, content] : metas) {
-        if (name != kGenericMetas[rank]) continue;
-        add(read_value(content), DateRole::kPublished, DateSource::kMeta, kGenericMeta, 1 + rank,
-            std::string(name), true);
-        break;
-      }
-    }
-    for (std::size_t rank = 0; rank < std::size(kModifiedMetas); ++rank) {
-      for (const auto& [name, content] : metas) {
-        if (name != kModifiedMetas[rank]) continue;
-        add(read_value(content), DateRole::kModified, DateSource::kMeta, kDeclared, 1 + rank,
-            std::string(name), true);
-        break;
-      }
-    }
-  }
+  };
+  add_metas(kPublishedMetas, DateRole::kPublished, kDeclared);
+  add_metas(kGenericMetas, DateRole::kPublished, kGenericMeta);
+  add_metas(kModifiedMetas, DateRole::kModified, kDeclared);
 
   // What the page shows can change nothing once both dates are declared for machines (a shown
   // date never outranks a declared one): then it is not read at all.
