@@ -264,7 +264,7 @@ DateRole role_word(std::string_view w) {
       "erschienen",   "publicado",  "publicada",    "publicación", "pubblicato",   "pubblicata",
       "gepubliceerd", "geplaatst",  "opublikowano", "publikacja",  "опубликовано", "опубліковано",
       "yayınlanma",   "yayınlandı", "julkaistu",    "közzétéve",   "diterbitkan",  "δημοσιεύθηκε",
-      "نشر",          "发布",       "發佈",         "發布"};
+      "نشر",          "نشره",       "نشرت",         "发布",        "發佈",         "發布"};
   // Words that name a date without saying which: read as the publication date, less surely.
   static constexpr std::string_view kDate[] = {"written", "created", "erstellt", "datum",
                                                "date",    "fecha",   "data",     "dátum"};
@@ -387,6 +387,8 @@ std::optional<Match> match_at(const std::vector<Token>& t, std::size_t i, SlashO
     if (k < t.size() && month_of(t[k])) {
       const int month = month_of(t[k]);
       std::size_t y = k + 1;
+      // The month in two calendars' names, as the Levant writes it: "24 نيسان / أبريل 2020".
+      if (punct(t, y, '/') && y + 1 < t.size() && month_of(t[y + 1]) == month) y += 2;
       if (punct(t, y, '.')) ++y;
       if (punct(t, y, ',')) ++y;
       if (word(t, y, "de") || word(t, y, "del")) ++y;

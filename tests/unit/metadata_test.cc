@@ -45,30 +45,31 @@ TEST(TextDates, NumericForms) {
 }
 
 TEST(TextDates, MonthNamesInTheLanguagesNewsflowReads) {
-  EXPECT_EQ(first_date("June 7, 2020"), "2020-06-07");                // English
-  EXPECT_EQ(first_date("Jun. 7th 2020"), "2020-06-07");               // English, abbreviated
-  EXPECT_EQ(first_date("7 June 2020"), "2020-06-07");                 // British
-  EXPECT_EQ(first_date("Sonntag, 7. Juni 2020"), "2020-06-07");       // German
-  EXPECT_EQ(first_date("12. Januar 2022,"), "2022-01-12");            // German
-  EXPECT_EQ(first_date("Publié le 29 juin 2019"), "2019-06-29");      // French
-  EXPECT_EQ(first_date("1er mai 2020"), "2020-05-01");                // French ordinal
-  EXPECT_EQ(first_date("martes 17 de marzo de 2020"), "2020-03-17");  // Spanish
-  EXPECT_EQ(first_date("7 giugno 2020"), "2020-06-07");               // Italian
-  EXPECT_EQ(first_date("7 de junho de 2020"), "2020-06-07");          // Portuguese
-  EXPECT_EQ(first_date("7 juni 2020"), "2020-06-07");                 // Dutch, Swedish
-  EXPECT_EQ(first_date("7 czerwca 2020"), "2020-06-07");              // Polish (genitive)
-  EXPECT_EQ(first_date("7 června 2020"), "2020-06-07");               // Czech
-  EXPECT_EQ(first_date("7 июня 2020 г."), "2020-06-07");              // Russian
-  EXPECT_EQ(first_date("7 ЧЕРВНЯ 2020"), "2020-06-07");               // Ukrainian, capitals
-  EXPECT_EQ(first_date("7 Haziran 2020"), "2020-06-07");              // Turkish
-  EXPECT_EQ(first_date("7. kesäkuuta 2020"), "2020-06-07");           // Finnish
-  EXPECT_EQ(first_date("2020. június 7."), "2020-06-07");             // Hungarian
-  EXPECT_EQ(first_date("7 Ιουνίου 2020"), "2020-06-07");              // Greek
-  EXPECT_EQ(first_date("7 يونيو 2020"), "2020-06-07");                // Arabic
-  EXPECT_EQ(first_date("٧ يونيو ٢٠٢٠"), "2020-06-07");                // Arabic-Indic digits
-  EXPECT_EQ(first_date("2020年6月7日 10:00"), "2020-06-07");          // Chinese, Japanese
-  EXPECT_EQ(first_date("２０２０年６月７日"), "2020-06-07");          // fullwidth digits
-  EXPECT_EQ(first_date("2020년 6월 7일"), "2020-06-07");              // Korean
+  EXPECT_EQ(first_date("June 7, 2020"), "2020-06-07");                  // English
+  EXPECT_EQ(first_date("Jun. 7th 2020"), "2020-06-07");                 // English, abbreviated
+  EXPECT_EQ(first_date("7 June 2020"), "2020-06-07");                   // British
+  EXPECT_EQ(first_date("Sonntag, 7. Juni 2020"), "2020-06-07");         // German
+  EXPECT_EQ(first_date("12. Januar 2022,"), "2022-01-12");              // German
+  EXPECT_EQ(first_date("Publié le 29 juin 2019"), "2019-06-29");        // French
+  EXPECT_EQ(first_date("1er mai 2020"), "2020-05-01");                  // French ordinal
+  EXPECT_EQ(first_date("martes 17 de marzo de 2020"), "2020-03-17");    // Spanish
+  EXPECT_EQ(first_date("7 giugno 2020"), "2020-06-07");                 // Italian
+  EXPECT_EQ(first_date("7 de junho de 2020"), "2020-06-07");            // Portuguese
+  EXPECT_EQ(first_date("7 juni 2020"), "2020-06-07");                   // Dutch, Swedish
+  EXPECT_EQ(first_date("7 czerwca 2020"), "2020-06-07");                // Polish (genitive)
+  EXPECT_EQ(first_date("7 června 2020"), "2020-06-07");                 // Czech
+  EXPECT_EQ(first_date("7 июня 2020 г."), "2020-06-07");                // Russian
+  EXPECT_EQ(first_date("7 ЧЕРВНЯ 2020"), "2020-06-07");                 // Ukrainian, capitals
+  EXPECT_EQ(first_date("7 Haziran 2020"), "2020-06-07");                // Turkish
+  EXPECT_EQ(first_date("7. kesäkuuta 2020"), "2020-06-07");             // Finnish
+  EXPECT_EQ(first_date("2020. június 7."), "2020-06-07");               // Hungarian
+  EXPECT_EQ(first_date("7 Ιουνίου 2020"), "2020-06-07");                // Greek
+  EXPECT_EQ(first_date("7 يونيو 2020"), "2020-06-07");                  // Arabic
+  EXPECT_EQ(first_date("الجمعة 24 نيسان / أبريل 2020"), "2020-04-24");  // Levant: both names
+  EXPECT_EQ(first_date("٧ يونيو ٢٠٢٠"), "2020-06-07");                  // Arabic-Indic digits
+  EXPECT_EQ(first_date("2020年6月7日 10:00"), "2020-06-07");            // Chinese, Japanese
+  EXPECT_EQ(first_date("２０２０年６月７日"), "2020-06-07");            // fullwidth digits
+  EXPECT_EQ(first_date("2020년 6월 7일"), "2020-06-07");                // Korean
 }
 
 TEST(TextDates, TheWordsBeforeADateSayWhichItIs) {
