@@ -1,7 +1,7 @@
-// libFuzzer target: any bytes as a WARC file (plain or gzip, whole or per record, broken in any
-// way) read to the end through the WarcReader as replay and produce read it. Every record ends
-// as a page with a URL, a skip with a reason, or a dead letter that names its offset; offsets
-// never go back; reading always ends.
+// libFuzzer target: any bytes as a WARC file and as an ARC file (plain or gzip, whole or per
+// record, broken in any way) read to the end through the WarcReader and the ArcReader as replay
+// and produce read them. Every record ends as a page with a URL, a skip with a reason, or a dead
+// letter that names its offset; offsets never go back; reading always ends.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -12,21 +12,11 @@
 #include "daemon/pipeline/input_file.h"
 #include "daemon/pipeline/warc.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+namespace {
+
+template <typename Reader>
+void read_to_the_end(Reader& reader) {
   using newsflow::daemon::WarcRecord;
-  const int fd = memfd_create("newsflow_fuzz_warc", MFD_CLOEXEC);
-  if (fd < 0) return 0;
-  if (size > 0 && write(fd, data, size) != static_cast<ssize_t>(size)) {
-    close(fd);
-    return 0;
-  }
-  lseek(fd, 0, SEEK_SET);
-  auto file = newsflow::daemon::InputFile::open("/proc/self/fd/" + std::to_string(fd));
-  close(fd);
-  if (!file) return 0;
-  (*file)->peek(8);  // as replay tells the format, whatever it is
-  // A small limit, so oversized records and bombs are reached with small inputs.
-  newsflow::daemon::WarcReader reader(**file, {4096});
   std::uint64_t last_offset = 0;
   std::size_t records = 0;
   while (auto r = reader.next()) {
@@ -52,5 +42,32 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // many records; 64 MiB of them is enough).
     if (++records > (std::size_t{64} << 20)) break;
   }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const int fd = memfd_create("newsflow_fuzz_warc", MFD_CLOEXEC);
+  if (fd < 0) return 0;
+  if (size > 0 && write(fd, data, size) != static_cast<ssize_t>(size)) {
+    close(fd);
+    return 0;
+  }
+  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  // A small limit, so oversized records and bombs are reached with small inputs.
+  for (const bool arc : {false, true}) {
+    lseek(fd, 0, SEEK_SET);
+    auto file = newsflow::daemon::InputFile::open(path);
+    if (!file) break;
+    (*file)->peek(11);  // as replay tells the format, whatever it is
+    if (arc) {
+      newsflow::daemon::ArcReader reader(**file, {4096});
+      read_to_the_end(reader);
+    } else {
+      newsflow::daemon::WarcReader reader(**file, {4096});
+      read_to_the_end(reader);
+    }
+  }
+  close(fd);
   return 0;
 }

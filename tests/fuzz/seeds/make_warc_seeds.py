@@ -30,3 +30,13 @@ open(f"{here}/per_record.warc.gz", "wb").write(b"".join(gzip.compress(m, mtime=0
 wrong = record(b"resource", page, b"WARC-Target-URI: file:///p.html\r\nContent-Type: text/html\r\n",
                len(page) + 7)
 open(f"{here}/wrong_length.warc", "wb").write(wrong + response)
+
+# An ARC file (version 1): the file description, a DNS record and an HTML response.
+def arc_record(url, ctype, content):
+    return b"%s 93.184.216.119 20190218120000 %s %d\n" % (url.encode(), ctype.encode(), len(content)) + content + b"\n"
+desc = b"1 0 newsflow seed\nURL IP-address Archive-date Content-type Archive-length\n"
+page = b"<html><head><title>Seed</title></head><body><p>An ARC record of a page.</p></body></html>"
+open(f"{here}/example.arc", "wb").write(
+    b"filedesc://seed.arc 127.0.0.1 20190218120000 text/plain %d\n" % len(desc) + desc + b"\n" +
+    arc_record("dns:example.com", "text/dns", b"20190218120000\nexample.com. 60 IN A 1.2.3.4") +
+    arc_record("http://example.com/", "text/html", b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n" + page))
