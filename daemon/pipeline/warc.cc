@@ -171,6 +171,32 @@ struct CodingError {
 };
 using Decoded = tl::expected<std::string, CodingError>;
 
+// The HTTP response at the start of `block` (WARC response records, ARC records): its head and,
+// in `payload`, what follows it. `skip` names a status other than 2xx (`http_3xx`, ...), `bad`
+// says why the head is not one.
+struct HttpResponse {
+  HttpHead head;
+  std::string_view payload;
+  std::string skip;
+  std::string bad;
+};
+
+HttpResponse read_http_response(std::string_view block) {
+  HttpResponse r;
+  auto parsed = parse_http_head(block);
+  if (!parsed) {
+    r.bad = parsed.error();
+    return r;
+  }
+  r.head = std::move(*parsed);
+  if (r.head.status / 100 != 2) {
+    r.skip = "http_" + std::to_string(r.head.status / 100) + "xx";
+    return r;
+  }
+  r.payload = block.substr(r.head.length);
+  return r;
+}
+
 CodingError too_large(std::size_t limit) {
   return {"too_large",
           "decoded payload is larger than extract.max_html_bytes (" + std::to_string(limit) + ")"};
@@ -678,11 +704,12 @@ WarcRecord WarcReader::classify(WarcRecord record, const Header& header, std::st
                          "block does not start with an HTTP status line: '" +
                              printable(block.substr(0, block.find('\n'))) + "'");
     }
-    auto parsed = parse_http_head(block);
-    if (!parsed) return dead_letter(std::move(record), "http_bad_header", parsed.error());
-    head = std::move(*parsed);
-    if (head.status / 100 != 2) return skip("http_" + std::to_string(head.status / 100) + "xx");
-    payload.remove_prefix(head.length);
+    HttpResponse response = read_http_response(block);
+    if (!response.bad.empty())
+      return dead_letter(std::move(record), "http_bad_header", response.bad);
+    if (!response.skip.empty()) return skip(std::move(response.skip));
+    head = std::move(response.head);
+    payload = response.payload;
   } else {
     head.content_type = header.content_type;
   }
@@ -876,11 +903,12 @@ WarcRecord ArcReader::classify(WarcRecord record, std::string_view date, std::st
   HttpHead head;
   std::string_view payload = block;
   if (block.starts_with("HTTP/")) {
-    auto parsed = parse_http_head(block);
-    if (!parsed) return dead_letter(std::move(record), "http_bad_header", parsed.error());
-    head = std::move(*parsed);
-    if (head.status / 100 != 2) return skip("http_" + std::to_string(head.status / 100) + "xx");
-    payload.remove_prefix(head.length);
+    HttpResponse response = read_http_response(block);
+    if (!response.bad.empty())
+      return dead_letter(std::move(record), "http_bad_header", response.bad);
+    if (!response.skip.empty()) return skip(std::move(response.skip));
+    head = std::move(response.head);
+    payload = response.payload;
   } else {
     head.content_type = std::string(arc_type);  // the content as it was, without its head
   }

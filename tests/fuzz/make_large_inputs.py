@@ -60,6 +60,14 @@ def warcs():
     chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: text/html\r\n\r\n" + b"1\r\nx\r\n" * 200000 + b"0\r\n\r\n"
     yield "chunks.warc", record + b"Content-Length: " + str(len(chunked)).encode() + b"\r\n\r\n" + chunked + b"\r\n\r\n"
     yield "headers_only.warc", b"WARC/1.0\r\n" + b"WARC-X: y\r\n" * 150000
+    # ARC (fuzz_warc reads every input as ARC too): a header line that never ends, lines that
+    # are no headers, a record whose length runs past the end, and many small records.
+    arc = b"filedesc://x.arc 127.0.0.1 20190218120000 text/plain 0\n\n"
+    yield "endless_header.arc", arc + b"http://a.test/ " + b"x" * (2 * MB)
+    yield "bad_headers.arc", arc + b"not a header\n" * 150000
+    yield "past_the_end.arc", arc + b"http://a.test/ 1.2.3.4 20190218120000 text/html 999999999999\n" + b"<p>" * MB
+    page = b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n<p>x</p>"
+    yield "many_records.arc", arc + (b"http://a.test/p 1.2.3.4 20190218120000 text/html %d\n" % len(page) + page + b"\n") * 20000
 
 
 def input_files():
