@@ -305,6 +305,8 @@ PageMetadata resolve_basic(const RawMetadata& raw, std::string_view url,
     }
   }
 
+  // The page path (`resolve_metadata` with the page) chooses the dates itself: not read twice.
+  if (objects) return out;
   const std::string ld_date = json_ld_string(raw.json_ld, "datePublished");
   for (std::string_view candidate :
        {find_meta(raw, "article:published_time"), std::string_view(ld_date),
