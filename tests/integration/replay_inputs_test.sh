@@ -10,6 +10,7 @@ set -euo pipefail
 src=$1; work=$2/replay_inputs; bin=${NEWSFLOW_BIN}
 rm -rf "$work"; mkdir -p "$work/dir"
 fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$src/tests/integration/lib.sh"
 export NEWSFLOW_FETCH__ENABLED=false
 same() {  # same A B: the two runs' articles, stories and dead letters are the same bytes
   for f in .jsonl .stories; do
@@ -88,6 +89,20 @@ replay broken --input "$work/broken.arc"
 grep -q '"reason":"arc_bad_header"' "$work/broken.jsonl.dlq.jsonl" || fail "no arc_bad_header: $(cat "$work/broken.jsonl.dlq.jsonl")"
 grep -q '"reason":"arc_truncated"' "$work/broken.jsonl.dlq.jsonl" || fail "no arc_truncated: $(cat "$work/broken.jsonl.dlq.jsonl")"
 [ "$(wc -l < "$work/broken.jsonl")" -eq 1 ] || fail "the whole record after the bad header line was not read"
+
+# produce sends an ARC file's pages as it sends a WARC file's.
+if command -v kcat >/dev/null; then
+  start_dev_broker --partitions 1
+  produced=$(NEWSFLOW_KAFKA__BROKERS=$broker "$bin" produce --input "$work/pages.arc.gz" 2> "$work/produce.log")
+  [ "$produced" = 5 ] || fail "produce sent $produced pages of the ARC file: $(cat "$work/produce.log")"
+  grep -q "9 WARC records -> 5 pages" "$work/produce.log" || fail "produce's ARC summary: $(cat "$work/produce.log")"
+fi
+
+# --stage-times says where the time went.
+"$bin" replay --quiet --jobs 2 --stage-times --input "$work/all.jsonl" --output "$work/t.jsonl" \
+  2> "$work/stages.err"
+grep -q "^replay: 2 threads; reading .* parsing and extracting .* judging and writing in order" \
+  "$work/stages.err" || fail "no stage times: $(cat "$work/stages.err")"
 
 # 4. What cannot be read is refused before anything is written.
 mkdir -p "$work/empty"

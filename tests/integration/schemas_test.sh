@@ -16,10 +16,13 @@ export NEWSFLOW_FETCH__ENABLED=false NEWSFLOW_LOG__LEVEL=warn
 # Replay: the sample pages and feeds and one line of each malformed kind.
 { zcat "$src/samples/pages.jsonl.gz" "$src/samples/feeds.jsonl.gz"
   printf '%s\n' 'not json' '{"id":"nourl","html":"<p>x</p>"}' '' \
-    '{"id":"bin","url":"https://x.test/b","html":"\u0000\u0001\u0002"}'; } > "$work/in.jsonl"
+    '{"id":"bin","url":"https://x.test/b","html":"\u0000\u0001\u0002"}' \
+    '{"id":"wall","url":"https://x.test/w","html":"<div><p>We use cookies to improve your experience. By clicking Accept all you consent to our use of cookies. Manage preferences</p></div>"}'
+} > "$work/in.jsonl"
 "$bin" replay --input "$work/in.jsonl" --output "$work/articles.jsonl" --dlq "$work/dlq.jsonl" \
   > /dev/null 2>&1 || fail "replay failed"
 check replay "$work/articles.jsonl" "$work/dlq.jsonl"
+grep -q '"reason":"consent_wall"' "$work/dlq.jsonl" || fail "a consent wall was not dead-lettered"
 
 # Replay with fetching on, over two files: feed items whose links do not resolve (*.example)
 # are dead letters of their own (`feed_item`), and a run over several files names each dead
