@@ -311,7 +311,8 @@ tl::expected<Config, std::vector<Problem>> parse(std::string_view yaml_text, con
       t.string("state", c.topics.state);  // empty: no changelog (restore from the articles)
       t.string("extracted", c.topics.extracted);
       if (c.topics.extracted.empty()) t.problem("extracted", "topic name must not be empty");
-      t.string("dedup_lease", c.topics.dedup_lease);  // empty: no standby
+      t.string("dedup_lease", c.topics.dedup_lease);      // empty: no standby
+      t.string("fetch_retries", c.topics.fetch_retries);  // empty: no later tries
     }
     top.string_choice("role", c.role, {"all", "extract", "dedup"});
     if (c.role == "dedup" && !c.topics.dedup_lease.empty() && c.topics.state.empty()) {
@@ -426,6 +427,12 @@ tl::expected<Config, std::vector<Problem>> parse(std::string_view yaml_text, con
       f.integer("robots_error_seconds", c.fetch.robots_error_seconds, 0, 86400);
       f.integer("max_crawl_delay_ms", c.fetch.max_crawl_delay_ms, 0, 600000);
       f.integer("batch_deadline_ms", c.fetch.batch_deadline_ms, 0, 600000);
+      f.integer("requeue_attempts", c.fetch.requeue_attempts, 0, 100);
+      f.integer("requeue_backoff_ms", c.fetch.requeue_backoff_ms, 10, 86400000);
+      f.integer("requeue_max_backoff_ms", c.fetch.requeue_max_backoff_ms, 10, 7 * 86400000LL);
+      if (c.fetch.requeue_max_backoff_ms < c.fetch.requeue_backoff_ms) {
+        f.problem("requeue_max_backoff_ms", "must not be less than requeue_backoff_ms");
+      }
     }
     {
       Section s = top.section("stories");

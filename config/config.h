@@ -93,6 +93,10 @@ struct TopicsConfig {
   /// process that judges; the others are hot standbys tailing `state`. Empty: no lease (the
   /// dedup role subscribes to `extracted` itself; run exactly one).
   std::string dedup_lease = "newsflow.dedup-lease";
+  /// Feed items whose linked page failed for a reason time may cure (429, 5xx, timeouts,
+  /// deferred), waiting for their next try (`fetch.requeue_*`); the pages fetched then go to
+  /// `pages`. Empty: such an item is a dead letter at once, as before.
+  std::string fetch_retries = "newsflow.fetch-retries";
 };
 
 /// The HTTP endpoint serving /metrics, /healthz and /readyz.
@@ -128,6 +132,13 @@ struct FetchConfig {
   /// Bound on one batch's fetching: links not fetched by then are given up ("deferred"), so a
   /// slow site or a long Crawl-delay never holds the stream longer (0: no bound).
   int batch_deadline_ms = 20000;
+  /// Later tries of a page that failed for a reason time may cure (through
+  /// `topics.fetch_retries`): this many, `requeue_backoff_ms` after the failure and doubling up
+  /// to `requeue_max_backoff_ms`, or later when the site's Retry-After says so (up to the same
+  /// bound). 0: none (a dead letter at once).
+  int requeue_attempts = 4;
+  std::int64_t requeue_backoff_ms = 60000;
+  std::int64_t requeue_max_backoff_ms = 3600000;
   /// Bounds on the robots.txt files kept (not configuration keys: fixed, settable in tests).
   std::size_t robots_cache_max_sites = 20000;
   std::size_t robots_cache_max_bytes = 64 << 20;

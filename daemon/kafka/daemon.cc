@@ -86,6 +86,7 @@ StatusSnapshot Daemon::status() const {
 }
 
 Daemon::~Daemon() {
+  retrier_.reset();
   if (consumer_) rd_kafka_consumer_close(consumer_.get());
   tail_.reset();
   if (lease_) rd_kafka_consumer_close(lease_.get());
@@ -259,6 +260,16 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
   rd_kafka_topic_partition_list_destroy(topics);
   if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return tl::unexpected(std::vector<config::Problem>{{"topics", rd_kafka_err2str(e)}});
+  }
+  // Pages that failed for a reason time may cure are tried again beside the pipeline (roles
+  // that fetch: all and extract).
+  if (fetch_retries_enabled()) {
+    auto retrier = FetchRetrier::start(config_, bootstrap, metrics_);
+    if (!retrier) {
+      return tl::unexpected(
+          std::vector<config::Problem>{{"topics.fetch_retries", retrier.error()}});
+    }
+    retrier_ = std::move(*retrier);
   }
   std::string names;
   for (const std::string& t : input_topics()) names += (names.empty() ? "" : ",") + t;
@@ -485,6 +496,42 @@ void Daemon::dead_letter(rd_kafka_message_t* msg, const Failure& failure) {
   }
   record_dead_letter(msg, failure);
   produce(config_.topics.dlq, std::string(key_of(msg)), std::string(value), headers);
+}
+
+bool Daemon::fetch_retries_enabled() const {
+  return fetcher_ && config_.role != "dedup" && !config_.topics.fetch_retries.empty() &&
+         config_.fetch.requeue_attempts > 0;
+}
+
+bool Daemon::schedule_fetch_retry(rd_kafka_message_t* msg, const Pipeline::Extracted& item,
+                                  const Input& input) {
+  const Failure& failure = *item.fetch_failure;
+  if (!fetch_retries_enabled() || !fetch_retry_left(config_.fetch, 1, failure.reason)) {
+    return false;
+  }
+  FetchRetry retry;
+  retry.id = item.article.id;
+  retry.link = item.fetch_url;
+  retry.title = item.article.title;
+  retry.published_at = item.article.published_at;
+  retry.feed_url = input.url;
+  retry.feed_id = input.id;
+  retry.published = !item.skip;  // it goes out with its own short text now
+  retry.attempts = 1;
+  retry.due_ms = unix_now_ms() + fetch_retry_delay_ms(config_.fetch, 1, item.retry_after_seconds);
+  retry.reason = failure.reason;
+  retry.detail = failure.detail.substr(0, kMaxErrorDetailBytes);
+  produce(config_.topics.fetch_retries, retry.id, fetch_retry_json(retry),
+          {{"schema", "newsflow.fetch-retry/1"},
+           {"source_topic", rd_kafka_topic_name(msg->rkt)},
+           {"source_partition", std::to_string(msg->partition)},
+           {"source_offset", std::to_string(msg->offset)}});
+  metrics_.fetch_retry("scheduled");
+  log::debug("fetch_retry_scheduled", {{"id", retry.id},
+                                       {"link", retry.link},
+                                       {"reason", failure.reason},
+                                       {"due_ms", std::to_string(retry.due_ms)}});
+  return true;
 }
 
 // A feed item whose page could not be had: the DLQ record names the item (a small JSON value,

@@ -19,6 +19,7 @@
 #include "daemon/kafka/changelog_tail.h"
 #include "daemon/kafka/crash_guard.h"
 #include "daemon/kafka/event_order.h"
+#include "daemon/kafka/fetch_retries.h"
 #include "daemon/kafka/kafka.h"
 #include "daemon/kafka/worker_pool.h"
 #include "daemon/ops/notify.h"
@@ -201,6 +202,12 @@ class Daemon {
                bool tombstone = false, std::int32_t partition = -1, std::int64_t timestamp_ms = 0);
   void dead_letter(rd_kafka_message_t* msg, const Failure& failure);
   void item_dead_letter(rd_kafka_message_t* msg, const Pipeline::Extracted& item);
+  /// Whether pages that failed for a reason time may cure are tried again (`FetchRetrier`).
+  bool fetch_retries_enabled() const;
+  /// Queues the retry record of `item` (of input `msg`) when its failure may be cured by time;
+  /// false when it may not (then it is a dead letter).
+  bool schedule_fetch_retry(rd_kafka_message_t* msg, const Pipeline::Extracted& item,
+                            const Input& input);
   void record_dead_letter(rd_kafka_message_t* msg, const Failure& failure);
   static void on_delivery(rd_kafka_t* rk, const rd_kafka_message_t* msg, void* opaque);
   static void on_rebalance(rd_kafka_t* rk, int err, void* partitions, void* opaque);
@@ -260,7 +267,8 @@ class Daemon {
   KafkaHandle consumer_;
   std::string instance_id_;  // the input consumer's group.instance.id ("" : dynamic)
   KafkaHandle producer_;
-  std::unique_ptr<Fetcher> fetcher_;  // null when fetch.enabled is false
+  std::unique_ptr<Fetcher> fetcher_;       // null when fetch.enabled is false
+  std::unique_ptr<FetchRetrier> retrier_;  // later tries of linked pages (roles that fetch)
   const bool exactly_once_;
   CrashGuard crash_guard_;
   std::string crash_marker_;       // fault injection for tests: NEWSFLOW_FAULT_CRASH_MARKER

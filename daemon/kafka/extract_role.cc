@@ -37,7 +37,7 @@ void Daemon::hand_over(rd_kafka_message_t* msg, Work& work) {
     const std::string source =
         input_header(rd_kafka_topic_name(msg->rkt), msg->partition, msg->offset);
     std::vector<std::pair<std::string, std::string>> records;  // id, extracted record
-    for (const auto& e : pipeline_.hand_over(std::move(*work.prepared))) {
+    for (const auto& e : pipeline_.hand_over(std::move(*work.prepared), work.parsed.input)) {
       records.emplace_back(Pipeline::article_id(e, work.parsed.input),
                            extracted_json(e, work.parsed.input));
     }

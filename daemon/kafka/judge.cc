@@ -47,7 +47,9 @@ bool Daemon::dead_letters_of(rd_kafka_message_t* msg, Work& work) {
     return true;
   }
   for (const auto& item : *work.prepared) {
-    if (item.fetch_failure) item_dead_letter(msg, item);
+    if (!item.fetch_failure) continue;
+    // Tried again later when time may cure it; else a dead letter now.
+    if (!schedule_fetch_retry(msg, item, work.parsed.input)) item_dead_letter(msg, item);
   }
   return false;
 }

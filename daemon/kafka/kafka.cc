@@ -123,7 +123,10 @@ std::vector<TopicSpec> daemon_topics(const config::Config& config) {
           {config.topics.extracted, 2 * n},
           {config.topics.dedup_lease.empty() ? std::string("newsflow.dedup-lease")
                                              : config.topics.dedup_lease,
-           1}};
+           1},
+          {config.topics.fetch_retries.empty() ? std::string("newsflow.fetch-retries")
+                                               : config.topics.fetch_retries,
+           n}};
 }
 
 }  // namespace newsflow::daemon

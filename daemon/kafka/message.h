@@ -24,9 +24,11 @@ using Clock = std::chrono::steady_clock;
 /// patience for a partition it has not heard of yet (`EventTimeMerger::Options`) is as long.
 inline constexpr std::chrono::seconds kEndRepeat{30};
 
-/// The steady clock in milliseconds, the wall clock in Unix seconds, seconds since `t0`.
+/// The steady clock in milliseconds, the wall clock in Unix seconds (and milliseconds),
+/// seconds since `t0`.
 std::int64_t steady_ms();
 std::int64_t unix_now();
+std::int64_t unix_now_ms();
 double seconds_since(Clock::time_point t0);
 
 /// Every header of `msg`, in order (a header without a value reads as "").

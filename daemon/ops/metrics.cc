@@ -31,6 +31,14 @@ Metrics::Metrics()
                    "Inputs sent to the dead-letter queue, by reason")),
       fetches_(counter(*registry_, "newsflow_fetch_total",
                        "Article page fetches for link-only feed items, by outcome")),
+      fetch_retries_(counter(*registry_, "newsflow_fetch_retries_total",
+                             "Later tries of linked pages (topics.fetch_retries), by event: "
+                             "scheduled (a try failed for a reason time may cure), fetched (a "
+                             "later try brought the page), rescheduled, given_up (a dead letter), "
+                             "invalid (a record that is no retry)")),
+      fetch_retries_waiting_(gauge(*registry_, "newsflow_fetch_retries_waiting",
+                                   "Linked pages waiting here for their next try")
+                                 .Add({})),
       robots_(counter(*registry_, "newsflow_robots_fetch_total",
                       "robots.txt fetches, by result: ok (rules read), unavailable (4xx: all "
                       "allowed), unreachable (5xx, 429 or network: all disallowed for a while), "
@@ -194,6 +202,7 @@ const std::vector<std::string>& Metrics::dead_letter_reasons() {
                                                  "fetch_deferred",
                                                  "fetch_error",
                                                  "invalid_url",
+                                                 "invalid_retry",
                                                  "output_too_large",
                                                  "output_refused"};
   return kReasons;
@@ -216,6 +225,9 @@ void Metrics::initialize(const std::vector<std::string>& input_topics,
   }
   for (const char* result : {"ok", "unavailable", "unreachable", "error"}) {
     robots_.Add({{"result", result}});
+  }
+  for (const char* event : {"scheduled", "fetched", "rescheduled", "given_up", "invalid"}) {
+    fetch_retries_.Add({{"event", event}});
   }
   for (const char* stage : {"parse", "extract", "fetch", "dedup", "cluster", "produce"}) {
     stages_.Add({{"stage", stage}}, stage_buckets());

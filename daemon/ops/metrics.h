@@ -56,6 +56,9 @@ class Metrics {
   }
   void fetch(const std::string& outcome) { fetches_.Add({{"outcome", outcome}}).Increment(); }
   void robots_fetch(const std::string& result) { robots_.Add({{"result", result}}).Increment(); }
+  /// A later try of a linked page: scheduled, fetched, rescheduled, given_up, invalid.
+  void fetch_retry(const std::string& event) { fetch_retries_.Add({{"event", event}}).Increment(); }
+  void fetch_retries_waiting(double n) { fetch_retries_waiting_.Set(n); }
   void delivery_failed() { delivery_failures_.Increment(); }
   /// A message acknowledged without an offset: librdkafka inferred its delivery from a later
   /// request's success (idempotence), which a real broker's sequence checks make sound.
@@ -123,6 +126,8 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& articles_;
   prometheus::Family<prometheus::Counter>& dlq_;
   prometheus::Family<prometheus::Counter>& fetches_;
+  prometheus::Family<prometheus::Counter>& fetch_retries_;
+  prometheus::Gauge& fetch_retries_waiting_;
   prometheus::Family<prometheus::Counter>& robots_;
   prometheus::Family<prometheus::Counter>& extract_warnings_;
   prometheus::Family<prometheus::Histogram>& stages_;

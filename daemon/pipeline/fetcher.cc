@@ -218,6 +218,12 @@ struct Fetcher::Impl {
     if (r.status == 429 || r.status >= 500) {
       r.outcome = r.status == 429 ? "http_429" : "http_5xx";
       r.detail = "HTTP " + std::to_string(r.status);
+      // The site's own word on when to come back (seconds or an HTTP date; 0: none).
+      curl_off_t after = 0;
+      if (curl_easy_getinfo(t.easy, CURLINFO_RETRY_AFTER, &after) == CURLE_OK && after > 0) {
+        r.retry_after_seconds = static_cast<std::int64_t>(after);
+        r.detail += ", Retry-After " + std::to_string(after) + " s";
+      }
       return true;
     }
     if (r.status >= 400 || r.status < 200 || r.status >= 300) {
@@ -238,6 +244,14 @@ struct Fetcher::Impl {
 
   curl_slist* headers = nullptr;
 };
+
+bool fetch_failure_is_transient(std::string_view reason) {
+  for (const std::string_view r : {"fetch_http_429", "fetch_http_5xx", "fetch_timeout",
+                                   "fetch_connect_error", "fetch_dns_error", "fetch_deferred"}) {
+    if (reason == r) return true;
+  }
+  return false;
+}
 
 std::vector<config::Problem> check_fetch_config(const config::Config& config) {
   std::vector<config::Problem> problems;
@@ -368,6 +382,7 @@ std::vector<FetchResult> Fetcher::Impl::run(
       t.result.body.clear();
       t.result.content_type.clear();
       t.result.status = 0;
+      t.result.retry_after_seconds = 0;
       t.blocked = t.too_large = t.truncated = false;
       im.configure(t);
       if (t.result.attempts++ == 0) t.first_start = now;
@@ -392,7 +407,10 @@ std::vector<FetchResult> Fetcher::Impl::run(
       --active;
       --active_per_host[t->host];
       // A robots.txt is not retried: unreachable now, it disallows for robots_error_seconds.
-      if (retry && !robots_files && t->result.attempts <= im.options.retries) {
+      // A site that says when to come back is not asked again sooner: the page waits for a
+      // later try (the daemon's fetch retries topic).
+      if (retry && !robots_files && t->result.retry_after_seconds == 0 &&
+          t->result.attempts <= im.options.retries) {
         const auto backoff = std::chrono::milliseconds(im.options.retry_backoff_ms) *
                              (1 << (t->result.attempts - 1));
         t->not_before = Clock::now() + backoff;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/config.h"
@@ -28,8 +29,15 @@ struct FetchResult {
   std::string body;  ///< decoded from gzip/deflate/br; raw charset
   int attempts = 0;
   double seconds = 0;  ///< from the first attempt's start to the end
+  /// A 429 or 5xx answer's Retry-After, in seconds from the answer (0: none given).
+  std::int64_t retry_after_seconds = 0;
   bool ok() const { return outcome == "ok"; }
 };
+
+/// Whether a fetch that failed for `reason` (a FetchResult outcome with its "fetch_" prefix,
+/// as in dead letters) may succeed later without anyone changing anything: the site was busy
+/// (429, 5xx), slow (timeout), unreachable (connect, DNS) or not reached in time (deferred).
+bool fetch_failure_is_transient(std::string_view reason);
 
 /// Checks the fetch section beyond what the YAML parser can (the allow-listed networks).
 std::vector<config::Problem> check_fetch_config(const config::Config& config);

@@ -3,6 +3,7 @@
 #include <simdjson.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -238,6 +239,16 @@ ParsedInput parse_page_message(std::string_view value, const Headers& headers,
     if (name == "fetched_at") fetched_at = v;
     if (name == "published_at") published_at = v;
     if (name == "id") in.id = v;
+    // A feed item's page, fetched later: what the item said of itself.
+    if (name == "title") in.title = v;
+    if (name == "link") in.link = v;
+    if (name == "feed_url") in.feed_url = v;
+    if (name == "feed_id") in.feed_id = v;
+    if (name == "version") {
+      int n = 0;
+      const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+      if (ec == std::errc() && end == v.data() + v.size() && n >= 1 && n <= 1000) in.version = n;
+    }
   }
   if (!published_at.empty()) {
     // As in a replay line: the event time when the crawler knows it.

@@ -129,6 +129,9 @@ std::string article_json(const Output& out) {
     j["feed_url"] = out.feed_url;
     j["feed_id"] = or_null(out.feed_id);
   }
+  // Published again under the same id: the page a feed item linked to, fetched after the item
+  // went out with its own short text.
+  if (out.version > 1) j["version"] = out.version;
   return dump(j);
 }
 
@@ -472,6 +475,7 @@ void Pipeline::resolve_links(const std::vector<Extracted*>& items, Fetcher& fetc
                                    "page " + r.final_url + ": " + page.error().detail};
       }
     } else {
+      e->retry_after_seconds = r.retry_after_seconds;
       e->fetch_failure = Failure{"fetch_" + r.outcome,
                                  r.url + ": " + r.detail + " (" + std::to_string(r.attempts) +
                                      (r.attempts == 1 ? " attempt)" : " attempts)")};
@@ -511,8 +515,9 @@ std::vector<Output> Pipeline::commit(std::vector<Extracted> extracted, const Inp
   outputs.reserve(extracted.size());
   for (auto& e : extracted) {
     if (!publishable(e)) continue;
-    const std::string link = e.fetch_url;
-    const std::string key = item_key(e.article.id);
+    // A feed item's link, fetched now or, for a page the fetch retries brought, before.
+    const std::string link = e.from_feed ? e.fetch_url : input.link;
+    const std::string key = link.empty() ? std::string() : item_key(article_id(e, input));
     outputs.push_back(finish(std::move(e), input));
     if (!link.empty()) {
       pending_links_.emplace_back(link, outputs.back().event_time);
@@ -522,18 +527,19 @@ std::vector<Output> Pipeline::commit(std::vector<Extracted> extracted, const Inp
   return outputs;
 }
 
-std::vector<Pipeline::Extracted> Pipeline::hand_over(std::vector<Extracted> extracted) {
+std::vector<Pipeline::Extracted> Pipeline::hand_over(std::vector<Extracted> extracted,
+                                                     const Input& input) {
   std::vector<Extracted> out;
   out.reserve(extracted.size());
   for (auto& e : extracted) {
     if (!publishable(e)) continue;
     if (!e.language_known) set_language(e);
-    if (!e.fetch_url.empty()) {
+    if (const std::string& link = e.from_feed ? e.fetch_url : input.link; !link.empty()) {
       // Seen by this extractor from now on (once acknowledged); the window's event time is the
       // dedup role's to know, so the link is kept by the seen-set's size bound.
       const std::int64_t t = e.event_time.value_or(0);
-      pending_links_.emplace_back(e.fetch_url, t);
-      pending_links_.emplace_back(item_key(e.article.id), t);
+      pending_links_.emplace_back(link, t);
+      pending_links_.emplace_back(item_key(article_id(e, input)), t);
     }
     e.feed_text.clear();
     out.push_back(std::move(e));
@@ -714,7 +720,12 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
     out.feed_url = input.url;
     out.feed_id = input.id;
   } else {
-    if (!input.title.empty() && a.title.empty()) a.title = input.title;
+    // A feed item's page fetched later is published as the item: its headline, its feed.
+    if (!input.title.empty() && (a.title.empty() || !input.link.empty())) a.title = input.title;
+    if (!input.link.empty()) {
+      out.feed_url = input.feed_url;
+      out.feed_id = input.feed_id;
+    }
     if (input.published_at) {
       a.published_at = input.published_at;
       a.published_utc_offset = 0;
@@ -723,6 +734,7 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
     a.id = page_id(a.canonical_url, input);
   }
   a.fetched_at = input.fetched_at;
+  out.version = input.version;
 
   auto t0 = Clock::now();
   // Event time: the input's own published/fetched time (for feed items, the item's date). A
@@ -772,9 +784,9 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
   state.story_id = out.story_id;
   state.merged_from = out.story.merged_from;
   state.story_terms.assign(terms.begin(), terms.end());
-  state.from_feed = extracted.from_feed;
+  state.from_feed = extracted.from_feed || !input.link.empty();
   state.language = a.language;
-  state.link = extracted.fetch_url;
+  state.link = extracted.from_feed ? extracted.fetch_url : input.link;
   if (a.image) state.image_url = a.image->url;
   state.description = a.description;
   if (metrics_) {
@@ -843,6 +855,13 @@ std::string extracted_json(const Pipeline::Extracted& e, const Input& input) {
                 {"title", input.title},
                 {"published_at", time_or_null(input.published_at)},
                 {"fetched_at", time_or_null(input.fetched_at)}};
+  // A feed item's page fetched later (added fields: older dedup roles ignore them).
+  if (!input.link.empty()) {
+    j["input"]["link"] = input.link;
+    j["input"]["feed_url"] = input.feed_url;
+    j["input"]["feed_id"] = input.feed_id;
+    j["input"]["version"] = input.version;
+  }
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -920,6 +939,12 @@ tl::expected<std::pair<Pipeline::Extracted, Input>, std::string> parse_extracted
   input.title = str(*in, "title");
   input.published_at = read_time(*in, "published_at");
   input.fetched_at = read_time(*in, "fetched_at");
+  input.link = optional_string(*in, "link");
+  input.feed_url = optional_string(*in, "feed_url");
+  input.feed_id = optional_string(*in, "feed_id");
+  if (const auto v = in->find("version"); v != in->end() && v->is_number_integer()) {
+    input.version = static_cast<int>(std::clamp<std::int64_t>(*v, 1, 1000));
+  }
   if (!problem.empty()) return tl::unexpected(problem);
   if (a.text.empty()) return tl::unexpected(std::string("the article has no text"));
   return out;

@@ -45,7 +45,15 @@ struct Input {
   std::optional<extractors::UnixSeconds> published_at;
   BodyKind kind = BodyKind::kHtmlText;
   std::string body;
-  std::string title;  ///< for kText
+  std::string title;  ///< for kText; for a feed item's page (`link`), the item's headline
+  /// A feed item's page fetched after the item was judged (the daemon's fetch retries): the
+  /// item's link (it counts as fetched once this page is published), the feed it came from,
+  /// and the version of the article this page makes: 2 when the item was published with its
+  /// own short text before, else 1.
+  std::string link;
+  std::string feed_url;
+  std::string feed_id;
+  int version = 1;
 };
 
 /// One article out of the pipeline with its dedup verdict and story.
@@ -58,6 +66,7 @@ struct Output {
   std::string feed_url;         ///< for feed items: the feed's URL
   std::string feed_id;          ///< for feed items: the feed input's id
   std::int64_t event_time = 0;  ///< the time the window filed it under
+  int version = 1;              ///< 2 and up: the article published again, with more text
   /// What this article left in the window and the stories: its state changelog record.
   dedup::ArticleState state;
 };
@@ -94,7 +103,8 @@ class Pipeline {
     std::string feed_text;  ///< the item's own short text, kept if the page cannot be had
     /// Why the page could not be had (the item then carries `feed_text`, or is skipped).
     std::optional<Failure> fetch_failure;
-    bool skip = false;            ///< no output: already published, or nothing to publish
+    std::int64_t retry_after_seconds = 0;  ///< what the site asked for with a 429 or 5xx
+    bool skip = false;                     ///< no output: already published, or nothing to publish
     bool language_known = false;  ///< `article.language` detected (in `prepare`, on the cores)
   };
 
@@ -130,7 +140,7 @@ class Pipeline {
   /// For `--role extract`, instead of `commit`: the items that would be judged (skipped ones
   /// dropped, a fetched item without a page given its feed text, the language detected), their
   /// links pending as `commit` leaves them. Their `extracted_json` goes to the dedup role.
-  std::vector<Extracted> hand_over(std::vector<Extracted> extracted);
+  std::vector<Extracted> hand_over(std::vector<Extracted> extracted, const Input& input);
   /// The id the article will be published under: a feed item's own, else the input's, else
   /// derived from the canonical URL (so a re-crawl keeps its key).
   static std::string article_id(const Extracted& e, const Input& input);

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
@@ -737,6 +738,144 @@ TEST_F(DaemonOnMockCluster, FeedItemsThatOnlyLinkBecomeArticlesFromFetchedPages)
   EXPECT_EQ(reasons,
             (std::map<std::string, std::string>{{server.url("/missing"), "fetch_http_4xx"},
                                                 {"file:///etc/passwd", "fetch_blocked_scheme"}}));
+}
+
+// A linked page that fails for a reason time may cure is tried again later, beside the
+// pipeline, through `topics.fetch_retries`: the site's Retry-After is kept, the item that went
+// out with its teaser is published again under its id with the full text (version 2), the one
+// without is published once its page comes, and the last try's failure is one dead letter.
+TEST_F(DaemonOnMockCluster, LinkedPagesThatFailForNowAreTriedAgainAndPublishedAsNewVersions) {
+  std::mutex mu;
+  std::map<std::string, std::vector<std::chrono::steady_clock::time_point>> requests;
+  auto article = [](const std::string& path) {
+    std::string page = "<html><body><article><h1>Story</h1>";
+    for (int p = 0; p < 5; ++p) {
+      page += "<p>The fetched page of " + path + " has its own full paragraph number " +
+              std::to_string(p) + " with enough words to be the article body.</p>";
+    }
+    return page + "</article></body></html>";
+  };
+  testing::LocalHttpServer server({
+      {"/",
+       [&](mg_connection* c, const mg_request_info* info) {
+         const std::string path = info->local_uri;
+         std::size_t n;
+         {
+           std::lock_guard lock(mu);
+           requests[path].push_back(std::chrono::steady_clock::now());
+           n = requests[path].size();
+         }
+         if (path == "/busy/teaser" && n == 1) {
+           testing::LocalHttpServer::send(c, 503, "text/plain", "busy", "Retry-After: 1\r\n");
+         } else if ((path == "/busy/bare" && n <= 2) || path == "/down/x") {
+           testing::LocalHttpServer::send(c, 503, "text/plain", "busy");
+         } else {
+           testing::LocalHttpServer::send(c, 200, "text/html; charset=utf-8", article(path));
+         }
+       }},
+  });
+  ASSERT_TRUE(server.ok());
+  config_.fetch.allow_networks = {"127.0.0.0/8"};
+  config_.fetch.host_delay_ms = 0;
+  config_.fetch.robots_txt = false;
+  config_.fetch.retries = 0;  // no tries within the batch: each later try is one request
+  config_.fetch.requeue_attempts = 2;
+  config_.fetch.requeue_backoff_ms = 200;
+  config_.fetch.requeue_max_backoff_ms = 5000;
+  const std::string teaser =
+      "A short teaser of twenty words that the feed gives for this story, enough to publish "
+      "until the page itself can be had.";
+  const std::string feed =
+      "<rss version='2.0'><channel><title>Local news</title>"
+      "<item><title>Busy with teaser</title><link>" +
+      server.url("/busy/teaser") + "</link><guid>t</guid><description>" + teaser +
+      "</description></item>"
+      "<item><title>Busy bare</title><link>" +
+      server.url("/busy/bare") +
+      "</link><guid>b</guid></item>"
+      "<item><title>Down</title><link>" +
+      server.url("/down/x") + "</link><guid>d</guid></item></channel></rss>";
+  produce(producer_.get(), config_.topics.feeds, "feed", feed,
+          {{"url", server.url("/feed.xml")}, {"id", "local-feed"}});
+  ASSERT_EQ(rd_kafka_flush(producer_.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  Metrics metrics;
+  {
+    Daemon daemon(config_, metrics);
+    ASSERT_TRUE(daemon.start(cluster_->bootstrap()));
+    std::thread t([&] { daemon.run(); });
+    // The teaser now, both pages and the dead letter later.
+    const auto deadline = std::chrono::steady_clock::now() + 45s;
+    while ((daemon.progress().articles.load() < 3 ||
+            scrape_counter(metrics, "newsflow_fetch_retries_total") < 3 + 2 + 2 + 1) &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(50ms);
+    }
+    std::this_thread::sleep_for(500ms);  // the last outcomes' commits
+    daemon.stop();
+    t.join();
+  }
+  const int parts = config_.kafka.embedded_partitions;
+  std::map<std::string, std::vector<nlohmann::json>> by_title;
+  for (const auto& r : read_topic(cluster_->bootstrap(), config_.topics.articles, parts)) {
+    const auto j = nlohmann::json::parse(r.value);
+    EXPECT_EQ(r.key, j["id"]);
+    EXPECT_EQ(j["feed_id"], "local-feed");
+    by_title[j["title"].get<std::string>()].push_back(j);
+  }
+  ASSERT_EQ(by_title["Busy with teaser"].size(), 2u);
+  const auto& first = by_title["Busy with teaser"][0];
+  const auto& second = by_title["Busy with teaser"][1];
+  EXPECT_EQ(first["id"], second["id"]);
+  EXPECT_FALSE(first.contains("version"));
+  EXPECT_NE(first["text"].get<std::string>().find("short teaser"), std::string::npos);
+  EXPECT_EQ(second["version"], 2);
+  EXPECT_NE(second["text"].get<std::string>().find("/busy/teaser has its own"), std::string::npos);
+  EXPECT_EQ(second["dup"], first["dup"]);  // the verdict the id was published with
+  ASSERT_EQ(by_title["Busy bare"].size(), 1u);
+  EXPECT_FALSE(by_title["Busy bare"][0].contains("version"));
+  EXPECT_NE(by_title["Busy bare"][0]["text"].get<std::string>().find("/busy/bare has its own"),
+            std::string::npos);
+  EXPECT_EQ(by_title.count("Down"), 0u);
+  {
+    std::lock_guard lock(mu);
+    ASSERT_EQ(requests["/busy/teaser"].size(), 2u);
+    // Not asked again before the second the site said.
+    EXPECT_GE(requests["/busy/teaser"][1] - requests["/busy/teaser"][0], 950ms);
+    EXPECT_EQ(requests["/busy/bare"].size(), 3u);
+    EXPECT_EQ(requests["/down/x"].size(), 3u);  // the first try and two later ones
+  }
+  const auto dlq = read_topic(cluster_->bootstrap(), config_.topics.dlq, parts);
+  ASSERT_EQ(dlq.size(), 1u);
+  EXPECT_EQ(header(dlq[0], "error_reason"), "fetch_http_5xx");
+  EXPECT_EQ(header(dlq[0], "url"), server.url("/down/x"));
+  EXPECT_EQ(header(dlq[0], "source_topic"), config_.topics.fetch_retries);
+  EXPECT_NE(header(dlq[0], "error_detail").find("gave up after 3 attempts"), std::string::npos);
+  // Its value is the retry record, as `newsflow redrive` sends it back.
+  const auto given_up = parse_fetch_retry(dlq[0].value);
+  ASSERT_TRUE(given_up);
+  EXPECT_EQ(given_up->attempts, 3);
+  EXPECT_EQ(given_up->title, "Down");
+
+  // Every retry record was committed once its outcome was out: a restarted process has
+  // nothing left to try.
+  KafkaHandle group = make_client(RD_KAFKA_CONSUMER, {{"bootstrap.servers", cluster_->bootstrap()},
+                                                      {"group.id", "newsflow-fetch-retries"}});
+  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(parts);
+  for (int i = 0; i < parts; ++i) {
+    rd_kafka_topic_partition_list_add(list, config_.topics.fetch_retries.c_str(), i);
+  }
+  ASSERT_EQ(rd_kafka_committed(group.get(), list, 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  std::int64_t records = 0;
+  for (int i = 0; i < parts; ++i) {
+    std::int64_t low = 0, high = 0;
+    ASSERT_EQ(rd_kafka_query_watermark_offsets(group.get(), config_.topics.fetch_retries.c_str(), i,
+                                               &low, &high, 10000),
+              RD_KAFKA_RESP_ERR_NO_ERROR);
+    records += high;
+    EXPECT_EQ(std::max<std::int64_t>(list->elems[i].offset, 0), high) << "partition " << i;
+  }
+  rd_kafka_topic_partition_list_destroy(list);
+  EXPECT_EQ(records, 3 + 2);  // scheduled by the judging, rescheduled by the retrier
 }
 
 TEST_F(DaemonOnMockCluster, AnIdleExtractorDoesNotSayItsEndEverySecond) {

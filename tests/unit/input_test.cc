@@ -323,7 +323,7 @@ TEST(Pipeline, WhatAnExtractorHandsOverIsJudgedAsTheOriginalWouldBe) {
     auto prepared = extractor.prepare(in);
     ASSERT_TRUE(prepared);
     std::vector<std::string> via;
-    for (const auto& e : extractor.hand_over(std::move(*prepared))) {
+    for (const auto& e : extractor.hand_over(std::move(*prepared), in)) {
       auto record = parse_extracted(extracted_json(e, in));
       ASSERT_TRUE(record) << record.error();
       std::vector<Pipeline::Extracted> one;

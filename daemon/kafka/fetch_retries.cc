@@ -1,0 +1,523 @@
+#include "daemon/kafka/fetch_retries.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <algorithm>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "daemon/kafka/message.h"
+#include "daemon/ops/log.h"
+#include "daemon/ops/metrics.h"
+#include "daemon/pipeline/fetcher.h"
+#include "extractors/timestamp.h"
+
+namespace newsflow::daemon {
+
+using namespace internal;
+
+namespace {
+
+// A record of librdkafka's own, kept as long as the call that lends it.
+struct PartitionList {
+  rd_kafka_topic_partition_list_t* list;
+  explicit PartitionList(int size) : list(rd_kafka_topic_partition_list_new(size)) {}
+  explicit PartitionList(rd_kafka_topic_partition_list_t* l) : list(l) {}
+  ~PartitionList() {
+    if (list) rd_kafka_topic_partition_list_destroy(list);
+  }
+  PartitionList(PartitionList&& o) noexcept : list(std::exchange(o.list, nullptr)) {}
+  PartitionList(const PartitionList&) = delete;
+  PartitionList& operator=(const PartitionList&) = delete;
+  PartitionList& operator=(PartitionList&&) = delete;
+};
+
+PartitionList offsets_list(const std::map<OffsetLedger::Partition, std::int64_t>& offsets) {
+  PartitionList l(static_cast<int>(offsets.size()));
+  for (const auto& [p, offset] : offsets) {
+    rd_kafka_topic_partition_list_add(l.list, p.first.c_str(), p.second)->offset = offset;
+  }
+  return l;
+}
+
+// Room left in a record for its key and headers.
+constexpr std::size_t kHeadroomBytes = 64 * 1024;
+
+}  // namespace
+
+std::string fetch_retry_json(const FetchRetry& r) {
+  nlohmann::ordered_json j;
+  j["id"] = r.id;
+  j["link"] = r.link;
+  j["title"] = r.title;
+  j["published_at"] = r.published_at
+                          ? nlohmann::ordered_json(extractors::format_rfc3339(*r.published_at))
+                          : nlohmann::ordered_json();
+  j["feed_url"] = r.feed_url;
+  j["feed_id"] = r.feed_id;
+  j["published"] = r.published;
+  j["attempts"] = r.attempts;
+  j["due_ms"] = r.due_ms;
+  j["reason"] = r.reason;
+  j["detail"] = r.detail;
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::optional<FetchRetry> parse_fetch_retry(std::string_view json) {
+  const auto j = nlohmann::json::parse(json, nullptr, false);
+  if (!j.is_object()) return std::nullopt;
+  const auto str = [&j](const char* key) {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  FetchRetry r;
+  r.id = str("id");
+  r.link = str("link");
+  const auto attempts = j.find("attempts");
+  if (r.id.empty() || r.link.empty() || attempts == j.end() || !attempts->is_number_integer()) {
+    return std::nullopt;
+  }
+  r.attempts = static_cast<int>(std::clamp<std::int64_t>(*attempts, 1, 1000));
+  r.title = str("title");
+  if (const std::string p = str("published_at"); !p.empty()) {
+    r.published_at = extractors::parse_iso8601(p);
+  }
+  r.feed_url = str("feed_url");
+  r.feed_id = str("feed_id");
+  if (const auto p = j.find("published"); p != j.end() && p->is_boolean()) r.published = *p;
+  if (const auto d = j.find("due_ms"); d != j.end() && d->is_number_integer()) r.due_ms = *d;
+  r.reason = str("reason");
+  r.detail = str("detail");
+  return r;
+}
+
+std::int64_t fetch_retry_delay_ms(const config::FetchConfig& fetch, int attempts,
+                                  std::int64_t retry_after_seconds) {
+  std::int64_t delay = fetch.requeue_backoff_ms;
+  for (int i = 1; i < attempts && delay < fetch.requeue_max_backoff_ms; ++i) delay *= 2;
+  delay = std::min(delay, fetch.requeue_max_backoff_ms);
+  const std::int64_t asked = std::min(std::max<std::int64_t>(retry_after_seconds, 0),
+                                      fetch.requeue_max_backoff_ms / 1000 + 1) *
+                             1000;
+  return std::max(delay, std::min(asked, fetch.requeue_max_backoff_ms));
+}
+
+bool fetch_retry_left(const config::FetchConfig& fetch, int attempts, std::string_view reason) {
+  // The first try is the judging process's; `requeue_attempts` more follow it.
+  return fetch_failure_is_transient(reason) && attempts - 1 < fetch.requeue_attempts;
+}
+
+FetchRetrier::FetchRetrier(const config::Config& config, Metrics& metrics)
+    : config_(config), metrics_(metrics), exactly_once_(config.kafka.delivery == "exactly_once") {}
+
+tl::expected<std::unique_ptr<FetchRetrier>, std::string> FetchRetrier::start(
+    const config::Config& config, const std::string& bootstrap, Metrics& metrics) {
+  std::unique_ptr<FetchRetrier> r(new FetchRetrier(config, metrics));
+  auto problems_text = [](const std::vector<config::Problem>& problems) {
+    std::string text;
+    for (const auto& p : problems) text += (text.empty() ? "" : "; ") + p.path + ": " + p.message;
+    return text;
+  };
+  char err[512];
+  // The user's client properties (security among them) hold for these clients too.
+  auto cconf = make_kafka_conf({{"bootstrap.servers", bootstrap},
+                                {"enable.auto.commit", "false"},
+                                {"enable.auto.offset.store", "false"},
+                                {"auto.offset.reset", "earliest"},
+                                {"session.timeout.ms", "6000"},
+                                {"heartbeat.interval.ms", "1500"},
+                                {"fetch.wait.max.ms", "100"},
+                                {"client.id", "newsflow-fetch-retries"}},
+                               config.kafka.consumer, "kafka.consumer");
+  if (!cconf) return tl::unexpected(problems_text(cconf.error()));
+  // Its own group: the retries move between processes apart from the inputs.
+  const std::string group = config.kafka.group_id + "-fetch-retries";
+  for (const auto& [key, value] :
+       {std::pair{"group.id", group.c_str()}, std::pair{"group.instance.id", ""},
+        std::pair{"partition.assignment.strategy", "range,roundrobin"}}) {
+    if (rd_kafka_conf_set(cconf->get(), key, value, err, sizeof err) != RD_KAFKA_CONF_OK) {
+      return tl::unexpected(std::string(err));
+    }
+  }
+  rd_kafka_conf_set_rebalance_cb(
+      cconf->get(),
+      reinterpret_cast<void (*)(rd_kafka_t*, rd_kafka_resp_err_t, rd_kafka_topic_partition_list_t*,
+                                void*)>(&FetchRetrier::on_rebalance));
+  rd_kafka_conf_set_opaque(cconf->get(), r.get());
+  r->consumer_.reset(rd_kafka_new(RD_KAFKA_CONSUMER, cconf->get(), err, sizeof err));
+  if (!r->consumer_) return tl::unexpected("fetch retries consumer: " + std::string(err));
+  cconf->release();
+  rd_kafka_poll_set_consumer(r->consumer_.get());
+  // A missing topic would fail every batch that schedules a retry: refused at start instead.
+  if (auto n = topic_partitions(r->consumer_.get(), config.topics.fetch_retries); !n) {
+    return tl::unexpected("topics.fetch_retries '" + config.topics.fetch_retries +
+                          "': " + n.error() +
+                          " (create it, or set topics.fetch_retries: \"\" to give up at once)");
+  }
+
+  std::map<std::string, std::string> producer_defaults{
+      {"bootstrap.servers", bootstrap},
+      {"enable.idempotence", "true"},
+      {"acks", "all"},
+      {"linger.ms", "5"},
+      {"message.max.bytes", std::to_string(config.fetch.max_body_bytes + kHeadroomBytes)},
+      {"client.id", "newsflow-fetch-retries"}};
+  auto pconf = make_kafka_conf(producer_defaults, config.kafka.producer, "kafka.producer");
+  if (!pconf) return tl::unexpected(problems_text(pconf.error()));
+  if (r->exactly_once_) {
+    const std::string tid = config.kafka.transactional_id + "-fetch-retries";
+    if (rd_kafka_conf_set(pconf->get(), "transactional.id", tid.c_str(), err, sizeof err) !=
+        RD_KAFKA_CONF_OK) {
+      return tl::unexpected(std::string(err));
+    }
+  }
+  rd_kafka_conf_set_dr_msg_cb(pconf->get(), &FetchRetrier::on_delivery);
+  rd_kafka_conf_set_opaque(pconf->get(), r.get());
+  r->producer_.reset(rd_kafka_new(RD_KAFKA_PRODUCER, pconf->get(), err, sizeof err));
+  if (!r->producer_) return tl::unexpected("fetch retries producer: " + std::string(err));
+  pconf->release();
+  if (r->exactly_once_) {
+    if (rd_kafka_error_t* e = rd_kafka_init_transactions(r->producer_.get(), 60000)) {
+      const std::string message = rd_kafka_error_string(e);
+      rd_kafka_error_destroy(e);
+      return tl::unexpected("fetch retries: cannot initialize transactions: " + message);
+    }
+  }
+  auto fetcher = Fetcher::create(config.fetch, &metrics);
+  if (!fetcher) return tl::unexpected(fetcher.error());
+  r->fetcher_ = std::move(*fetcher);
+
+  if (const rd_kafka_resp_err_t e =
+          [&] {
+            PartitionList topics(1);
+            rd_kafka_topic_partition_list_add(topics.list, config.topics.fetch_retries.c_str(),
+                                              RD_KAFKA_PARTITION_UA);
+            return rd_kafka_subscribe(r->consumer_.get(), topics.list);
+          }();
+      e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return tl::unexpected("fetch retries: cannot subscribe: " + std::string(rd_kafka_err2str(e)));
+  }
+  FetchRetrier* self = r.get();
+  r->thread_ = std::thread([self] { self->run(); });
+  log::info("fetch_retries_started", {{"topic", config.topics.fetch_retries}, {"group_id", group}});
+  return r;
+}
+
+FetchRetrier::~FetchRetrier() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+  if (consumer_) rd_kafka_consumer_close(consumer_.get());
+  if (producer_) rd_kafka_flush(producer_.get(), config_.kafka.flush_timeout_ms);
+}
+
+void FetchRetrier::run() {
+  while (!stop_.load()) {
+    const std::int64_t now = unix_now_ms();
+    int timeout = 200;
+    if (!waiting_.empty()) {
+      timeout = static_cast<int>(std::clamp<std::int64_t>(waiting_.begin()->first - now, 0, 200));
+    }
+    if (rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer_.get(), timeout)) {
+      take(m);
+      rd_kafka_message_destroy(m);
+      // What else is there already, without waiting.
+      for (int i = 0; i < 1000; ++i) {
+        rd_kafka_message_t* more = rd_kafka_consumer_poll(consumer_.get(), 0);
+        if (!more) break;
+        take(more);
+        rd_kafka_message_destroy(more);
+      }
+    }
+    if (waiting_.size() >= kMaxWaiting) {
+      pause(true);
+    } else if (waiting_.size() < kMaxWaiting / 2) {
+      pause(false);
+    }
+    fetch_due();
+    end_round();  // records finished without a fetch (repeats, invalid ones)
+    waiting_count_ = waiting_.size();
+    metrics_.fetch_retries_waiting(static_cast<double>(waiting_.size()));
+  }
+  end_round();
+}
+
+void FetchRetrier::take(rd_kafka_message_t* msg) {
+  if (msg->err) {
+    if (msg->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      log::warn("fetch_retries_consumer_error", {{"error", rd_kafka_message_errstr(msg)}});
+    }
+    return;
+  }
+  Waiting w;
+  w.from = {rd_kafka_topic_name(msg->rkt), msg->partition};
+  w.offset = msg->offset;
+  ledger_.taken(w.from, w.offset);
+  auto retry = parse_fetch_retry(payload(msg));
+  if (!retry) {
+    metrics_.fetch_retry("invalid");
+    metrics_.dead_letter("invalid_retry");
+    produce(config_.topics.dlq, std::string(key_of(msg)),
+            std::string(payload(msg).substr(0, 64 * 1024)),
+            {{"error_reason", "invalid_retry"},
+             {"error_detail", "not a fetch retry record (id, link and attempts are required)"},
+             {"source_topic", w.from.first},
+             {"source_partition", std::to_string(w.from.second)},
+             {"source_offset", std::to_string(w.offset)},
+             {"schema", "newsflow.dead-letter/1"}});
+    round_.push_back({w.from, w.offset});
+    return;
+  }
+  // Sent back by `newsflow redrive`: the cause is gone, the tries start again, now.
+  if (!header_of(msg, "redriven_from").empty()) {
+    retry->attempts = 1;
+    retry->due_ms = 0;
+  }
+  // The same item twice (a feed polled again while its page waited): one try is enough.
+  if (waiting_ids_.count(retry->id)) {
+    round_.push_back({w.from, w.offset});
+    return;
+  }
+  w.retry = std::move(*retry);
+  waiting_ids_.emplace(w.retry.id, w.retry.due_ms);
+  const std::int64_t due = w.retry.due_ms;
+  waiting_.emplace(due, std::move(w));
+}
+
+void FetchRetrier::fetch_due() {
+  const std::int64_t now = unix_now_ms();
+  std::vector<Waiting> due;
+  const std::size_t most = static_cast<std::size_t>(std::max(16, config_.fetch.max_concurrency));
+  while (!waiting_.empty() && waiting_.begin()->first <= now && due.size() < most) {
+    due.push_back(std::move(waiting_.begin()->second));
+    waiting_.erase(waiting_.begin());
+    waiting_ids_.erase(due.back().retry.id);
+  }
+  if (due.empty()) return;
+  std::vector<std::string> urls;
+  urls.reserve(due.size());
+  for (const Waiting& w : due) urls.push_back(w.retry.link);
+  const std::vector<FetchResult> results = fetcher_->fetch(urls);
+  const std::int64_t done_ms = unix_now_ms();
+  const std::size_t max_record =
+      static_cast<std::size_t>(config_.fetch.max_body_bytes) + kHeadroomBytes;
+  for (std::size_t i = 0; i < due.size(); ++i) {
+    const Waiting& w = due[i];
+    const FetchResult& r = results[i];
+    FetchRetry next = w.retry;
+    next.attempts = w.retry.attempts + 1;
+    if (r.ok() && r.body.size() + kHeadroomBytes <= max_record) {
+      // The page, as a crawler would send it, naming the item it is for.
+      std::vector<std::pair<std::string, std::string>> headers{
+          {"url", r.final_url.empty() ? w.retry.link : r.final_url},
+          {"content_type", r.content_type},
+          {"fetched_at", extractors::format_rfc3339(done_ms / 1000)},
+          {"id", w.retry.id},
+          {"title", w.retry.title},
+          {"link", w.retry.link},
+          {"feed_url", w.retry.feed_url},
+          {"feed_id", w.retry.feed_id},
+          {"version", w.retry.published ? "2" : "1"},
+          {"fetch_attempt", std::to_string(next.attempts)}};
+      if (w.retry.published_at) {
+        headers.emplace_back("published_at", extractors::format_rfc3339(*w.retry.published_at));
+      }
+      produce(config_.topics.pages, w.retry.link, r.body, headers);
+      metrics_.fetch_retry("fetched");
+      log::info(
+          "fetch_retry_fetched",
+          {{"id", w.retry.id}, {"link", w.retry.link}, {"attempt", std::to_string(next.attempts)}});
+    } else {
+      if (r.ok()) {
+        next.reason = "fetch_too_large";
+        next.detail = w.retry.link + ": " + std::to_string(r.body.size()) +
+                      " bytes do not fit a record of the pages topic";
+      } else {
+        next.reason = "fetch_" + r.outcome;
+        next.detail = w.retry.link + ": " + r.detail;
+      }
+      if (fetch_retry_left(config_.fetch, next.attempts, next.reason)) {
+        next.due_ms =
+            done_ms + fetch_retry_delay_ms(config_.fetch, next.attempts, r.retry_after_seconds);
+        produce(config_.topics.fetch_retries, next.id, fetch_retry_json(next),
+                {{"schema", "newsflow.fetch-retry/1"}});
+        metrics_.fetch_retry("rescheduled");
+      } else {
+        next.detail += " (gave up after " + std::to_string(next.attempts) + " attempts)";
+        dead_letter(w, next);
+        metrics_.fetch_retry("given_up");
+      }
+    }
+    round_.push_back({w.from, w.offset});
+  }
+  end_round();
+}
+
+void FetchRetrier::dead_letter(const Waiting& w, const FetchRetry& retry) {
+  metrics_.dead_letter(retry.reason);
+  produce(config_.topics.dlq, retry.link, fetch_retry_json(retry),
+          {{"url", retry.link},
+           {"error_reason", retry.reason},
+           {"error_detail", retry.detail.substr(0, 4096)},
+           {"source_topic", w.from.first},
+           {"source_partition", std::to_string(w.from.second)},
+           {"source_offset", std::to_string(w.offset)},
+           {"schema", "newsflow.dead-letter/1"}});
+}
+
+void FetchRetrier::produce(const std::string& topic, const std::string& key,
+                           const std::string& value,
+                           const std::vector<std::pair<std::string, std::string>>& headers) {
+  if (exactly_once_ && !in_transaction_) {
+    if (rd_kafka_error_t* e = rd_kafka_begin_transaction(producer_.get())) {
+      log::error("fetch_retries_transaction_failed", {{"error", rd_kafka_error_string(e)}});
+      rd_kafka_error_destroy(e);
+      round_failed_ = true;
+      return;
+    }
+    in_transaction_ = true;
+  }
+  rd_kafka_headers_t* hdrs = rd_kafka_headers_new(headers.size());
+  for (const auto& [name, v] : headers) {
+    rd_kafka_header_add(hdrs, name.data(), static_cast<ssize_t>(name.size()), v.data(),
+                        static_cast<ssize_t>(v.size()));
+  }
+  rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
+  for (int tries = 0; tries < 100; ++tries) {
+    err = rd_kafka_producev(producer_.get(), RD_KAFKA_V_TOPIC(topic.c_str()),
+                            RD_KAFKA_V_KEY(const_cast<char*>(key.data()), key.size()),
+                            RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+                            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(hdrs),
+                            RD_KAFKA_V_END);
+    if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) break;
+    rd_kafka_poll(producer_.get(), 100);
+  }
+  if (err) {
+    rd_kafka_headers_destroy(hdrs);  // not taken over by the producer
+    round_failed_ = true;
+    last_delivery_error_ = rd_kafka_err2str(err);
+  }
+}
+
+void FetchRetrier::on_delivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opaque) {
+  auto* self = static_cast<FetchRetrier*>(opaque);
+  if (msg->err) {
+    self->round_failed_ = true;
+    self->last_delivery_error_ = rd_kafka_err2str(msg->err);
+  } else {
+    self->metrics_.produced(rd_kafka_topic_name(msg->rkt));
+  }
+}
+
+void FetchRetrier::end_round() {
+  if (round_.empty() && !round_failed_) return;
+  bool ok = true;
+  for (const Done& d : round_) ledger_.finished(d.from, d.offset);
+  const auto offsets = ledger_.to_commit();
+  if (exactly_once_) {
+    // The outcomes and the offsets of the records they finish, in one transaction.
+    rd_kafka_error_t* e = nullptr;
+    if (!in_transaction_) {
+      e = rd_kafka_begin_transaction(producer_.get());
+      in_transaction_ = e == nullptr;
+    }
+    if (!e && !offsets.empty()) {
+      PartitionList list = offsets_list(offsets);
+      rd_kafka_consumer_group_metadata_t* meta = rd_kafka_consumer_group_metadata(consumer_.get());
+      e = rd_kafka_send_offsets_to_transaction(producer_.get(), list.list, meta, 30000);
+      rd_kafka_consumer_group_metadata_destroy(meta);
+    }
+    if (!e && !round_failed_) {
+      e = rd_kafka_commit_transaction(producer_.get(), config_.kafka.flush_timeout_ms);
+    }
+    if (e || round_failed_) {
+      if (e) last_delivery_error_ = rd_kafka_error_string(e);
+      if (e) rd_kafka_error_destroy(e);
+      if (in_transaction_) {
+        if (rd_kafka_error_t* a = rd_kafka_abort_transaction(producer_.get(), 30000)) {
+          rd_kafka_error_destroy(a);
+        }
+      }
+      ok = false;
+    }
+    in_transaction_ = false;
+  } else {
+    // Every outcome acknowledged, then the offsets.
+    rd_kafka_flush(producer_.get(), config_.kafka.flush_timeout_ms);
+    ok = !round_failed_ && rd_kafka_outq_len(producer_.get()) == 0;
+    if (ok && !offsets.empty()) {
+      PartitionList list = offsets_list(offsets);
+      // A failed commit is tried again with the next round's (the ledger keeps it due).
+      if (rd_kafka_commit(consumer_.get(), list.list, 0) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        round_.clear();
+        round_failed_ = false;
+        return;
+      }
+    }
+  }
+  round_.clear();
+  round_failed_ = false;
+  if (!ok) {
+    log::warn("fetch_retries_round_failed", {{"error", last_delivery_error_}});
+    rewind();
+    return;
+  }
+  ledger_.committed(offsets);
+}
+
+void FetchRetrier::rewind() {
+  // Everything not committed is read again from the committed offsets (what was produced of an
+  // unfinished round may come twice at_least_once; exactly_once it was aborted).
+  waiting_.clear();
+  waiting_ids_.clear();
+  ledger_.clear();
+  rd_kafka_topic_partition_list_t* assigned = nullptr;
+  if (rd_kafka_assignment(consumer_.get(), &assigned) == RD_KAFKA_RESP_ERR_NO_ERROR && assigned) {
+    PartitionList list(assigned);
+    for (int i = 0; i < list.list->cnt; ++i) list.list->elems[i].offset = RD_KAFKA_OFFSET_INVALID;
+    rd_kafka_assign(consumer_.get(), list.list);
+  }
+  paused_ = false;
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+}
+
+void FetchRetrier::pause(bool paused) {
+  if (paused == paused_) return;
+  rd_kafka_topic_partition_list_t* assigned = nullptr;
+  if (rd_kafka_assignment(consumer_.get(), &assigned) != RD_KAFKA_RESP_ERR_NO_ERROR || !assigned) {
+    return;
+  }
+  PartitionList list(assigned);
+  if (paused) {
+    rd_kafka_pause_partitions(consumer_.get(), list.list);
+  } else {
+    rd_kafka_resume_partitions(consumer_.get(), list.list);
+  }
+  paused_ = paused;
+}
+
+void FetchRetrier::on_rebalance(rd_kafka_t* rk, int err, void* partitions, void* opaque) {
+  auto* self = static_cast<FetchRetrier*>(opaque);
+  auto* list = static_cast<rd_kafka_topic_partition_list_t*>(partitions);
+  if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+    rd_kafka_assign(rk, list);
+    self->paused_ = false;
+    return;
+  }
+  // Revoked: what is done is committed (at_least_once; exactly_once, in its transaction); what
+  // waits is the next owner's, read from the committed offsets.
+  self->end_round();
+  if (!self->exactly_once_) {
+    const auto offsets = self->ledger_.to_commit();
+    if (!offsets.empty()) {
+      PartitionList l = offsets_list(offsets);
+      rd_kafka_commit(rk, l.list, 0);
+    }
+  }
+  self->waiting_.clear();
+  self->waiting_ids_.clear();
+  self->ledger_.clear();
+  rd_kafka_assign(rk, nullptr);
+}
+
+}  // namespace newsflow::daemon
