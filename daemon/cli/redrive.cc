@@ -31,8 +31,11 @@ bool dead_letter_header(const std::string& name, const std::string& value) {
 std::string not_redrivable(const rd_kafka_message_t* m, const config::Config& config) {
   const std::string_view source = header_of(m, "source_topic");
   if (source.empty()) return "no_source_topic";
+  // A linked page given up after its tries goes back to the retries, which try it again.
+  const bool retries =
+      !config.topics.fetch_retries.empty() && source == config.topics.fetch_retries;
   if (source != config.topics.pages && source != config.topics.feeds &&
-      source != config.topics.extracted) {
+      source != config.topics.extracted && !retries) {
     return "not_an_input_topic";
   }
   if (!header_of(m, "payload_truncated_from").empty()) return "payload_cut";

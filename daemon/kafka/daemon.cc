@@ -70,6 +70,8 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
 void Daemon::stop() {
   drain_deadline_ms_.store(steady_ms() + config_.kafka.drain_timeout_ms);
   stop_.store(true);
+  // The later tries end their round while the batches drain (joined when the daemon goes).
+  if (retrier_) retrier_->request_stop();
   notifier_.stopping();
 }
 
@@ -176,6 +178,7 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
   }
   auto cconf = make_kafka_conf(consumer_defaults, config_.kafka.consumer, "kafka.consumer");
   if (!cconf) return tl::unexpected(cconf.error());
+  consumer_cooperative_ = cooperative_strategy(cconf->get());
   // Event-time order needs to know when a partition has nothing older to deliver.
   rd_kafka_conf_set(cconf->get(), "enable.partition.eof", "true", err, sizeof err);
   rd_kafka_conf_set_rebalance_cb(

@@ -265,7 +265,8 @@ class Daemon {
   /// A batch's inputs are done: destroys them (after `settle`).
   void release(InFlight& f);
   KafkaHandle consumer_;
-  std::string instance_id_;  // the input consumer's group.instance.id ("" : dynamic)
+  bool consumer_cooperative_ = false;  // its assignment strategy is cooperative-sticky
+  std::string instance_id_;            // the input consumer's group.instance.id ("" : dynamic)
   KafkaHandle producer_;
   std::unique_ptr<Fetcher> fetcher_;       // null when fetch.enabled is false
   std::unique_ptr<FetchRetrier> retrier_;  // later tries of linked pages (roles that fetch)
@@ -337,6 +338,7 @@ class Daemon {
   // extractor's tail only learns the links published), and where the restore left the
   // changelog.
   KafkaHandle lease_;
+  bool lease_cooperative_ = false;
   std::unique_ptr<ChangelogTail> tail_;
   std::map<int, std::int64_t> changelog_positions_;
   std::uint64_t changelog_last_seq_ = 0;

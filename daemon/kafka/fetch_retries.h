@@ -1,7 +1,7 @@
 #pragma once
 
 // Later tries of the pages feed items link to. A try that fails for a reason time may cure
-// (429, 5xx, a timeout, an unreachable site, the batch's fetch deadline) does not end the item:
+// (429, 5xx, a timeout, a refused connection, the batch's fetch deadline) does not end the item:
 // the process that judged it writes a retry record to `topics.fetch_retries`, in the batch of
 // the item's other outputs, and a `FetchRetrier` of some process of the group fetches the page
 // when it is due, beside the pipeline, on its own thread. The page goes to `topics.pages` as a
@@ -78,6 +78,9 @@ class FetchRetrier {
   ~FetchRetrier();
   FetchRetrier(const FetchRetrier&) = delete;
   FetchRetrier& operator=(const FetchRetrier&) = delete;
+
+  /// Asks the thread to end after the round it is in (thread-safe; the destructor waits).
+  void request_stop() { stop_ = true; }
 
   /// Records held until they are due.
   std::size_t waiting() const { return waiting_count_.load(); }

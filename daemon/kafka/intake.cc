@@ -47,7 +47,7 @@ void Daemon::on_rebalance(rd_kafka_t* rk, int err_int, void* partitions_ptr, voi
   auto* self = static_cast<Daemon*>(opaque);
   auto* partitions = static_cast<rd_kafka_topic_partition_list_t*>(partitions_ptr);
   const auto err = static_cast<rd_kafka_resp_err_t>(err_int);
-  const bool cooperative = cooperative_rebalance(rk);
+  const bool cooperative = self->consumer_cooperative_;
   if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
     const auto now = Clock::now();
     for (int i = 0; i < partitions->cnt; ++i) {

@@ -116,9 +116,14 @@ std::optional<std::int64_t> watermark_header(const rd_kafka_message_t* msg) {
   return t;
 }
 
-bool cooperative_rebalance(rd_kafka_t* consumer) {
-  const char* protocol = rd_kafka_rebalance_protocol(consumer);
-  return protocol && std::string_view(protocol) == "COOPERATIVE";
+bool cooperative_strategy(const rd_kafka_conf_t* conf) {
+  char value[512];
+  std::size_t size = sizeof value;
+  if (rd_kafka_conf_get(conf, "partition.assignment.strategy", value, &size) != RD_KAFKA_CONF_OK) {
+    return false;
+  }
+  // librdkafka refuses a list that mixes the eager and the cooperative protocols.
+  return std::string_view(value).find("cooperative-sticky") != std::string_view::npos;
 }
 
 std::string_view header_of(const rd_kafka_message_t* msg, const char* name) {

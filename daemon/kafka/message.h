@@ -15,6 +15,7 @@
 
 typedef struct rd_kafka_message_s rd_kafka_message_t;
 typedef struct rd_kafka_s rd_kafka_t;
+typedef struct rd_kafka_conf_s rd_kafka_conf_t;
 
 namespace newsflow::daemon::internal {
 
@@ -38,9 +39,11 @@ Headers message_headers(const rd_kafka_message_t* msg);
 std::string_view payload(const rd_kafka_message_t* msg);
 std::string_view key_of(const rd_kafka_message_t* msg);
 
-/// True when the consumer's group rebalances cooperatively (incremental assignments). A
-/// consumer being closed can no longer say (librdkafka returns null): eager then.
-bool cooperative_rebalance(rd_kafka_t* consumer);
+/// True when a consumer made from `conf` rebalances cooperatively (incremental assignments):
+/// its `partition.assignment.strategy` is cooperative-sticky. Read from the configuration, not
+/// asked of the consumer: `rd_kafka_rebalance_protocol` called from the rebalance callback that
+/// `rd_kafka_consumer_close` runs waits forever for the group thread.
+bool cooperative_strategy(const rd_kafka_conf_t* conf);
 
 /// The value of header `name` of `msg` ("" when it has none).
 std::string_view header_of(const rd_kafka_message_t* msg, const char* name);

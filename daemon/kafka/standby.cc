@@ -84,6 +84,7 @@ tl::expected<void, std::string> Daemon::start_standby(const std::string& bootstr
                                config_.kafka.lease, "kafka.lease");
   if (!lconf)
     return tl::unexpected(lconf.error().front().path + ": " + lconf.error().front().message);
+  lease_cooperative_ = cooperative_strategy(lconf->get());
   rd_kafka_conf_set_rebalance_cb(
       lconf->get(),
       reinterpret_cast<void (*)(rd_kafka_t*, rd_kafka_resp_err_t, rd_kafka_topic_partition_list_t*,
@@ -112,14 +113,20 @@ void Daemon::on_lease_rebalance(rd_kafka_t* rk, int err_int, void* partitions_pt
   auto* self = static_cast<Daemon*>(opaque);
   auto* partitions = static_cast<rd_kafka_topic_partition_list_t*>(partitions_ptr);
   const auto err = static_cast<rd_kafka_resp_err_t>(err_int);
-  const bool cooperative = cooperative_rebalance(rk);
+  const bool cooperative = self->lease_cooperative_;
   const bool assign = err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS;
   // The lease is partition 0 (a topic created with more would otherwise make several owners).
   bool lease = false;
   for (int i = 0; i < partitions->cnt; ++i) lease = lease || partitions->elems[i].partition == 0;
   if (lease) {
     self->lease_granted_ = assign;
-    self->lease_revoked_ = !assign;
+    // An owner that lost the lease stays fenced even when the group gives it back at once: a
+    // standby may have judged in between (`serve_lease` makes it exit and start again).
+    if (!assign) {
+      self->lease_revoked_ = true;
+    } else if (!self->owner_) {
+      self->lease_revoked_ = false;
+    }
   }
   rd_kafka_error_t* e = nullptr;
   if (cooperative) {

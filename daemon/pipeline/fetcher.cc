@@ -246,8 +246,10 @@ struct Fetcher::Impl {
 };
 
 bool fetch_failure_is_transient(std::string_view reason) {
+  // Not a name that does not resolve: the resolver cannot tell a host that is gone from one it
+  // failed to ask about, and a link to a made-up host is common in feeds.
   for (const std::string_view r : {"fetch_http_429", "fetch_http_5xx", "fetch_timeout",
-                                   "fetch_connect_error", "fetch_dns_error", "fetch_deferred"}) {
+                                   "fetch_connect_error", "fetch_deferred"}) {
     if (reason == r) return true;
   }
   return false;

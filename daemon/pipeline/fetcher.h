@@ -36,7 +36,8 @@ struct FetchResult {
 
 /// Whether a fetch that failed for `reason` (a FetchResult outcome with its "fetch_" prefix,
 /// as in dead letters) may succeed later without anyone changing anything: the site was busy
-/// (429, 5xx), slow (timeout), unreachable (connect, DNS) or not reached in time (deferred).
+/// (429, 5xx), slow (timeout), unreachable (a refused or broken connection) or not reached in
+/// time (deferred). A host name that does not resolve is not retried.
 bool fetch_failure_is_transient(std::string_view reason);
 
 /// Checks the fetch section beyond what the YAML parser can (the allow-listed networks).
