@@ -221,7 +221,8 @@ void apply_env(YAML::Node& root, const Environment& env, std::vector<Problem>& p
     }
     // librdkafka property names use dots; environment names cannot.
     if (path.size() >= 3 && path[0] == "kafka" &&
-        (path[1] == "consumer" || path[1] == "producer" || path[1] == "lease")) {
+        (path[1] == "client" || path[1] == "consumer" || path[1] == "producer" ||
+         path[1] == "lease")) {
       std::string prop;
       for (std::size_t i = 2; i < path.size(); ++i) prop += (i > 2 ? "." : "") + path[i];
       std::replace(prop.begin(), prop.end(), '_', '.');
@@ -277,6 +278,7 @@ tl::expected<Config, std::vector<Problem>> parse(std::string_view yaml_text, con
       k.string("group_id", c.kafka.group_id);
       if (c.kafka.group_id.empty()) k.problem("group_id", "must not be empty");
       k.string("group_instance_id", c.kafka.group_instance_id);
+      k.properties("client", c.kafka.client);
       k.properties("consumer", c.kafka.consumer);
       k.properties("producer", c.kafka.producer);
       k.properties("lease", c.kafka.lease);

@@ -24,6 +24,11 @@ struct KafkaConfig {
   /// name is the pod name under Kubernetes); "none" (or empty): dynamic membership. Every
   /// process of one role in a group needs its own id.
   std::string group_instance_id = "auto";
+  /// Passed to librdkafka as-is for every client newsflow makes (the consumers, producers and
+  /// the lease's, the restore's, the changelog tail's, the fetch retries', redrive's and
+  /// produce's), before its own section's below: where a managed Kafka's security goes once
+  /// (`security.protocol`, `sasl.mechanism`, `sasl.username`, `sasl.password`, `ssl.*`).
+  std::map<std::string, std::string> client;
   std::map<std::string, std::string> consumer;  ///< passed to librdkafka as-is
   std::map<std::string, std::string> producer;  ///< passed to librdkafka as-is
   /// `--role dedup`: the consumer that holds the dedup lease (`topics.dedup_lease`), passed to
@@ -219,8 +224,8 @@ using Environment = std::map<std::string, std::string>;
 Environment process_environment();
 
 /// Parses YAML text (empty text means all defaults), applies overrides from `env`
-/// (`NEWSFLOW_KAFKA__BROKERS=...` sets `kafka.brokers`; under `kafka.consumer` and
-/// `kafka.producer` the rest of the name becomes a librdkafka property with `_` read as `.`, so
+/// (`NEWSFLOW_KAFKA__BROKERS=...` sets `kafka.brokers`; under `kafka.client`, `kafka.consumer`,
+/// `kafka.producer` and `kafka.lease` the rest of the name becomes a librdkafka property with `_` read as `.`, so
 /// `NEWSFLOW_KAFKA__CONSUMER__FETCH_MAX_BYTES` sets `fetch.max.bytes`) and validates. Returns
 /// every problem found, not only the first.
 tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_text,

@@ -65,7 +65,7 @@ int run_redrive(const config::Config& config, const RedriveOptions& options) {
                                 {"enable.auto.commit", "false"},
                                 {"enable.partition.eof", "false"},
                                 {"client.id", "newsflow-redrive"}},
-                               config.kafka.consumer, "kafka.consumer");
+                               config.kafka.client, config.kafka.consumer, "kafka.consumer");
   if (!cconf) return report(cconf.error());
   char err[512];
   KafkaHandle consumer(rd_kafka_new(RD_KAFKA_CONSUMER, cconf->get(), err, sizeof err));
@@ -111,7 +111,7 @@ int run_redrive(const config::Config& config, const RedriveOptions& options) {
        {"acks", "all"},
        {"message.max.bytes", std::to_string(config.extract.max_html_bytes + (1 << 20))},
        {"client.id", "newsflow-redrive"}},
-      config.kafka.producer, "kafka.producer");
+      config.kafka.client, config.kafka.producer, "kafka.producer");
   if (!pconf) return report(pconf.error());
   KafkaHandle producer;
   if (!options.dry_run) {

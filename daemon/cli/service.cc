@@ -152,13 +152,20 @@ struct Service {
 class ReplayProducer {
  public:
   ReplayProducer(const std::string& bootstrap, const config::Config& config) : config_(config) {
+    // The same client properties as the daemon's producer (a managed Kafka's security).
+    auto conf = make_kafka_conf({{"bootstrap.servers", bootstrap},
+                                 {"message.max.bytes", "10000000"},
+                                 {"enable.idempotence", "true"}},
+                                config.kafka.client, config.kafka.producer, "kafka.producer");
+    if (!conf) {
+      for (const auto& p : conf.error()) {
+        std::fprintf(stderr, "produce: %s: %s\n", p.path.c_str(), p.message.c_str());
+      }
+      return;
+    }
     char err[512];
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof err);
-    rd_kafka_conf_set(conf, "message.max.bytes", "10000000", err, sizeof err);
-    rd_kafka_conf_set(conf, "enable.idempotence", "true", err, sizeof err);
-    producer_.reset(rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err));
-    if (!producer_) rd_kafka_conf_destroy(conf);
+    producer_.reset(rd_kafka_new(RD_KAFKA_PRODUCER, conf->get(), err, sizeof err));
+    if (producer_) conf->release();
   }
   bool ok() const { return producer_ != nullptr; }
 

@@ -104,7 +104,7 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
                                                        {"message.max.bytes", max_bytes},
                                                        {"client.id", "newsflow"}};
   if (exactly_once_) producer_defaults["transactional.id"] = config_.kafka.transactional_id;
-  auto pconf = make_kafka_conf(producer_defaults, config_.kafka.producer, "kafka.producer");
+  auto pconf = make_kafka_conf(producer_defaults, config_.kafka.client, config_.kafka.producer, "kafka.producer");
   if (!pconf) return tl::unexpected(pconf.error());
   {
     char value[32];
@@ -176,7 +176,7 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
              it != config_.kafka.consumer.end()) {
     instance_id_ = it->second;
   }
-  auto cconf = make_kafka_conf(consumer_defaults, config_.kafka.consumer, "kafka.consumer");
+  auto cconf = make_kafka_conf(consumer_defaults, config_.kafka.client, config_.kafka.consumer, "kafka.consumer");
   if (!cconf) return tl::unexpected(cconf.error());
   consumer_cooperative_ = cooperative_strategy(cconf->get());
   // Event-time order needs to know when a partition has nothing older to deliver.

@@ -129,7 +129,7 @@ tl::expected<std::unique_ptr<FetchRetrier>, std::string> FetchRetrier::start(
                                 {"heartbeat.interval.ms", "1500"},
                                 {"fetch.wait.max.ms", "100"},
                                 {"client.id", "newsflow-fetch-retries"}},
-                               config.kafka.consumer, "kafka.consumer");
+                               config.kafka.client, config.kafka.consumer, "kafka.consumer");
   if (!cconf) return tl::unexpected(problems_text(cconf.error()));
   // Its own group: the retries move between processes apart from the inputs.
   const std::string group = config.kafka.group_id + "-fetch-retries";
@@ -163,7 +163,7 @@ tl::expected<std::unique_ptr<FetchRetrier>, std::string> FetchRetrier::start(
       {"linger.ms", "5"},
       {"message.max.bytes", std::to_string(config.fetch.max_body_bytes + kHeadroomBytes)},
       {"client.id", "newsflow-fetch-retries"}};
-  auto pconf = make_kafka_conf(producer_defaults, config.kafka.producer, "kafka.producer");
+  auto pconf = make_kafka_conf(producer_defaults, config.kafka.client, config.kafka.producer, "kafka.producer");
   if (!pconf) return tl::unexpected(problems_text(pconf.error()));
   if (r->exactly_once_) {
     const std::string tid = config.kafka.transactional_id + "-fetch-retries";

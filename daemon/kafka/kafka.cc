@@ -56,16 +56,19 @@ void kafka_log(const rd_kafka_t* rk, int level, const char* facility, const char
 
 tl::expected<KafkaConf, std::vector<config::Problem>> make_kafka_conf(
     const std::map<std::string, std::string>& defaults,
+    const std::map<std::string, std::string>& shared,
     const std::map<std::string, std::string>& user, const std::string& path) {
   KafkaConf conf(rd_kafka_conf_new());
   rd_kafka_conf_set_log_cb(conf.get(), kafka_log);
   std::vector<config::Problem> problems;
   char err[512];
-  for (const auto* props : {&defaults, &user}) {
+  for (const auto& [props, where] :
+       {std::pair{&defaults, path}, std::pair{&shared, std::string("kafka.client")},
+        std::pair{&user, path}}) {
     for (const auto& [name, value] : *props) {
       if (rd_kafka_conf_set(conf.get(), name.c_str(), value.c_str(), err, sizeof err) !=
           RD_KAFKA_CONF_OK) {
-        problems.push_back({path + "." + name, std::string(err)});
+        problems.push_back({where + "." + name, std::string(err)});
       }
     }
   }
@@ -75,10 +78,14 @@ tl::expected<KafkaConf, std::vector<config::Problem>> make_kafka_conf(
 
 std::vector<config::Problem> check_kafka_config(const config::Config& config) {
   std::vector<config::Problem> problems;
+  // The shared properties once, then each section's alone.
+  if (auto conf = make_kafka_conf({}, config.kafka.client, {}, "kafka.client"); !conf) {
+    problems.insert(problems.end(), conf.error().begin(), conf.error().end());
+  }
   for (const auto& [section, props] : {std::pair{"kafka.consumer", &config.kafka.consumer},
                                        std::pair{"kafka.producer", &config.kafka.producer},
                                        std::pair{"kafka.lease", &config.kafka.lease}}) {
-    auto conf = make_kafka_conf({}, *props, section);
+    auto conf = make_kafka_conf({}, {}, *props, section);
     if (!conf) problems.insert(problems.end(), conf.error().begin(), conf.error().end());
   }
   return problems;

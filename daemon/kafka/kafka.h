@@ -23,10 +23,13 @@ struct KafkaDeleter {
 using KafkaHandle = std::unique_ptr<rd_kafka_t, KafkaDeleter>;
 using KafkaConf = std::unique_ptr<rd_kafka_conf_t, KafkaDeleter>;
 
-/// Builds a librdkafka configuration from our defaults overlaid with the user's pass-through
-/// properties. Every property librdkafka rejects becomes a problem at `path.<property>`.
+/// Builds a librdkafka configuration from our defaults overlaid with the properties for every
+/// client (`kafka.client`, `shared`) and then the user's pass-through properties of this
+/// client's section. Every property librdkafka rejects becomes a problem at `path.<property>`
+/// (`kafka.client.<property>` for a shared one).
 tl::expected<KafkaConf, std::vector<config::Problem>> make_kafka_conf(
     const std::map<std::string, std::string>& defaults,
+    const std::map<std::string, std::string>& shared,
     const std::map<std::string, std::string>& user, const std::string& path);
 
 /// The consumer's `group.instance.id` for `kafka.group_instance_id` (`setting`): "auto" gives

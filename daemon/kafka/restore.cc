@@ -223,7 +223,7 @@ tl::expected<KafkaHandle, std::string> Daemon::restore_consumer(
                                // Outputs of aborted transactions are not state.
                                {"isolation.level", "read_committed"},
                                {"client.id", "newsflow-restore"}},
-                              config_.kafka.consumer, "kafka.consumer");
+                              config_.kafka.client, config_.kafka.consumer, "kafka.consumer");
   if (!conf) return tl::unexpected(conf.error().front().path + ": " + conf.error().front().message);
   // The daemon's own consumer settings may say otherwise; restore needs these.
   char err[512];

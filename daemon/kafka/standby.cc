@@ -32,7 +32,7 @@ tl::expected<void, std::string> Daemon::open_changelog_tail(const std::string& b
                                 {"enable.auto.commit", "false"},
                                 {"isolation.level", "read_committed"},
                                 {"client.id", "newsflow-tail"}},
-                               config_.kafka.consumer, "kafka.consumer");
+                               config_.kafka.client, config_.kafka.consumer, "kafka.consumer");
   if (!tconf) return tl::unexpected(tconf.error().front().message);
   rd_kafka_conf_set(tconf->get(), "enable.partition.eof", "true", err, sizeof err);
   rd_kafka_conf_set(tconf->get(), "enable.auto.commit", "false", err, sizeof err);
@@ -81,7 +81,7 @@ tl::expected<void, std::string> Daemon::start_standby(const std::string& bootstr
                                 {"session.timeout.ms", "6000"},
                                 {"heartbeat.interval.ms", "1000"},
                                 {"client.id", "newsflow-lease"}},
-                               config_.kafka.lease, "kafka.lease");
+                               config_.kafka.client, config_.kafka.lease, "kafka.lease");
   if (!lconf)
     return tl::unexpected(lconf.error().front().path + ": " + lconf.error().front().message);
   lease_cooperative_ = cooperative_strategy(lconf->get());

@@ -77,10 +77,10 @@ struct Failure {
   std::string detail;
 };
 
-/// Serializes an output article as the article JSON of DESIGN.md section 3 (one line).
+/// Serializes an output article as the article JSON of docs/contracts.md (one line).
 std::string article_json(const Output& out);
 
-/// Serializes a story as the story JSON of DESIGN.md section 3 (one line).
+/// Serializes a story as the story JSON of docs/contracts.md (one line).
 std::string story_json(const dedup::Story& story);
 
 /// The processing pipeline shared by `replay` and the daemon: decode, extract, fingerprint,

@@ -107,6 +107,14 @@ def validate(docs, label):
     for m in c.get("volumeMounts", []):
         check(m.get("name") in volumes, f"{where}: mount of unknown volume {m.get('name')}")
     cm = by_kind["ConfigMap"][0]
+    # A managed Kafka's password comes from a Secret; the ConfigMap holds none.
+    env = {e.get("name"): e for e in c.get("env", [])}
+    password = env.get("NEWSFLOW_KAFKA__CLIENT__SASL_PASSWORD", {})
+    check("secretKeyRef" in password.get("valueFrom", {}),
+          f"{where}: NEWSFLOW_KAFKA__CLIENT__SASL_PASSWORD must come from a Secret")
+    config_text = "\n".join(str(v) for v in cm.get("data", {}).values())
+    check(not re.search(r"^\s*[\w.]*(password|secret)[\w.]*\s*:", config_text, re.M | re.I),
+          f"{label}: a password or secret in the ConfigMap")
     cm_vol = [v for v in volumes.values() if "configMap" in v]
     check(cm_vol and cm_vol[0]["configMap"]["name"] == cm["metadata"]["name"],
           f"{where}: config volume does not name the generated ConfigMap")
