@@ -421,6 +421,29 @@ std::vector<FetchResult> Fetcher::Impl::run(
         finish(*t);
       }
     }
+    if (deadline && !pending.empty()) {
+      // A link its site cannot let start before the deadline (the site spaces its requests by
+      // host_delay_ms or its Crawl-delay, and others of it go first) is deferred now: the batch,
+      // and the inputs behind it, do not wait for a deadline that link cannot meet.
+      std::map<std::string, long long> ahead;  // the site's links still waiting before it
+      for (auto it = pending.begin(); it != pending.end();) {
+        Impl::Transfer& t = transfers[*it];
+        const long long k = ahead[t.host]++;
+        const auto earliest = std::max({t.not_before, next_start[t.host], now}) +
+                              k * std::chrono::duration_cast<Clock::duration>(delay_of(t.host));
+        if (earliest <= *deadline) {
+          ++it;
+          continue;
+        }
+        t.result.outcome = "deferred";
+        t.result.detail = "cannot start within the batch's fetch deadline (fetch.batch_deadline_ms";
+        t.result.detail +=
+            delays.contains(t.host) ? "; the site's Crawl-delay spaces its requests)" : ")";
+        if (t.result.attempts == 0) t.first_start = now;
+        finish(t);
+        it = pending.erase(it);
+      }
+    }
     if (done >= urls.size()) break;
     // Sleep until a socket is ready or the next pending transfer may start.
     int wait_ms = 100;
