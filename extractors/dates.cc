@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <unordered_map>
 
 #include "extractors/page.h"
@@ -380,6 +381,15 @@ std::optional<Match> match_at(const std::vector<Token>& t, std::size_t i, SlashO
         return month_first ? Match{year, first, second, i + 5} : Match{year, second, first, i + 5};
       }
     }
+    // 28.09.19: a two-digit year, only in its strictest form (two digits each, dots, no spaces),
+    // as German forums and tickers write it.
+    if (number(t, i, 2, 2) && punct(t, i + 1, '.') && glued(t, i + 1) && number(t, i + 2, 2, 2) &&
+        glued(t, i + 2) && punct(t, i + 3, '.') && glued(t, i + 3) && number(t, i + 4, 2, 2) &&
+        glued(t, i + 4)) {
+      if (!not_continued(i + 5)) return std::nullopt;
+      const int yy = t[i + 4].value;
+      return Match{yy < 70 ? 2000 + yy : 1900 + yy, t[i + 2].value, first, i + 5};
+    }
     // 7. Juni 2020, 7th June 2020, 17 de marzo de 2020, 7 июня 2020, 1er mai 2020
     std::size_t k = i + 1;
     if (k < t.size() && glued(t, k) && (punct(t, k, '.') || is_ordinal_suffix(t[k]))) ++k;
@@ -502,6 +512,14 @@ std::optional<UnixSeconds> url_date(std::string_view url) {
     ++k;
     const std::size_t dlen = is_digit(k + 1) ? 2 : 1;
     if (!digits_at(k, dlen, d) || is_digit(k + dlen)) continue;
+    // `/2023/10/3-fragen-an/`, `/2019/05/10-tips/`: after a year and month in folders, a number
+    // the slug goes on from is the slug's own (WordPress' /%year%/%monthnum%/%postname%/), not
+    // a day, which is a folder of its own.
+    if (const char after = k + dlen < path.size() ? path[k + dlen] : '\0';
+        sep == '/' &&
+        (after == '-' || after == '_' || std::isalpha(static_cast<unsigned char>(after)))) {
+      continue;
+    }
     if (auto day = plausible(year, m, d)) return day;
   }
   return std::nullopt;
@@ -539,6 +557,8 @@ std::string_view date_source_name(DateSource s) {
       return "date_element";
     case DateSource::kHeaderText:
       return "header_text";
+    case DateSource::kScriptData:
+      return "script_data";
     case DateSource::kPageText:
       return "page_text";
   }
@@ -720,6 +740,11 @@ PageDates resolve_dates(const DateEvidence& ev) {
   };
   add_metas(kPublishedMetas, DateRole::kPublished, kDeclared);
   add_metas(kGenericMetas, DateRole::kPublished, kGenericMeta);
+  // A publication date a script holds as data (as htmldate's search of the page for
+  // "datePublished" finds it): after every date shown around the headline, before the day the
+  // text names most often.
+  add(read_value(ev.script_published), DateRole::kPublished, DateSource::kScriptData, kNearHeadline,
+      SIZE_MAX / 2, "", true);
   add_metas(kModifiedMetas, DateRole::kModified, kDeclared);
 
   // What the page shows can change nothing once both dates are declared for machines (a shown
@@ -737,12 +762,14 @@ PageDates resolve_dates(const DateEvidence& ev) {
       const std::size_t dist = distance(m.first_word);
       const std::size_t end = std::min<std::size_t>(m.end_word, m.first_word + 40);
       // The dates written in it; returns whether one said it is the publication date.
+      std::size_t shown = 0;  // dates its text gave
       const auto from_text = [&](DateSource source, Tier unmarked) {
         const std::string text = render(m.first_word, end, nullptr);
         bool published = false;
         for (const TextDate& d : find_text_dates(text, ev.order, 4)) {
           add_shown(d, m.role, source, unmarked, dist);
           published |= d.role == DateRole::kPublished;
+          ++shown;
         }
         return published;
       };
@@ -767,7 +794,12 @@ PageDates resolve_dates(const DateEvidence& ev) {
               m.role == DateRole::kUnknown ? kDateClass : kMarkedPublished, dist, "abbr", true);
           break;
         case DateMark::Kind::kClass:
+          // "15 minutes ago" shown, the date itself in the element's title or datetime.
           from_text(DateSource::kDateElement, kDateClass);
+          if (shown == 0 && !m.value.empty()) {
+            add(read_value(m.value), m.role, DateSource::kDateElement, kDateClass, dist,
+                "attribute", true);
+          }
           break;
       }
     }

@@ -73,6 +73,7 @@ enum class DateSource : std::uint8_t {
   kDateElement,  ///< the text of an element whose class names a date, or an abbr's title
   kHeaderText,   ///< a date written in the visible text around the headline
   kPageText,     ///< the day the page's visible text names most often
+  kScriptData,   ///< a publication date in a script's data (a framework's page state)
 };
 std::string_view date_source_name(DateSource s);
 
@@ -83,6 +84,7 @@ struct DateEvidence {
   const std::vector<std::pair<std::string, std::string>>* metas = nullptr;
   std::string json_ld_published;  ///< datePublished of the page's main JSON-LD object
   std::string json_ld_modified;   ///< its dateModified
+  std::string script_published;   ///< `RawMetadata::script_published`
   const std::vector<DateMark>* marks = nullptr;
   const ParsedPage* page = nullptr;  ///< its words (the marks' and the headline's)
   /// Where the headline (first h1) starts, else where the article's text starts; SIZE_MAX when

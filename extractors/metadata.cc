@@ -696,6 +696,7 @@ PageMetadata resolve_metadata(const ParsedPage& page, std::string_view url,
   ev.json_ld_published = string_of(main, "datePublished");
   if (ev.json_ld_published.empty()) ev.json_ld_published = string_of(main, "dateCreated");
   ev.json_ld_modified = string_of(main, "dateModified");
+  ev.script_published = raw.script_published;
   // JSON-LD that does not parse (a trailing comma, a raw newline in a string) still names its
   // dates: the first of each, read as text.
   if (!main) {

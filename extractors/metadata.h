@@ -24,6 +24,9 @@ struct RawMetadata {
   std::string first_time;                                  ///< `datetime` of the first `<time>`
   std::vector<std::pair<std::string, std::string>> metas;  ///< (lowercase name/property, content)
   std::vector<std::string> json_ld;                        ///< bodies of ld+json scripts
+  /// The first publication date a page's other scripts give as data (`"datePublished": "..."`,
+  /// `"publishedDate"`, `"published_at"`, ...: a framework's page state), as written.
+  std::string script_published;
   /// Text of the first itemprop=author, rel=author or class *byline* element.
   std::string markup_byline;
   /// Elements that carry a date (`DateMark`), in page order; at most `kMaxMarks`.

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstring>
 #include <memory>
+#include <span>
 
 #include "extractors/internal/hash.h"
 #include "extractors/internal/stopwords.h"
@@ -418,6 +419,13 @@ std::int32_t collect_date_mark(const GumboElement& el, bool emit, const Attrs& a
   } else if (emit && names_date(cls, id)) {
     m.kind = DateMark::Kind::kClass;
     m.role = role_of(names);
+    // A relative time shown ("vor 3 Stunden") with the date in an attribute.
+    for (const char* name : {"datetime", "title", "content", "data-date"}) {
+      if (const char* v = attr(el, name); v && *v >= '0' && *v <= '9') {
+        m.value = v;
+        break;
+      }
+    }
   } else {
     return -1;
   }
@@ -900,6 +908,18 @@ bool is_read_attribute_of(std::string_view tag, std::string_view lower_name) {
   return false;
 }
 
+// A quoted or bare attribute value that begins with an ISO 8601 day (2020-06-07...): the title
+// of an element that shows "3 hours ago" holds the date itself.
+bool is_iso_date_value(std::string_view v) {
+  if (!v.empty() && (v.front() == '"' || v.front() == '\'')) v.remove_prefix(1);
+  if (v.size() < 10) return false;
+  for (std::size_t k = 0; k < 10; ++k) {
+    const bool digit = v[k] >= '0' && v[k] <= '9';
+    if ((k == 4 || k == 7) ? v[k] != '-' : !digit) return false;
+  }
+  return true;
+}
+
 // Copies the start tag at html[lt] ('<' and a letter) to `out` with only the attributes the walk
 // reads: href keeps its value on <link> and <base> (the canonical URL) and elsewhere only says
 // that the element is a link. Returns the position after the tag's '>', or npos when the tag
@@ -950,7 +970,11 @@ std::size_t copy_start_tag(std::string_view html, std::size_t lt, std::string& o
       lower[k] = name[k] >= 'A' && name[k] <= 'Z' ? static_cast<char>(name[k] + 32) : name[k];
     }
     const std::string_view lower_name(lower, name.size());
-    if (!is_read_attribute(lower_name) && !is_read_attribute_of(tag, lower_name)) continue;
+    if (!is_read_attribute(lower_name) && !is_read_attribute_of(tag, lower_name) &&
+        !(has_value && (lower_name == "title" || lower_name == "data-date") &&
+          is_iso_date_value(value))) {
+      continue;
+    }
     out += ' ';
     out.append(name);
     if (has_value && lower_name == "srcset") {
@@ -1069,7 +1093,60 @@ class PageSearches {
 
 }  // namespace
 
-std::string strip_invisible(std::string_view html, std::size_t* max_nesting, bool* recovered) {
+namespace {
+
+// The first publication date a script holds as data: `"datePublished": "2020-06-07T..."` and
+// the names frameworks give it, also inside a JSON string (`\"publishedAt\":\"...\"`). Only the
+// first 256 KiB of a script are looked at.
+std::string script_published(std::string_view text) {
+  text = text.substr(0, std::size_t{256} << 10);
+  std::size_t best = std::string_view::npos;
+  std::string value;
+  // The names of a publication first; then those of a creation, when none is there.
+  const std::string_view published[] = {"datePublished", "publishedDate", "publishDate",
+                                        "published_at",  "publishedAt",   "firstPublishedAt"};
+  const std::string_view created[] = {"dateCreated", "createdAt", "created_at"};
+  // Most scripts name neither: one search each rules them out.
+  for (const auto& [probe, keys] :
+       {std::pair{std::string_view("ublish"), std::span<const std::string_view>(published)},
+        std::pair{std::string_view("reated"), std::span<const std::string_view>(created)}}) {
+    if (!value.empty()) break;
+    if (text.find(probe) == std::string_view::npos) continue;
+    for (const std::string_view key : keys) {
+      for (std::size_t at = text.find(key); at != std::string_view::npos && at < best;
+           at = text.find(key, at + 1)) {
+        // The key in quotes, a colon, the value in quotes (escaped or not) starting with a year.
+        if (at == 0 || text[at - 1] != '"') continue;
+        std::size_t i = at + key.size();
+        const auto skip = [&](std::string_view chars) {
+          while (i < text.size() && chars.find(text[i]) != std::string_view::npos) ++i;
+        };
+        if (i < text.size() && text[i] == '\\') ++i;  // \"key\": inside a JSON string
+        if (i >= text.size() || text[i] != '"') continue;
+        ++i;
+        skip(" \t");
+        if (i >= text.size() || text[i] != ':') continue;
+        ++i;
+        skip(" \t\\\"");
+        std::size_t end = i;
+        while (end < text.size() && end - i < 40 &&
+               std::string_view("0123456789-:T+Z.").find(text[end]) != std::string_view::npos) {
+          ++end;
+        }
+        if (end - i < 10 || text[i] < '1' || text[i] > '2') continue;
+        best = at;
+        value = std::string(text.substr(i, end - i));
+        break;
+      }
+    }
+  }
+  return value;
+}
+
+}  // namespace
+
+std::string strip_invisible(std::string_view html, std::size_t* max_nesting, bool* recovered,
+                            std::string* script_date) {
   NestingCounter nesting;
   PageSearches search(html);
   std::string out;
@@ -1192,8 +1269,11 @@ std::string strip_invisible(std::string_view html, std::size_t* max_nesting, boo
     const bool keep =
         closer == "<script" && ascii_lower(open_tag).find("ld+json") != std::string::npos;
     if (!keep) {
-      // Nothing of it is read: the element goes whole (an empty one was still a node, and its
-      // tags a tenth of what Gumbo read).
+      // Nothing of it is read but a publication date a script holds as data: the element goes
+      // whole (an empty one was still a node, and its tags a tenth of what Gumbo read).
+      if (script_date && script_date->empty() && closer == "<script") {
+        *script_date = script_published(html.substr(tag_end + 1, content_end - tag_end - 1));
+      }
       if (end == std::string_view::npos) {
         pos = content_end;
       } else {
@@ -1263,7 +1343,8 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
   page.tree = std::make_unique<ParsedPage::Tree>();
   std::size_t depth = 0;
   bool recovered = false;
-  page.tree->source = strip_invisible(html, &depth, &recovered);
+  std::string script_date;
+  page.tree->source = strip_invisible(html, &depth, &recovered, &script_date);
   if (recovered) page.warnings.emplace_back("unterminated_element_closed");
   if (depth > limits.max_nesting_depth) {
     return tl::unexpected(ExtractError{
@@ -1312,6 +1393,7 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
   stack.back().flags = {};  // the root's own flags are not used
   std::vector<BlockInfo> infos;
   RawMetadata& raw = page.metadata;
+  raw.script_published = std::move(script_date);
   std::uint32_t box = 0;  // block-level box counter (changes at every boundary)
   std::uint32_t current_box = UINT32_MAX;
   bool pending_space = true;

@@ -87,8 +87,10 @@ bool parse_tree_only(std::string_view html);
 /// `recovered`, when given, is set when an element that must be closed (title, textarea,
 /// script, style, noscript, svg, xmp, noembed, noframes, iframe) never is and was closed at the
 /// next tag, as lenient parsers (libxml2, NekoHTML) do.
+/// `script_date`, when given, receives the first publication date a dropped script holds as
+/// data (`"datePublished": "..."`, `"publishedAt"`, ...; "" when none).
 std::string strip_invisible(std::string_view html, std::size_t* max_nesting = nullptr,
-                            bool* recovered = nullptr);
+                            bool* recovered = nullptr, std::string* script_date = nullptr);
 
 /// The text of words [first, last) with paragraphs (blocks) separated by "\n\n".
 std::string render_words(const ParsedPage& page, std::size_t first, std::size_t last);

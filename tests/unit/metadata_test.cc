@@ -42,6 +42,14 @@ TEST(TextDates, NumericForms) {
   EXPECT_EQ(first_date("31.02.2020"), "none");
   EXPECT_EQ(first_date("07.06.1989"), "none");
   EXPECT_EQ(first_date("on June 7 the minister said"), "none");
+  // Two-digit years only in their strictest form: 28.09.19.
+  EXPECT_EQ(first_date("Erstellt 28.09.19 12:44"), "2019-09-28");
+  EXPECT_EQ(first_date("28.09.19."), "2019-09-28");
+  EXPECT_EQ(first_date("Version 1.2.19"), "none");
+  EXPECT_EQ(first_date("28.9.19"), "none");
+  EXPECT_EQ(first_date("28. 09. 19"), "none");
+  EXPECT_EQ(first_date("v28.09.19.4"), "none");
+  EXPECT_EQ(first_date("am 07.06.89"), "none");  // before the web
 }
 
 TEST(TextDates, MonthNamesInTheLanguagesNewsflowReads) {
@@ -96,6 +104,13 @@ TEST(UrlDates, PathsThatNameADay) {
   EXPECT_EQ(day(url_date("https://n.test/id/123456789012")), "none");  // a long number
   EXPECT_EQ(day(url_date("https://2020-06-07.n.test/a")), "none");     // the host
   EXPECT_EQ(day(url_date("https://n.test/2020/13/40/a")), "none");     // no such day
+  // A slug that begins with a number, after a year and a month in folders, is no day.
+  EXPECT_EQ(day(url_date("https://n.test/2023/10/3-fragen-an-tina/")), "none");
+  EXPECT_EQ(day(url_date("https://n.test/2019/05/10-tips-for-spring")), "none");
+  EXPECT_EQ(day(url_date("https://n.test/2019/05/10tips")), "none");
+  EXPECT_EQ(day(url_date("https://n.test/2019/05/10/10-tips")), "2019-05-10");
+  EXPECT_EQ(day(url_date("https://n.test/2019/05/10.html")), "2019-05-10");
+  EXPECT_EQ(day(url_date("https://n.test/2019-05-10-tips")), "2019-05-10");
 }
 
 // A page with the given head and body, extracted at `url`.
@@ -189,6 +204,42 @@ TEST(PageDates, TimeElementsAndItemprop) {
            "<h1>Headline</h1><abbr class='published' title='Sonntag, Dezember 16th, 2012, 7:05 "
            "pm'>16.12.</abbr>");
   EXPECT_EQ(day(a.published_at), "2012-12-16");
+}
+
+// A relative time shown, the date itself in an attribute of the element that names a date.
+TEST(PageDates, AnAttributeHoldsTheDateOfARelativeTime) {
+  Article a = page("",
+                   "<h1>Headline</h1><span class='time-ago' title='2020-06-07T10:00:00Z'>vor 3 "
+                   "Stunden</span>");
+  EXPECT_EQ(day(a.published_at), "2020-06-07");
+  EXPECT_EQ(source_of(a, "published_at"), "date_element:attribute");
+}
+
+// A framework's page state names the publication (htmldate searches the page for
+// "datePublished" too): below anything the page shows near its headline.
+TEST(PageDates, ScriptDataAfterWhatThePageShows) {
+  Article a = page(
+      "<script>window.__STATE__={\"review\":{\"publishedDate\":"
+      "\"2016-11-04T20:37:27Z\",\"updatedDate\":\"2016-11-05T00:00:00Z\"}}</script>",
+      "<h1>Headline</h1>");
+  EXPECT_EQ(day(a.published_at), "2016-11-04");
+  EXPECT_EQ(source_of(a, "published_at"), "script_data");
+  // Inside a JSON string, and a creation when nothing says published.
+  a = page(
+      "<script>self.__next_f.push([1,\"{\\\"createdAt\\\":\\\"2022-01-31T15:58:43+01:00\\\"}\"])"
+      "</script>",
+      "<h1>Headline</h1>");
+  EXPECT_EQ(day(a.published_at), "2022-01-31");
+  // Not a key's tail, not a value without a year.
+  a = page(
+      "<script>var x={\"notdatePublished\":\"2010-01-01\",\"publishedAt\":\"soon\"}"
+      "</script>",
+      "<h1>Headline</h1>");
+  EXPECT_EQ(day(a.published_at), "none");
+  // A date shown under the headline wins.
+  a = page("<script>var s={\"publishedAt\":\"2016-11-04T20:37:27Z\"}</script>",
+           "<h1>Headline</h1><p>7. Juni 2020</p>");
+  EXPECT_EQ(day(a.published_at), "2020-06-07");
 }
 
 TEST(PageDates, UrlDayFirst) {
