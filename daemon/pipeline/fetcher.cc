@@ -345,6 +345,18 @@ std::vector<FetchResult> Fetcher::Impl::run(
     ++done;
   };
 
+  // A transfer given up before it started: the batch's deadline has come, or will before the
+  // site lets it start.
+  auto defer = [&](Impl::Transfer& t, std::string_view why, Clock::time_point now) {
+    t.result.outcome = "deferred";
+    t.result.detail =
+        std::string(why) + " within the batch's fetch deadline (fetch.batch_deadline_ms";
+    t.result.detail +=
+        delays.contains(t.host) ? "; the site's Crawl-delay spaces its requests)" : ")";
+    if (t.result.attempts == 0) t.first_start = now;
+    finish(t);
+  };
+
   while (done < urls.size()) {
     // Start what the limits allow, oldest first.
     const auto now = Clock::now();
@@ -360,15 +372,7 @@ std::vector<FetchResult> Fetcher::Impl::run(
         t.result.detail = "still running at the batch's fetch deadline (fetch.batch_deadline_ms)";
         finish(t);
       }
-      for (const std::size_t i : pending) {
-        Impl::Transfer& t = transfers[i];
-        t.result.outcome = "deferred";
-        t.result.detail = "not started within the batch's fetch deadline (fetch.batch_deadline_ms";
-        t.result.detail +=
-            delays.contains(t.host) ? "; the site's Crawl-delay spaces its requests)" : ")";
-        if (t.result.attempts == 0) t.first_start = now;
-        finish(t);
-      }
+      for (const std::size_t i : pending) defer(transfers[i], "not started", now);
       pending.clear();
       break;
     }
@@ -435,12 +439,7 @@ std::vector<FetchResult> Fetcher::Impl::run(
           ++it;
           continue;
         }
-        t.result.outcome = "deferred";
-        t.result.detail = "cannot start within the batch's fetch deadline (fetch.batch_deadline_ms";
-        t.result.detail +=
-            delays.contains(t.host) ? "; the site's Crawl-delay spaces its requests)" : ")";
-        if (t.result.attempts == 0) t.first_start = now;
-        finish(t);
+        defer(t, "cannot start", now);
         it = pending.erase(it);
       }
     }

@@ -908,6 +908,71 @@ TEST_F(DaemonOnMockCluster, LinkedPagesThatFailForNowAreTriedAgainAndPublishedAs
   EXPECT_EQ(requests["/down/x"].size(), 4u);
 }
 
+// exactly_once: the retrier's page and the offset of the retry record it finishes go in one
+// transaction of its own producer; the page is published once, as the item's version 2.
+TEST_F(DaemonOnMockCluster, ExactlyOnceRetriesPublishTheirPageOnce) {
+  config_.kafka.delivery = "exactly_once";
+  config_.kafka.transactional_id = "newsflow-test";
+  std::atomic<int> requests{0};
+  testing::LocalHttpServer server({
+      {"/once",
+       [&requests](mg_connection* c, const mg_request_info*) {
+         if (++requests == 1) {
+           testing::LocalHttpServer::send(c, 503, "text/plain", "busy");
+           return;
+         }
+         std::string page = "<html><body><article><h1>Story</h1>";
+         for (int p = 0; p < 5; ++p) {
+           page += "<p>The page fetched on its second try has its own full paragraph number " +
+                   std::to_string(p) + " with enough words to be the article body.</p>";
+         }
+         testing::LocalHttpServer::send(c, 200, "text/html; charset=utf-8",
+                                        page + "</article></body></html>");
+       }},
+  });
+  ASSERT_TRUE(server.ok());
+  config_.fetch.allow_networks = {"127.0.0.0/8"};
+  config_.fetch.host_delay_ms = 0;
+  config_.fetch.robots_txt = false;
+  config_.fetch.retries = 0;
+  config_.fetch.requeue_backoff_ms = 200;
+  const std::string feed =
+      "<rss version='2.0'><channel><title>Local news</title><item><title>Once</title><link>" +
+      server.url("/once") +
+      "</link><guid>o</guid><description>A teaser of a dozen words or so that the feed gives "
+      "for the story.</description></item></channel></rss>";
+  produce(producer_.get(), config_.topics.feeds, "feed", feed,
+          {{"url", server.url("/feed.xml")}, {"id", "local-feed"}});
+  ASSERT_EQ(rd_kafka_flush(producer_.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  Metrics metrics;
+  {
+    Daemon daemon(config_, metrics);
+    ASSERT_TRUE(daemon.start(cluster_->bootstrap()));
+    std::thread t([&] { daemon.run(); });
+    const auto deadline = std::chrono::steady_clock::now() + 45s;
+    while (daemon.progress().articles.load() < 2 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(50ms);
+    }
+    daemon.stop();
+    t.join();
+  }
+  const int parts = config_.kafka.embedded_partitions;
+  std::vector<nlohmann::json> versions;
+  for (const auto& r : read_topic(cluster_->bootstrap(), config_.topics.articles, parts)) {
+    versions.push_back(nlohmann::json::parse(r.value));
+  }
+  ASSERT_EQ(versions.size(), 2u);
+  EXPECT_EQ(versions[0]["id"], versions[1]["id"]);
+  EXPECT_EQ(versions[1]["version"], 2);
+  EXPECT_NE(versions[1]["text"].get<std::string>().find("second try"), std::string::npos);
+  std::size_t pages = 0;
+  for (const auto& r : read_topic(cluster_->bootstrap(), config_.topics.pages, parts)) {
+    pages += header(r, "link") == server.url("/once") ? 1 : 0;
+  }
+  EXPECT_EQ(pages, 1u);
+  EXPECT_EQ(requests.load(), 2);
+}
+
 TEST_F(DaemonOnMockCluster, AnIdleExtractorDoesNotSayItsEndEverySecond) {
   // An extractor with nothing left to do tells the dedup role its partitions are at their end.
   // Said once a second while it idles, `topics.extracted` would grow by a record per
