@@ -89,7 +89,25 @@ StatusSnapshot Daemon::status() const {
 
 Daemon::~Daemon() {
   retrier_.reset();
-  if (consumer_) rd_kafka_consumer_close(consumer_.get());
+  if (consumer_) {
+    // librdkafka 2.0 aborts when a cooperative-sticky consumer that never had an assignment is
+    // destroyed (its issue 4312, fixed in 2.3): one stopped in its first seconds (a daemon
+    // started and stopped at once) waits a little for its first assignment, and is left to the
+    // process's exit when none comes.
+    const bool hazard = consumer_cooperative_ && !assigned_once_;
+    const auto until = Clock::now() + std::chrono::seconds(5);
+    while (hazard && !assigned_once_ && Clock::now() < until) {
+      if (rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer_.get(), 100)) {
+        rd_kafka_message_destroy(m);
+      }
+    }
+    rd_kafka_consumer_close(consumer_.get());
+    if (hazard && !assigned_once_) {
+      log::warn("consumer_left_undestroyed",
+                {{"reason", "no assignment yet (librdkafka 2.0 aborts destroying it)"}});
+      static_cast<void>(consumer_.release());
+    }
+  }
   tail_.reset();
   if (lease_) rd_kafka_consumer_close(lease_.get());
   if (producer_) rd_kafka_flush(producer_.get(), config_.kafka.flush_timeout_ms);
@@ -104,7 +122,8 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
                                                        {"message.max.bytes", max_bytes},
                                                        {"client.id", "newsflow"}};
   if (exactly_once_) producer_defaults["transactional.id"] = config_.kafka.transactional_id;
-  auto pconf = make_kafka_conf(producer_defaults, config_.kafka.client, config_.kafka.producer, "kafka.producer");
+  auto pconf = make_kafka_conf(producer_defaults, config_.kafka.client, config_.kafka.producer,
+                               "kafka.producer");
   if (!pconf) return tl::unexpected(pconf.error());
   {
     char value[32];
@@ -176,7 +195,8 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
              it != config_.kafka.consumer.end()) {
     instance_id_ = it->second;
   }
-  auto cconf = make_kafka_conf(consumer_defaults, config_.kafka.client, config_.kafka.consumer, "kafka.consumer");
+  auto cconf = make_kafka_conf(consumer_defaults, config_.kafka.client, config_.kafka.consumer,
+                               "kafka.consumer");
   if (!cconf) return tl::unexpected(cconf.error());
   consumer_cooperative_ = cooperative_strategy(cconf->get());
   // Event-time order needs to know when a partition has nothing older to deliver.

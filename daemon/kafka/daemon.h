@@ -266,6 +266,7 @@ class Daemon {
   void release(InFlight& f);
   KafkaHandle consumer_;
   bool consumer_cooperative_ = false;  // its assignment strategy is cooperative-sticky
+  bool assigned_once_ = false;         // it has had an assignment (see ~Daemon)
   std::string instance_id_;            // the input consumer's group.instance.id ("" : dynamic)
   KafkaHandle producer_;
   std::unique_ptr<Fetcher> fetcher_;       // null when fetch.enabled is false

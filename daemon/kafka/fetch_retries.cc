@@ -127,7 +127,9 @@ tl::expected<std::unique_ptr<FetchRetrier>, std::string> FetchRetrier::start(
                                 {"auto.offset.reset", "earliest"},
                                 {"session.timeout.ms", "6000"},
                                 {"heartbeat.interval.ms", "1500"},
-                                {"fetch.wait.max.ms", "100"},
+                                // Retries wait minutes: no need to ask the brokers ten times a
+                                // second (the mock cluster holds an empty fetch this long).
+                                {"fetch.wait.max.ms", "1000"},
                                 {"client.id", "newsflow-fetch-retries"}},
                                config.kafka.client, config.kafka.consumer, "kafka.consumer");
   if (!cconf) return tl::unexpected(problems_text(cconf.error()));
@@ -163,7 +165,8 @@ tl::expected<std::unique_ptr<FetchRetrier>, std::string> FetchRetrier::start(
       {"linger.ms", "5"},
       {"message.max.bytes", std::to_string(config.fetch.max_body_bytes + kHeadroomBytes)},
       {"client.id", "newsflow-fetch-retries"}};
-  auto pconf = make_kafka_conf(producer_defaults, config.kafka.client, config.kafka.producer, "kafka.producer");
+  auto pconf = make_kafka_conf(producer_defaults, config.kafka.client, config.kafka.producer,
+                               "kafka.producer");
   if (!pconf) return tl::unexpected(problems_text(pconf.error()));
   if (r->exactly_once_) {
     const std::string tid = config.kafka.transactional_id + "-fetch-retries";

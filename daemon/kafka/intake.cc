@@ -57,9 +57,11 @@ void Daemon::on_rebalance(rd_kafka_t* rk, int err_int, void* partitions_ptr, voi
       if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk, partitions))
         rd_kafka_error_destroy(e);
       self->assigned_ += partitions->cnt;
+      self->assigned_once_ = true;
     } else {
       rd_kafka_assign(rk, partitions);
       self->assigned_ = partitions->cnt;
+      self->assigned_once_ = true;
     }
     log::info("partitions_assigned", {{"count", std::to_string(partitions->cnt)}});
   } else {
