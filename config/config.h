@@ -225,9 +225,9 @@ Environment process_environment();
 
 /// Parses YAML text (empty text means all defaults), applies overrides from `env`
 /// (`NEWSFLOW_KAFKA__BROKERS=...` sets `kafka.brokers`; under `kafka.client`, `kafka.consumer`,
-/// `kafka.producer` and `kafka.lease` the rest of the name becomes a librdkafka property with `_` read as `.`, so
-/// `NEWSFLOW_KAFKA__CONSUMER__FETCH_MAX_BYTES` sets `fetch.max.bytes`) and validates. Returns
-/// every problem found, not only the first.
+/// `kafka.producer` and `kafka.lease` the rest of the name becomes a librdkafka property with `_`
+/// read as `.`, so `NEWSFLOW_KAFKA__CONSUMER__FETCH_MAX_BYTES` sets `fetch.max.bytes`) and
+/// validates. Returns every problem found, not only the first.
 tl::expected<Config, std::vector<Problem>> parse_config(std::string_view yaml_text,
                                                         const Environment& env);
 

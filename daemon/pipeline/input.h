@@ -18,8 +18,9 @@ struct ParsedInput {
   std::optional<Failure> failure;
 };
 
-/// Parses one replay line (docs/contracts.md, "Replay files"): a JSON object with `url`, optional `id`,
-/// `fetched_at`, `published_at`, `content_type`, and exactly one of `html`, `html_b64`, `text`
+/// Parses one replay line (docs/contracts.md, "Replay files"): a JSON object with `url`, optional
+/// `id`, `fetched_at`, `published_at`, `content_type`, and exactly one of `html`, `html_b64`,
+/// `text`
 /// (+ optional `title`), `feed`, `feed_b64`.
 ParsedInput parse_replay_line(std::string_view line);
 
