@@ -21,6 +21,15 @@ def html_pages():
               "<frameset><noframes>", "<li>word ", "<a href='x'>link</a> "]
     for i, p in enumerate(pieces):
         yield f"page{i}.html", ("<html><body><p>" + rep(p) + "</p></body></html>").encode()
+    # What the date sources read: a script's data (keys that almost match, many scripts), ISO
+    # titles kept by the pre-pass, two-digit years.
+    yield "script_keys.html", ("<html><head><script>" + rep('"datePublished":"x",\\"publishedAt\\": 2')
+                               + "</script></head><body><p>words</p></body></html>").encode()
+    yield "many_scripts.html", ("<html><head>" + rep('<script>"createdAt":"2020-01-01"</script>')
+                                + "</head><body><p>words</p></body></html>").encode()
+    yield "iso_titles.html", ("<html><body>" + rep("<span class=date title='2020-06-07T1'>x</span>", MB)
+                              + "</body></html>").encode()
+    yield "short_years.html", ("<html><body><p>" + rep("28.09.19.", MB // 4) + "</p></body></html>").encode()
 
 
 def feeds():
