@@ -752,6 +752,7 @@ int Daemon::run() {
         extracting_ = nullptr;
         waiting_ = std::move(next);
         note_processing({&waiting_->batch});
+        fetch_links(*waiting_);  // while the next batch is collected and extracted
       }
       batch.clear();
       refresh_status(false);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <future>
 #include <initializer_list>
 #include <limits>
 #include <map>
@@ -150,14 +151,23 @@ class Daemon {
     std::vector<Taken> batch;
     std::vector<rd_kafka_message_t*> messages;
     std::vector<Work> work;
+    /// The pages its feed items link to, being fetched beside the loop (`fetch_links`).
+    std::vector<std::string> link_urls;
+    std::future<std::vector<Pipeline::LinkedPage>> linked_pages;
   };
+  /// Starts fetching the pages that the extracted `stage`'s feed items link to (those not
+  /// published before), on a thread of its own: the loop goes on collecting and the pool
+  /// extracting while the sites answer. `judge` waits for them (at most
+  /// `fetch.batch_deadline_ms`, and the loop stays alive meanwhile).
+  void fetch_links(Stage& stage);
   /// Extracts and judges `batch` now (inputs with crashes, exactly_once). False when it was not
   /// delivered (exactly_once): its inputs are left in `batch`.
   bool process_batch(std::vector<Taken>& batch);
   /// Parses and extracts the inputs of `stage.batch` on the worker pool; returns at once unless
   /// `wait` (then `pool_->wait()` ends it).
   void extract(Stage& stage, bool wait);
-  /// In input order on the loop's thread: fetches linked pages, judges (or hands over) every
+  /// In input order on the loop's thread: gives feed items their linked pages (waiting for
+  /// `fetch_links`, started here if it was not), judges (or hands over) every
   /// input and queues the outputs. at_least_once: the batch goes to `in_flight_` (true);
   /// exactly_once: the transaction is committed, false when it was not.
   bool judge(Stage& stage);

@@ -243,6 +243,36 @@ void Daemon::note_processing(std::initializer_list<const std::vector<Taken>*> ba
   }
 }
 
+namespace {
+
+// The feed items of a batch that link to their page, in input order.
+template <class Work>
+std::vector<Pipeline::Extracted*> link_items(std::vector<Work>& work) {
+  std::vector<Pipeline::Extracted*> items;
+  for (auto& w : work) {
+    if (!w.prepared) continue;
+    for (auto& e : *w.prepared) {
+      if (!e.fetch_url.empty()) items.push_back(&e);
+    }
+  }
+  return items;
+}
+
+}  // namespace
+
+void Daemon::fetch_links(Stage& stage) {
+  if (!fetcher_ || stage.linked_pages.valid()) return;
+  // Which links are new is read here, on the loop's thread; `judge` asks again before it uses
+  // a page (one published meanwhile is skipped).
+  stage.link_urls = pipeline_.links_to_fetch(link_items(stage.work));
+  if (stage.link_urls.empty()) return;
+  // One batch's links at a time (the fetcher serves one thread at a time): the batch before
+  // has been judged.
+  stage.linked_pages = std::async(std::launch::async, [this, urls = stage.link_urls] {
+    return pipeline_.fetch_pages(urls, *fetcher_);
+  });
+}
+
 void Daemon::judge_waiting() {
   if (!waiting_) return;
   judge(*waiting_);
@@ -269,20 +299,20 @@ bool Daemon::judge(Stage& stage) {
   std::vector<Work>& work = stage.work;
   std::vector<Taken>& batch = stage.batch;
   if (fetcher_) {
-    // Link-only feed items of the whole batch are fetched together.
-    std::vector<Pipeline::Extracted*> items;
-    for (auto& w : work) {
-      if (!w.prepared) continue;
-      for (auto& e : *w.prepared) {
-        if (!e.fetch_url.empty()) items.push_back(&e);
+    if (!stage.linked_pages.valid()) fetch_links(stage);
+    if (stage.linked_pages.valid()) {
+      // Bounded by the fetcher's batch deadline; the loop is not stalled meanwhile.
+      while (stage.linked_pages.wait_for(std::chrono::milliseconds(250)) !=
+             std::future_status::ready) {
+        tick();
       }
-    }
-    if (!items.empty()) {
+      std::vector<Pipeline::LinkedPage> pages;
       try {
-        pipeline_.resolve_links(items, *fetcher_);
+        pages = stage.linked_pages.get();
       } catch (const std::exception& e) {
         log::error("fetch_failed", {{"error", e.what()}});
       }
+      pipeline_.apply_pages(link_items(work), stage.link_urls, std::move(pages));
     }
   }
   const auto t0 = Clock::now();

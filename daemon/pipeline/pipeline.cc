@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <unordered_set>
 
 #include "daemon/ops/metrics.h"
 #include "daemon/pipeline/fetcher.h"
@@ -415,70 +416,121 @@ void Pipeline::confirm_links(const std::vector<std::pair<std::string, std::int64
 }
 
 void Pipeline::resolve_links(const std::vector<Extracted*>& items, Fetcher& fetcher) {
+  const std::vector<std::string> urls = links_to_fetch(items);
+  if (urls.empty()) return;
+  apply_pages(items, urls, fetch_pages(urls, fetcher));
+}
+
+namespace {
+
+// Whether `e` still waits for its linked page.
+bool wants_page(const Pipeline::Extracted& e) { return !e.fetch_url.empty() && !e.skip; }
+
+}  // namespace
+
+bool Pipeline::skip_if_seen(Extracted& e) {
+  // Published before: an earlier poll of the feed (the same guid, maybe under a new link), or
+  // another feed with the same link.
+  if (!seen_links_.contains(link_key(e.fetch_url)) &&
+      !seen_links_.contains(item_key(e.article.id))) {
+    return false;
+  }
+  e.skip = true;
+  if (metrics_) metrics_->fetch("already_seen");
+  return true;
+}
+
+std::vector<std::string> Pipeline::links_to_fetch(const std::vector<Extracted*>& items) {
   std::vector<std::string> urls;
-  std::unordered_map<std::string, std::size_t> url_index;
-  std::vector<Extracted*> to_fetch;
+  std::unordered_set<std::string_view> listed;
   for (Extracted* e : items) {
-    if (e->fetch_url.empty() || e->skip) continue;
-    if (seen_links_.contains(link_key(e->fetch_url)) ||
-        seen_links_.contains(item_key(e->article.id))) {
-      // Published before: an earlier poll of the feed (the same guid, maybe under a new
-      // link), or another feed with the same link.
-      e->skip = true;
-      if (metrics_) metrics_->fetch("already_seen");
+    if (!wants_page(*e) || skip_if_seen(*e)) continue;
+    if (listed.insert(e->fetch_url).second) urls.push_back(e->fetch_url);
+  }
+  return urls;
+}
+
+std::vector<Pipeline::LinkedPage> Pipeline::fetch_pages(const std::vector<std::string>& urls,
+                                                        Fetcher& fetcher) const {
+  std::vector<LinkedPage> pages(urls.size());
+  if (urls.empty()) return pages;
+  const auto t0 = Clock::now();
+  std::vector<FetchResult> results = fetcher.fetch(urls);
+  if (metrics_) metrics_->stage_seconds("fetch", seconds_since(t0));
+  for (std::size_t i = 0; i < urls.size(); ++i) {
+    FetchResult& r = results[i];
+    LinkedPage& p = pages[i];
+    p.final_url = r.final_url;
+    if (!r.ok()) {
+      p.retry_after_seconds = r.retry_after_seconds;
+      p.failure = Failure{"fetch_" + r.outcome, r.url + ": " + r.detail + " (" +
+                                                    std::to_string(r.attempts) +
+                                                    (r.attempts == 1 ? " attempt)" : " attempts)")};
       continue;
     }
-    if (url_index.try_emplace(e->fetch_url, urls.size()).second) urls.push_back(e->fetch_url);
-    to_fetch.push_back(e);
-  }
-  if (urls.empty()) return;
-  const auto t0 = Clock::now();
-  const std::vector<FetchResult> results = fetcher.fetch(urls);
-  if (metrics_) metrics_->stage_seconds("fetch", seconds_since(t0));
-  for (Extracted* e : to_fetch) {
-    const FetchResult& r = results[url_index[e->fetch_url]];
-    extractors::Article& a = e->article;
-    if (r.ok()) {
-      auto decoded = extractors::decode_to_utf8(r.body, r.content_type);
-      // Fetched just now: no later date is the page's.
-      const auto now = std::chrono::duration_cast<std::chrono::seconds>(
-                           std::chrono::system_clock::now().time_since_epoch())
-                           .count();
-      auto page = decoded ? extractors::extract_html(*decoded, r.final_url, config_.extract, now)
-                          : tl::unexpected(decoded.error());
-      if (page) {
-        // The feed knows the headline and the date; the page has the text and its metadata.
-        a.text = std::move(page->text);
-        if (a.title.empty()) a.title = page->title;
-        a.canonical_url = page->canonical_url.empty() ? r.final_url : page->canonical_url;
-        a.source = page->source.empty() ? a.source : page->source;
-        if (a.lang.empty()) a.lang = page->lang;
-        if (a.byline.empty()) a.byline = page->byline;
-        if (a.authors.empty()) a.authors = std::move(page->authors);
-        if (!a.published_at) {
-          a.published_at = page->published_at;
-          a.published_utc_offset = page->published_utc_offset;
-        }
-        if (!a.modified_at) {
-          a.modified_at = page->modified_at;
-          a.modified_utc_offset = page->modified_utc_offset;
-        }
-        // The page's own description and image are the article's; the feed's are teasers.
-        if (!page->description.empty()) a.description = std::move(page->description);
-        if (page->image) a.image = std::move(page->image);
-        if (a.section.empty()) a.section = std::move(page->section);
-        if (a.tags.empty()) a.tags = std::move(page->tags);
-        if (!page->site_name.empty()) a.site_name = std::move(page->site_name);
-        a.paywalled = page->paywalled;
-      } else {
-        e->fetch_failure = Failure{std::string(extractors::reason_name(page.error().reason)),
-                                   "page " + r.final_url + ": " + page.error().detail};
-      }
+    auto decoded = extractors::decode_to_utf8(r.body, r.content_type);
+    // Fetched just now: no later date is the page's.
+    const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    auto page = decoded ? extractors::extract_html(*decoded, r.final_url, config_.extract, now)
+                        : tl::unexpected(decoded.error());
+    if (page) {
+      p.article = std::move(*page);
     } else {
-      e->retry_after_seconds = r.retry_after_seconds;
-      e->fetch_failure = Failure{"fetch_" + r.outcome,
-                                 r.url + ": " + r.detail + " (" + std::to_string(r.attempts) +
-                                     (r.attempts == 1 ? " attempt)" : " attempts)")};
+      p.failure = Failure{std::string(extractors::reason_name(page.error().reason)),
+                          "page " + r.final_url + ": " + page.error().detail};
+    }
+  }
+  return pages;
+}
+
+void Pipeline::apply_pages(const std::vector<Extracted*>& items,
+                           const std::vector<std::string>& urls, std::vector<LinkedPage> pages) {
+  std::unordered_map<std::string_view, std::size_t> index;
+  for (std::size_t i = 0; i < urls.size() && i < pages.size(); ++i) index.emplace(urls[i], i);
+  // How many items take each page: the last one takes it, the others a copy.
+  std::vector<std::size_t> takers(pages.size(), 0);
+  std::vector<Extracted*> to_fill;
+  for (Extracted* e : items) {
+    if (!wants_page(*e) || skip_if_seen(*e)) continue;
+    const auto it = index.find(e->fetch_url);
+    if (it == index.end()) continue;  // not fetched: keeps what it has (its feed text)
+    ++takers[it->second];
+    to_fill.push_back(e);
+  }
+  for (Extracted* e : to_fill) {
+    const std::size_t i = index.at(e->fetch_url);
+    LinkedPage& p = pages[i];
+    extractors::Article& a = e->article;
+    if (p.article) {
+      extractors::Article page = --takers[i] == 0 ? std::move(*p.article) : *p.article;
+      // The feed knows the headline and the date; the page has the text and its metadata.
+      a.text = std::move(page.text);
+      if (a.title.empty()) a.title = page.title;
+      a.canonical_url = page.canonical_url.empty() ? p.final_url : page.canonical_url;
+      a.source = page.source.empty() ? a.source : page.source;
+      if (a.lang.empty()) a.lang = page.lang;
+      if (a.byline.empty()) a.byline = page.byline;
+      if (a.authors.empty()) a.authors = std::move(page.authors);
+      if (!a.published_at) {
+        a.published_at = page.published_at;
+        a.published_utc_offset = page.published_utc_offset;
+      }
+      if (!a.modified_at) {
+        a.modified_at = page.modified_at;
+        a.modified_utc_offset = page.modified_utc_offset;
+      }
+      // The page's own description and image are the article's; the feed's are teasers.
+      if (!page.description.empty()) a.description = std::move(page.description);
+      if (page.image) a.image = std::move(page.image);
+      if (a.section.empty()) a.section = std::move(page.section);
+      if (a.tags.empty()) a.tags = std::move(page.tags);
+      if (!page.site_name.empty()) a.site_name = std::move(page.site_name);
+      a.paywalled = page.paywalled;
+    } else {
+      e->retry_after_seconds = p.retry_after_seconds;
+      e->fetch_failure = p.failure;
     }
     if (e->fetch_failure) {
       if (extractors::collapse_whitespace(e->feed_text).size() >= config_.extract.min_text_chars &&

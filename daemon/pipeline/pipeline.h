@@ -117,8 +117,28 @@ class Pipeline {
   /// concurrently) and extracts them into the items. An item whose link was published within
   /// the window (an earlier poll of the feed, or another feed) is skipped, not fetched again;
   /// one whose page cannot be had records `fetch_failure` and keeps its feed text, or is
-  /// skipped when it has none. Not thread-safe.
+  /// skipped when it has none. Not thread-safe. The same as `links_to_fetch`, `fetch_pages`
+  /// and `apply_pages` in turn, which the daemon runs apart so that the fetching is done beside
+  /// its loop.
   void resolve_links(const std::vector<Extracted*>& items, Fetcher& fetcher);
+
+  /// A linked page as `fetch_pages` had it: its article, or why there is none.
+  struct LinkedPage {
+    std::optional<extractors::Article> article;
+    std::optional<Failure> failure;
+    std::int64_t retry_after_seconds = 0;  ///< a 429 or 5xx answer's Retry-After
+    std::string final_url;                 ///< after redirects
+  };
+  /// The links of `items` to fetch, each once: those not published within the window (the
+  /// others' items are skipped). Not thread-safe.
+  std::vector<std::string> links_to_fetch(const std::vector<Extracted*>& items);
+  /// Fetches `urls` and extracts their pages, in order. Thread-safe as `prepare` is (reads only
+  /// the configuration); `fetcher` is used by one thread at a time.
+  std::vector<LinkedPage> fetch_pages(const std::vector<std::string>& urls, Fetcher& fetcher) const;
+  /// Gives each of `items` the page of its link (`urls` and `pages` from the two calls above);
+  /// an item whose link was published since `links_to_fetch` is skipped. Not thread-safe.
+  void apply_pages(const std::vector<Extracted*>& items, const std::vector<std::string>& urls,
+                   std::vector<LinkedPage> pages);
 
   /// The links of items committed since the last call count as published (their outputs are
   /// acknowledged): later items with the same link are skipped.
@@ -183,6 +203,8 @@ class Pipeline {
   const dedup::BoilerplateFilter& boilerplate() const { return boilerplate_; }
 
  private:
+  /// Skips `e` when its link or its item was published (counted as "already_seen").
+  bool skip_if_seen(Extracted& e);
   void save_to(dedup::internal::Writer& w) const;
   dedup::Fingerprint fingerprint(const std::string& id, const std::string& core,
                                  std::int64_t event_time, std::vector<std::uint32_t>* df_terms,

@@ -462,5 +462,54 @@ TEST_F(FetcherTest, LinkOnlyFeedItemsBecomeArticlesFromTheirPages) {
   EXPECT_EQ(server_.requests(), served + 1);
 }
 
+TEST_F(FetcherTest, APageFetchedApartIsSkippedWhenItsLinkWasPublishedMeanwhile) {
+  // The daemon asks which links are new, fetches them beside its loop and gives the pages to
+  // the items when it judges them: a link published in between is not published again.
+  config::Config config;
+  config.fetch = options_;
+  Pipeline pipeline(config, nullptr);
+  auto f = fetcher();
+  auto feed_of = [&](const std::string& id, const std::string& items) {
+    Input feed;
+    feed.id = id;
+    feed.url = server_.url("/" + id + ".xml");
+    feed.kind = BodyKind::kFeedText;
+    feed.body = "<rss version='2.0'><channel><title>Local</title>" + items + "</channel></rss>";
+    return feed;
+  };
+  auto item = [&](const std::string& guid, const std::string& path) {
+    return "<item><title>Headline " + guid + "</title><link>" + server_.url(path) +
+           "</link><guid>" + guid + "</guid></item>";
+  };
+  // Two items of one feed link to the same page, a third to another: two fetches.
+  const Input first = feed_of(
+      "a", item("a1", "/page/shared") + item("a2", "/page/shared") + item("a3", "/page/other"));
+  auto prepared = pipeline.prepare(first);
+  ASSERT_TRUE(prepared);
+  std::vector<Pipeline::Extracted*> items;
+  for (auto& e : *prepared) items.push_back(&e);
+  const std::vector<std::string> urls = pipeline.links_to_fetch(items);
+  ASSERT_EQ(urls.size(), 2u);
+  auto pages = pipeline.fetch_pages(urls, *f);
+  ASSERT_EQ(pages.size(), 2u);
+  EXPECT_TRUE(pages[0].article);
+  // Meanwhile another feed's item with the other link is judged and acknowledged.
+  const Input second = feed_of("b", item("b1", "/page/other"));
+  auto other = pipeline.prepare(second);
+  ASSERT_TRUE(other);
+  pipeline.resolve_links({&(*other)[0]}, *f);
+  ASSERT_EQ(pipeline.commit(std::move(*other), second).size(), 1u);
+  pipeline.confirm_links();
+  pipeline.apply_pages(items, urls, std::move(pages));
+  EXPECT_FALSE((*prepared)[0].skip);
+  EXPECT_FALSE((*prepared)[1].skip);
+  EXPECT_TRUE((*prepared)[2].skip);  // published meanwhile
+  const auto outputs = pipeline.commit(std::move(*prepared), first);
+  ASSERT_EQ(outputs.size(), 2u);
+  for (const auto& out : outputs) {  // both items have the shared page's text
+    EXPECT_NE(out.article.text.find("Fresh words. Paragraph 0"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace newsflow::daemon

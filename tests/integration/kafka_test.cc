@@ -744,6 +744,67 @@ TEST_F(DaemonOnMockCluster, FeedItemsThatOnlyLinkBecomeArticlesFromFetchedPages)
 // pipeline, through `topics.fetch_retries`: the site's Retry-After is kept, the item that went
 // out with its teaser is published again under its id with the full text (version 2), the one
 // without is published once its page comes, and the last try's failure is one dead letter.
+TEST_F(DaemonOnMockCluster, LinkedPagesAreFetchedBesideTheLoopWhichKeepsTurning) {
+  // A site that takes 2.5 s to answer: the loop goes round meanwhile (it stays live by a
+  // stall limit far below the wait), and the page is the article's text.
+  std::atomic<int> asked{0};
+  std::atomic<bool> answered{false};
+  testing::LocalHttpServer server({
+      {"/",
+       [&](mg_connection* c, const mg_request_info*) {
+         ++asked;
+         std::this_thread::sleep_for(2500ms);
+         std::string page = "<html><body><article><h1>Slow</h1>";
+         for (int p = 0; p < 5; ++p) {
+           page += "<p>The slow site's page has its own paragraph number " + std::to_string(p) +
+                   " with enough words to be the article body of the story.</p>";
+         }
+         testing::LocalHttpServer::send(c, 200, "text/html; charset=utf-8",
+                                        page + "</article></body></html>");
+         answered = true;
+       }},
+  });
+  ASSERT_TRUE(server.ok());
+  config_.fetch.allow_networks = {"127.0.0.0/8"};
+  config_.fetch.host_delay_ms = 0;
+  config_.fetch.robots_txt = false;
+  config_.fetch.timeout_ms = 10000;
+  produce(producer_.get(), config_.topics.feeds, "feed",
+          "<rss version='2.0'><channel><title>Slow news</title><item><title>Slow story</title>"
+          "<link>" +
+              server.url("/slow/story") + "</link><guid>s1</guid></item></channel></rss>",
+          {{"url", server.url("/feed.xml")}});
+  ASSERT_EQ(rd_kafka_flush(producer_.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  Metrics metrics;
+  Daemon daemon(config_, metrics);
+  ASSERT_TRUE(daemon.start(cluster_->bootstrap()));
+  std::thread t([&] { daemon.run(); });
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (asked.load() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_EQ(asked.load(), 1);
+  int samples = 0, stalled = 0;
+  while (!answered.load()) {
+    std::this_thread::sleep_for(100ms);
+    ++samples;
+    if (!answered.load() && !daemon.live(std::chrono::milliseconds(1000))) ++stalled;
+  }
+  EXPECT_GE(samples, 15);
+  EXPECT_EQ(stalled, 0) << "the loop stood still while the site was asked";
+  while (daemon.progress().articles.load() < 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(50ms);
+  }
+  daemon.stop();
+  t.join();
+  const auto articles =
+      read_topic(cluster_->bootstrap(), config_.topics.articles, config_.kafka.embedded_partitions);
+  ASSERT_EQ(articles.size(), 1u);
+  const auto j = nlohmann::json::parse(articles[0].value);
+  EXPECT_EQ(j["title"], "Slow story");
+  EXPECT_NE(j["text"].get<std::string>().find("slow site's page has its own"), std::string::npos);
+}
+
 TEST_F(DaemonOnMockCluster, LinkedPagesThatFailForNowAreTriedAgainAndPublishedAsNewVersions) {
   std::mutex mu;
   std::map<std::string, std::vector<std::chrono::steady_clock::time_point>> requests;
