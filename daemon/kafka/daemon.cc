@@ -38,7 +38,21 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
       // fetch round, short enough that a partition whose leader is gone stalls little.
       merger_({std::chrono::milliseconds(config.kafka.max_idle_ms), kEndRepeat,
                std::chrono::milliseconds(config.kafka.extractor_silence_ms),
-               std::chrono::seconds(10)}) {
+               std::chrono::seconds(10)}),
+      committer_(
+          [this](const OffsetCommitter::Offsets& offsets, bool sync, std::string& error) {
+            rd_kafka_topic_partition_list_t* list =
+                rd_kafka_topic_partition_list_new(static_cast<int>(offsets.size()));
+            for (const auto& [tp, offset] : offsets) {
+              rd_kafka_topic_partition_list_add(list, tp.first.c_str(), tp.second)->offset = offset;
+            }
+            const rd_kafka_resp_err_t err = rd_kafka_commit(consumer_.get(), list, sync ? 0 : 1);
+            rd_kafka_topic_partition_list_destroy(list);
+            if (err != RD_KAFKA_RESP_ERR_NO_ERROR) error = rd_kafka_err2str(err);
+            return static_cast<int>(err);
+          },
+          // A partition revoked since its batch was judged is its new owner's to commit.
+          [this](const OffsetCommitter::Partition& p) { return merger_.assigned(p); }) {
   // Fault injection for the crash-loop test: a worker that meets this text in an input aborts
   // the process, as a crashing parser would.
   if (const char* marker = std::getenv("NEWSFLOW_FAULT_CRASH_MARKER")) crash_marker_ = marker;

@@ -22,6 +22,7 @@
 #include "daemon/kafka/event_order.h"
 #include "daemon/kafka/fetch_retries.h"
 #include "daemon/kafka/kafka.h"
+#include "daemon/kafka/offset_committer.h"
 #include "daemon/kafka/worker_pool.h"
 #include "daemon/ops/notify.h"
 #include "daemon/ops/status_page.h"
@@ -265,7 +266,6 @@ class Daemon {
   /// the producer may send.
   std::optional<Failure> too_large_to_send(std::string_view what, std::string_view id,
                                            std::size_t bytes) const;
-  std::chrono::steady_clock::time_point last_commit_{};
   /// Serves delivery reports; moves the offsets of batches acknowledged in full, in order, to
   /// the offsets to commit, and commits them when `kafka.commit_interval_ms` has passed (or
   /// `drain`: once everything queued is acknowledged or the flush limit passed, at once). A
@@ -296,29 +296,18 @@ class Daemon {
   // as last fetched, the partition lags and the order waits for it (`fetch_lags`).
   std::map<std::pair<std::string, int>, std::int64_t> next_offset_;
   bool fetch_lags(const std::pair<std::string, int>& p) const;
-  // at_least_once: offsets of acknowledged batches whose commit failed, retried with the next
-  // commit, while idle and before exit (`commit_offsets`), and the inputs they stand for.
-  std::map<std::pair<std::string, int>, std::int64_t> pending_commit_;
-  std::size_t pending_commit_messages_ = 0;
+  // at_least_once: the offsets of acknowledged batches on their way to the coordinator.
+  OffsetCommitter committer_;
   std::uint64_t passed_over_reported_ = 0;  // merger_.passed_over() as last counted
-  std::chrono::steady_clock::time_point last_commit_attempt_{};
-  // After a failed commit (a rebalance in progress, a coordinator moving), the next try waits
-  // this long, doubling up to a second: a synchronous commit per loop turn would spin.
-  std::chrono::milliseconds commit_backoff_{0};
   // The consumer queue (rebalances, errors) is looked at this often while the partition queues
   // keep every batch full: a backlog would otherwise hold a rebalance back until it is drained.
   std::chrono::steady_clock::time_point last_consumer_poll_{};
-  // Commits what `pending_commit_` holds: synchronously on revoke and stop (`sync`), else
-  // asynchronously, one commit in flight at a time (a synchronous commit blocked the loop for
-  // seconds while the group rebalanced, and the rebalance waited for the loop's poll).
-  bool commit_offsets(const std::map<std::pair<std::string, int>, std::int64_t>& offsets,
-                      std::size_t messages, bool sync = true);
-  // The asynchronous commit in flight: its offsets (back to `pending_commit_` if it fails) and
-  // the inputs they stand for; the highest offset known committed per partition.
-  std::map<std::pair<std::string, int>, std::int64_t> committing_;
-  std::size_t committing_messages_ = 0;
-  bool commit_in_flight_ = false;
-  std::map<std::pair<std::string, int>, std::int64_t> committed_high_;
+  /// Commits what `committer_` holds: synchronously on revoke and stop (`sync`), else
+  /// asynchronously (a synchronous commit blocked the loop for seconds while the group
+  /// rebalanced, and the rebalance waited for the loop's poll). False when it failed.
+  bool commit_offsets(bool sync);
+  /// Counts and logs what a commit did.
+  void note_commit(const OffsetCommitter::Result& result);
   std::atomic<bool> stop_{false};
   std::atomic<std::int64_t> drain_deadline_ms_{0};  // steady clock, set by stop()
   std::atomic<std::int64_t> last_tick_ms_{0};       // steady clock; 0 before run()

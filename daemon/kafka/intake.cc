@@ -78,8 +78,7 @@ void Daemon::on_rebalance(rd_kafka_t* rk, int err_int, void* partitions_ptr, voi
       self->metrics_.forget_lag(tp.topic, tp.partition);
       self->next_offset_.erase({tp.topic, tp.partition});
       // Its new owner starts from the last committed offset (at least once).
-      self->pending_commit_.erase({tp.topic, tp.partition});
-      if (self->pending_commit_.empty()) self->pending_commit_messages_ = 0;
+      self->committer_.revoked({tp.topic, tp.partition});
       for (rd_kafka_message_t* m : self->merger_.revoke({tp.topic, tp.partition})) {
         rd_kafka_message_destroy(m);
         ++abandoned;
@@ -222,7 +221,7 @@ bool Daemon::collect_batch(std::vector<Taken>& batch, bool wait) {
     if (!batch.empty() && !waiting && released == 0 && polled) break;
     // Nothing to collect, and outputs on their way or offsets to commit: back to the loop,
     // which serves their acknowledgements and commits, rather than wait out batch_max_ms.
-    if (batch.empty() && polled && (!in_flight_.empty() || !pending_commit_.empty())) break;
+    if (batch.empty() && polled && (!in_flight_.empty() || committer_.waiting())) break;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
     if (left.count() <= 0) break;
     // The consumer queue serves rebalances and errors (and messages forwarded before their

@@ -447,146 +447,57 @@ bool Daemon::settle(bool drain, bool rewind) {
         // offsets would move that owner's position (as on_commit knows too).
         const auto tp = partition_of(t.msg);
         if (!merger_.assigned(tp)) continue;
-        auto& o = pending_commit_[tp];
-        o = std::max(o, t.msg->offset + 1);
-        ++pending_commit_messages_;
+        committer_.acknowledged(tp, t.msg->offset + 1);
       }
     }
     release(f);
     in_flight_.pop_front();
   }
   std::erase_if(retired_, [](const auto& f) { return f->outstanding == 0; });
-  const auto wait =
-      std::max(std::chrono::milliseconds(config_.kafka.commit_interval_ms), commit_backoff_);
-  if (!pending_commit_.empty() && (drain || now - last_commit_attempt_ >= wait)) {
-    commit_offsets({}, 0, /*sync=*/drain);
+  if (committer_.due(std::chrono::milliseconds(config_.kafka.commit_interval_ms), drain, now)) {
+    commit_offsets(/*sync=*/drain);
   }
   return ok;
 }
 
-bool Daemon::commit_offsets(const std::map<std::pair<std::string, int>, std::int64_t>& offsets,
-                            std::size_t messages, bool sync) {
-  // Offsets whose commit failed earlier go along: a partition that delivers nothing after a
-  // failed commit would otherwise keep its old committed offset, and a restart or a new owner
-  // would process its inputs again.
-  for (const auto& [tp, offset] : offsets) {
-    auto& o = pending_commit_[tp];
-    o = std::max(o, offset);
-  }
-  pending_commit_messages_ += messages;
-  if (pending_commit_.empty() || no_commit_) return true;
+bool Daemon::commit_offsets(bool sync) {
+  if (!committer_.waiting() || no_commit_) return true;
   // A dedup owner that lost its lease commits nothing: its consumer is assigned by hand, so the
   // broker would take the commit and move the new owner's position.
   if (lease_lost()) return false;
-  // What is pending goes with the next commit once the one on its way is answered (or has gone
-  // unanswered for 10 s: the coordinator request timed out).
-  const bool unanswered =
-      commit_in_flight_ && Clock::now() - last_commit_attempt_ > std::chrono::seconds(10);
-  if (!sync && commit_in_flight_ && !unanswered) return true;
-  last_commit_attempt_ = Clock::now();
-  std::map<std::pair<std::string, int>, std::int64_t> commit = pending_commit_;
-  if (sync || unanswered) {
-    // An asynchronous commit still unanswered may fail: its offsets go along.
-    for (const auto& [tp, offset] : committing_) {
-      if (!merger_.assigned(tp)) continue;
-      auto& o = commit[tp];
-      o = std::max(o, offset);
-    }
-  }
-  rd_kafka_topic_partition_list_t* list =
-      rd_kafka_topic_partition_list_new(static_cast<int>(commit.size()));
-  for (const auto& [tp, offset] : commit) {
-    rd_kafka_topic_partition_list_add(list, tp.first.c_str(), tp.second)->offset = offset;
-  }
-  const rd_kafka_resp_err_t c = rd_kafka_commit(consumer_.get(), list, sync ? 0 : 1);
-  rd_kafka_topic_partition_list_destroy(list);
-  if (c != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    // Outputs are out; the offsets are committed with the next batch's, or on their own a
-    // moment later while idle, and before the process exits.
-    metrics_.commit_failed();
-    commit_backoff_ = std::min(std::max(commit_backoff_ * 2, std::chrono::milliseconds(100)),
-                               std::chrono::milliseconds(1000));
-    log::warn("commit_failed", {{"error", rd_kafka_err2str(c)},
-                                {"partitions", std::to_string(commit.size())},
-                                {"retry_ms", std::to_string(commit_backoff_.count())}});
-    return false;
-  }
-  if (!sync) {
-    committing_ = std::move(commit);
-    committing_messages_ = pending_commit_messages_ + (unanswered ? committing_messages_ : 0);
-    commit_in_flight_ = true;
-  } else {
-    for (const auto& [tp, offset] : commit) {
-      auto& high = committed_high_[tp];
-      high = std::max(high, offset);
-    }
+  const OffsetCommitter::Result result = committer_.commit(sync, Clock::now());
+  note_commit(result);
+  return result.ok;
+}
+
+void Daemon::note_commit(const OffsetCommitter::Result& result) {
+  if (result.committed) {
     metrics_.committed();
-    progress_.committed += pending_commit_messages_ + committing_messages_;
-    // This one went further than the asynchronous one on its way, whatever its answer.
-    committing_.clear();
-    committing_messages_ = 0;
-    commit_in_flight_ = false;
-    commit_backoff_ = std::chrono::milliseconds(0);
+    progress_.committed += result.messages;
+  } else if (!result.ok) {
+    // The offsets go with the next batch's, or on their own a moment later while idle, and
+    // before the process exits.
+    metrics_.commit_failed();
+    log::warn("commit_failed", {{"error", result.error},
+                                {"partitions", std::to_string(result.partitions)},
+                                {"retry_ms", std::to_string(committer_.backoff().count())}});
   }
-  pending_commit_.clear();
-  pending_commit_messages_ = 0;
-  return true;
 }
 
 void Daemon::on_commit(rd_kafka_t*, int err_int, void* partitions_ptr, void* opaque) {
   auto* self = static_cast<Daemon*>(opaque);
-  auto* partitions = static_cast<rd_kafka_topic_partition_list_t*>(partitions_ptr);
+  const auto* partitions = static_cast<const rd_kafka_topic_partition_list_t*>(partitions_ptr);
+  if (!partitions) return;
   auto err = static_cast<rd_kafka_resp_err_t>(err_int);
-  // The answer of the asynchronous commit on its way names its offsets; a synchronous commit's
-  // (answered where it was made) names others.
-  if (!self->commit_in_flight_ || !partitions ||
-      partitions->cnt != static_cast<int>(self->committing_.size())) {
-    return;
-  }
+  OffsetCommitter::Offsets offsets;
   for (int i = 0; i < partitions->cnt; ++i) {
     const auto& tp = partitions->elems[i];
-    const auto it = self->committing_.find({tp.topic, tp.partition});
-    if (it == self->committing_.end() || it->second != tp.offset) return;
+    offsets[{tp.topic, tp.partition}] = tp.offset;
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) err = tp.err;
   }
-  self->commit_in_flight_ = false;
-  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-    for (int i = 0; i < partitions->cnt; ++i) {
-      if (partitions->elems[i].err != RD_KAFKA_RESP_ERR_NO_ERROR) err = partitions->elems[i].err;
-    }
+  if (const auto result = self->committer_.answered(err, offsets, rd_kafka_err2str(err))) {
+    self->note_commit(*result);
   }
-  if (err == RD_KAFKA_RESP_ERR_NO_ERROR || err == RD_KAFKA_RESP_ERR__NO_OFFSET) {
-    for (const auto& [tp, offset] : self->committing_) {
-      auto& high = self->committed_high_[tp];
-      high = std::max(high, offset);
-    }
-    self->metrics_.committed();
-    self->progress_.committed += self->committing_messages_;
-    self->commit_backoff_ = std::chrono::milliseconds(0);
-  } else {
-    // Back to be committed again, unless a later commit went further or the partition went to
-    // another member (whose commits are its own).
-    for (const auto& [tp, offset] : self->committing_) {
-      if (!self->merger_.assigned(tp)) continue;
-      if (auto c = self->committed_high_.find(tp);
-          c != self->committed_high_.end() && c->second >= offset) {
-        continue;
-      }
-      auto& o = self->pending_commit_[tp];
-      o = std::max(o, offset);
-    }
-    if (!self->pending_commit_.empty()) {
-      self->pending_commit_messages_ += self->committing_messages_;
-    }
-    self->metrics_.commit_failed();
-    self->commit_backoff_ =
-        std::min(std::max(self->commit_backoff_ * 2, std::chrono::milliseconds(100)),
-                 std::chrono::milliseconds(1000));
-    log::warn("commit_failed", {{"error", rd_kafka_err2str(err)},
-                                {"partitions", std::to_string(self->committing_.size())},
-                                {"retry_ms", std::to_string(self->commit_backoff_.count())}});
-  }
-  self->committing_.clear();
-  self->committing_messages_ = 0;
 }
 
 }  // namespace newsflow::daemon

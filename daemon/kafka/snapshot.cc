@@ -36,8 +36,7 @@ void Daemon::maybe_snapshot() {
   if (lost_state_ || no_commit_ || stop_.load()) return;
   judge_waiting();
   const bool settled = settle(/*drain=*/true);  // not delivered: judged again first
-  if (!settled || !in_flight_.empty() || waiting_ || !pending_commit_.empty() ||
-      commit_in_flight_) {
+  if (!settled || !in_flight_.empty() || waiting_ || !committer_.idle()) {
     // Tried again a few batches later, not at every turn of the loop (each try waits for every
     // output and commits synchronously).
     snapshot_retry_seq_ = pipeline_.last_seq() + std::max<std::uint64_t>(1, every / 100);
