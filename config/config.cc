@@ -129,6 +129,26 @@ class Section {
     problem(key, "must be one of " + list + ", got '" + value + "'");
   }
 
+  /// One of the named values of an enum.
+  template <typename Enum>
+  void choice(const std::string& key, Enum& out,
+              std::initializer_list<std::pair<std::string_view, Enum>> choices) {
+    std::string value;
+    for (const auto& [name, e] : choices) {
+      if (e == out) value = name;
+    }
+    string(key, value);
+    for (const auto& [name, e] : choices) {
+      if (value == name) {
+        out = e;
+        return;
+      }
+    }
+    std::string list;
+    for (const auto& [name, e] : choices) list += (list.empty() ? "" : ", ") + std::string(name);
+    problem(key, "must be one of " + list + ", got '" + value + "'");
+  }
+
   template <typename Int>
   void integer(const std::string& key, Int& out, long long min, long long max) {
     note(key, std::to_string(out));
@@ -293,7 +313,9 @@ tl::expected<Config, std::vector<Problem>> parse(std::string_view yaml_text, con
       k.integer("dlq_max_payload_bytes", c.kafka.dlq_max_payload_bytes, 0, 1LL << 30);
       k.integer("state_snapshot_articles", c.kafka.state_snapshot_articles, 0, 1LL << 32);
       k.integer("restore_buffer_bytes", c.kafka.restore_buffer_bytes, 0, 1LL << 40);
-      k.string_choice("delivery", c.kafka.delivery, {"at_least_once", "exactly_once"});
+      k.choice(
+          "delivery", c.kafka.delivery,
+          {{"at_least_once", Delivery::kAtLeastOnce}, {"exactly_once", Delivery::kExactlyOnce}});
       k.string("transactional_id", c.kafka.transactional_id);
       if (c.kafka.transactional_id.empty()) k.problem("transactional_id", "must not be empty");
       k.integer("embedded_brokers", c.kafka.embedded_brokers, 1, 9);
@@ -316,14 +338,15 @@ tl::expected<Config, std::vector<Problem>> parse(std::string_view yaml_text, con
       t.string("dedup_lease", c.topics.dedup_lease);      // empty: no standby
       t.string("fetch_retries", c.topics.fetch_retries);  // empty: no later tries
     }
-    top.string_choice("role", c.role, {"all", "extract", "dedup"});
-    if (c.role == "dedup" && !c.topics.dedup_lease.empty() && c.topics.state.empty()) {
+    top.choice("role", c.role,
+               {{"all", Role::kAll}, {"extract", Role::kExtract}, {"dedup", Role::kDedup}});
+    if (c.role == Role::kDedup && !c.topics.dedup_lease.empty() && c.topics.state.empty()) {
       top.problem("topics",
                   "topics.dedup_lease needs topics.state: a standby follows the "
                   "owner through the state changelog (set both, or dedup_lease: \"\")");
     }
-    if (c.role != "all" && c.kafka.brokers.empty()) {
-      top.problem("role", "'" + c.role +
+    if (c.role != Role::kAll && c.kafka.brokers.empty()) {
+      top.problem("role", "'" + std::string(role_name(c.role)) +
                               "' shares the work with other processes through Kafka: it needs "
                               "kafka.brokers (an embedded cluster is private to one process)");
     }
@@ -481,6 +504,29 @@ Environment process_environment() {
     env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
   }
   return env;
+}
+
+std::string_view role_name(Role role) {
+  switch (role) {
+    case Role::kAll:
+      return "all";
+    case Role::kExtract:
+      return "extract";
+    case Role::kDedup:
+      return "dedup";
+  }
+  return "all";
+}
+
+std::optional<Role> parse_role(std::string_view name) {
+  for (const Role r : {Role::kAll, Role::kExtract, Role::kDedup}) {
+    if (role_name(r) == name) return r;
+  }
+  return std::nullopt;
+}
+
+std::string_view delivery_name(Delivery delivery) {
+  return delivery == Delivery::kExactlyOnce ? "exactly_once" : "at_least_once";
 }
 
 std::string env_variable(std::string_view path) {

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,18 @@
 #include "tl/expected.hpp"
 
 namespace newsflow::config {
+
+/// What `newsflow run` does (`role`, parsed once here): everything, extraction only, or
+/// judging only.
+enum class Role { kAll, kExtract, kDedup };
+/// "all", "extract" or "dedup", as written in the configuration.
+std::string_view role_name(Role role);
+/// The role a name says; none for another name.
+std::optional<Role> parse_role(std::string_view name);
+
+/// How outputs and input offsets reach Kafka (`kafka.delivery`).
+enum class Delivery { kAtLeastOnce, kExactlyOnce };
+std::string_view delivery_name(Delivery delivery);
 
 /// Kafka connection and batching.
 struct KafkaConfig {
@@ -65,7 +78,7 @@ struct KafkaConfig {
   /// at_least_once: outputs flushed, then offsets committed (a crash in between re-sends a
   /// batch under the same keys). exactly_once: each batch's outputs and offsets in one Kafka
   /// transaction (needs brokers with transactions; readers use isolation.level=read_committed).
-  std::string delivery = "at_least_once";
+  Delivery delivery = Delivery::kAtLeastOnce;
   std::string transactional_id = "newsflow";  ///< exactly_once: stable per instance
   /// Dead-letter records carry at most this much of the input (a 50 MB page must not become a
   /// 50 MB DLQ record the brokers refuse); the header payload_truncated_from gives the size.
@@ -170,7 +183,7 @@ struct Config {
   /// "extract" (consume pages and feeds, extract and fetch, hand each article to
   /// `topics.extracted`; as many instances as input partitions) or "dedup" (consume
   /// `topics.extracted`, judge and publish; one instance holds the window).
-  std::string role = "all";
+  Role role = Role::kAll;
   KafkaConfig kafka;
   TopicsConfig topics;
   HttpConfig http;

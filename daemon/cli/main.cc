@@ -325,12 +325,12 @@ int main(int argc, char** argv) {
     custom_model = std::move(*m);
     c->extract.model = &*custom_model;
   }
-  if (!role.empty()) c->role = role;
-  if (c->role != "all" && c->kafka.brokers.empty()) {
+  if (!role.empty()) c->role = *config::parse_role(role);  // checked by the option
+  if (c->role != config::Role::kAll && c->kafka.brokers.empty()) {
     std::fprintf(stderr,
                  "config error: role: '%s' shares the work with other processes through Kafka: "
                  "it needs kafka.brokers (an embedded cluster is private to one process)\n",
-                 c->role.c_str());
+                 std::string(config::role_name(c->role)).c_str());
     return 2;
   }
   setup_logging(*c, log_format);

@@ -32,7 +32,7 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
       workers_(config.kafka.workers > 0
                    ? static_cast<std::size_t>(config.kafka.workers)
                    : std::max<std::size_t>(1, std::thread::hardware_concurrency())),
-      exactly_once_(config.kafka.delivery == "exactly_once"),
+      exactly_once_(config.kafka.delivery == config::Delivery::kExactlyOnce),
       crash_guard_(config.state.dir),
       // A partition known to lag holds the others back for up to 10 s: longer than a slow
       // fetch round, short enough that a partition whose leader is gone stalls little.
@@ -67,15 +67,16 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
   // Fault injection for the re-extraction test: no offset commit ever reaches the broker (as
   // when a rebalance keeps failing them), so the next owner of a partition reads it all again.
   if (const char* never = std::getenv("NEWSFLOW_FAULT_NO_COMMIT")) no_commit_ = *never == '1';
-  if (config.role == "extract") {
+  if (config.role == config::Role::kExtract) {
     metrics_.initialize(input_topics(), {config.topics.extracted, config.topics.dlq});
   } else {
     metrics_.initialize(input_topics(),
                         {config.topics.articles, config.topics.stories, config.topics.dlq});
   }
   metrics_.window_limit(static_cast<double>(config.window.max_articles));
-  metrics_.role(config.role);
-  metrics_.dedup_owner(config.role != "extract");  // a dedup standby says otherwise at start
+  metrics_.role(std::string(config::role_name(config.role)));
+  metrics_.dedup_owner(config.role !=
+                       config::Role::kExtract);  // a dedup standby says otherwise at start
   crash_guard_.load();
   status_.version = kVersion;
   status_.started = unix_now();
@@ -156,7 +157,7 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
   // A dedup standby initializes its transactions when it takes over: doing so fences the
   // producer of the owner before it (the same transactional.id), which a standby must not do
   // while that owner is well.
-  const bool leased = config_.role == "dedup" && !config_.topics.dedup_lease.empty();
+  const bool leased = config_.role == config::Role::kDedup && !config_.topics.dedup_lease.empty();
   if (exactly_once_ && !leased) {
     if (rd_kafka_error_t* e = rd_kafka_init_transactions(producer_.get(), 60000)) {
       const std::string message = rd_kafka_error_string(e);
@@ -176,7 +177,9 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
   // Each role is its own consumer group: extractors share the input partitions, the dedup
   // role the extracted ones.
   const std::string group =
-      config_.role == "all" ? config_.kafka.group_id : config_.kafka.group_id + "-" + config_.role;
+      config_.role == config::Role::kAll
+          ? config_.kafka.group_id
+          : config_.kafka.group_id + "-" + std::string(config::role_name(config_.role));
   std::map<std::string, std::string> consumer_defaults{
       {"bootstrap.servers", bootstrap},
       {"group.id", group},
@@ -203,7 +206,8 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
   // container in the same pod, a systemd restart) takes its partitions back without a
   // rebalance. A leased dedup process assigns its partitions itself and is not a member.
   if (!leased && !config_.kafka.consumer.count("group.instance.id")) {
-    instance_id_ = group_instance_id(config_.kafka.group_instance_id, config_.role, host_name());
+    instance_id_ = group_instance_id(config_.kafka.group_instance_id,
+                                     std::string(config::role_name(config_.role)), host_name());
     if (!instance_id_.empty()) consumer_defaults["group.instance.id"] = instance_id_;
   } else if (auto it = config_.kafka.consumer.find("group.instance.id");
              it != config_.kafka.consumer.end()) {
@@ -231,7 +235,7 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
   cconf->release();
   rd_kafka_poll_set_consumer(consumer_.get());
 
-  if (config_.role == "extract") {
+  if (config_.role == config::Role::kExtract) {
     // An extractor hands each input partition's articles to a partition of its own, numbered
     // in (topic, partition) order: the dedup role's event-time merge then meets them as the
     // all-in-one daemon meets the inputs, ties included.
@@ -257,7 +261,7 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
   }
   // The window before the first input: a copy arriving right after a restart is still caught.
   notifier_.status("restoring the dedup window from " + config_.topics.articles);
-  if (config_.role == "extract") {
+  if (config_.role == config::Role::kExtract) {
     log::info("window_restored", {{"articles", "0"}, {"reason", "an extractor holds no window"}});
     // What every extractor fetched comes back through the changelog: a link published once is
     // not fetched again here, whichever extractor saw it first (or this one before a restart).
@@ -281,7 +285,7 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
                        restored.error()}});
   }
 
-  if (config_.role == "dedup" && !config_.topics.dedup_lease.empty()) {
+  if (config_.role == config::Role::kDedup && !config_.topics.dedup_lease.empty()) {
     // One owner judges, standbys follow the changelog: no subscription to the extracted topic
     // (a second subscriber would split its partitions and the window with them).
     if (auto standby = start_standby(bootstrap); !standby) {
@@ -313,7 +317,7 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
   log::info("kafka_subscribed", {{"bootstrap", bootstrap},
                                  {"group_id", group},
                                  {"group_instance_id", instance_id_},
-                                 {"role", config_.role},
+                                 {"role", std::string(config::role_name(config_.role))},
                                  {"topics", names}});
   return {};
 }
@@ -443,7 +447,7 @@ std::optional<Failure> Daemon::take_refused(rd_kafka_message_t* msg) {
 }
 
 std::vector<std::string> Daemon::input_topics() const {
-  if (config_.role == "dedup") return {config_.topics.extracted};
+  if (config_.role == config::Role::kDedup) return {config_.topics.extracted};
   return {config_.topics.pages, config_.topics.feeds};
 }
 
@@ -536,8 +540,8 @@ void Daemon::dead_letter(rd_kafka_message_t* msg, const Failure& failure) {
 }
 
 bool Daemon::fetch_retries_enabled() const {
-  return fetcher_ && config_.role != "dedup" && !config_.topics.fetch_retries.empty() &&
-         config_.fetch.requeue_attempts > 0;
+  return fetcher_ && config_.role != config::Role::kDedup &&
+         !config_.topics.fetch_retries.empty() && config_.fetch.requeue_attempts > 0;
 }
 
 bool Daemon::schedule_fetch_retry(rd_kafka_message_t* msg, const Pipeline::Extracted& item,
@@ -708,7 +712,7 @@ int Daemon::run() {
       break;
     }
     maybe_snapshot();
-    if (config_.role == "extract" && tail_) {
+    if (config_.role == config::Role::kExtract && tail_) {
       tail_->poll([this](const dedup::ArticleState& s) { pipeline_.remember_published_links(s); });
     }
     // With a batch extracted and waiting to be judged, take only what is here already.
@@ -727,7 +731,8 @@ int Daemon::run() {
       if (waiting_) judge_waiting();  // nothing to extract meanwhile
       // A sign of life while idle; with exactly_once in a transaction of its own (outside one the
       // producer refuses it, and the dedup role waited 30 s for a watermark that never came).
-      if (config_.role == "extract") emit_watermarks(/*own_transaction=*/exactly_once_);
+      if (config_.role == config::Role::kExtract)
+        emit_watermarks(/*own_transaction=*/exactly_once_);
       // Acknowledgements come in and offsets are committed (a failed commit is retried) while
       // nothing new arrives; a failed batch goes back to be judged again.
       if (!settle(false) && !backoff_after_failure()) {

@@ -109,7 +109,9 @@ bool fetch_retry_left(const config::FetchConfig& fetch, int attempts, std::strin
 }
 
 FetchRetrier::FetchRetrier(const config::Config& config, Metrics& metrics)
-    : config_(config), metrics_(metrics), exactly_once_(config.kafka.delivery == "exactly_once") {}
+    : config_(config),
+      metrics_(metrics),
+      exactly_once_(config.kafka.delivery == config::Delivery::kExactlyOnce) {}
 
 tl::expected<std::unique_ptr<FetchRetrier>, std::string> FetchRetrier::start(
     const config::Config& config, const std::string& bootstrap, Metrics& metrics) {

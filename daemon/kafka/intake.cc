@@ -29,7 +29,7 @@ void Daemon::adopt_partition(rd_kafka_t* rk, const std::string& topic, int parti
   next_offset_.erase({topic, partition});
   // What extractors write is read while it is written: its end means nothing until the
   // extractor says how far it has come.
-  if (config_.role == "dedup") merger_.expect_watermarks({topic, partition});
+  if (config_.role == config::Role::kDedup) merger_.expect_watermarks({topic, partition});
   metrics_.partition_assigned(topic, partition);
   // Each partition's messages wait in its own queue (librdkafka then bounds prefetching per
   // partition, queued.max.messages.kbytes), so the loop can take them in event-time order. The
@@ -272,9 +272,9 @@ bool Daemon::take(rd_kafka_message_t* msg) {
   if (!merger_.assigned(p)) {
     // A message of a partition the rebalance callback has not announced: take it as assigned.
     merger_.assign(p, Clock::now());
-    if (config_.role == "dedup") merger_.expect_watermarks(p);
+    if (config_.role == config::Role::kDedup) merger_.expect_watermarks(p);
   }
-  if (config_.role == "dedup") {
+  if (config_.role == config::Role::kDedup) {
     // An extractor's watermark: nothing older will follow in this partition.
     if (const auto w = watermark_header(msg)) {
       merger_.advance(p, *w, Clock::now());

@@ -99,7 +99,7 @@ void Daemon::publish(rd_kafka_message_t* msg, Work& work) {
   }
   // An extracted record's input (the dedup role): judged, it is a repeat when handed over again.
   const std::string_view source =
-      config_.role == "dedup" ? header_of(msg, kSourceHeader) : std::string_view();
+      config_.role == config::Role::kDedup ? header_of(msg, kSourceHeader) : std::string_view();
   if (const auto s = parse_position(source); s && !work.outputs.empty()) {
     handover_ledger_.judged(*s, msg->partition, msg->offset);
   }
@@ -157,7 +157,7 @@ void Daemon::extract(Stage& stage, bool wait) {
     }
     try {
       const auto t0 = Clock::now();
-      if (config_.role == "dedup") {
+      if (config_.role == config::Role::kDedup) {
         // An extractor's record: extraction is done; the article goes straight to judging.
         auto record = parse_extracted(payload(messages[i]));
         metrics_.stage_seconds("parse", seconds_since(t0));
@@ -330,7 +330,7 @@ bool Daemon::judge(Stage& stage) {
   for (std::size_t i = 0; i < messages.size(); ++i) {
     // Expiry never runs ahead of what a partition may still deliver.
     pipeline_.hold_expiry_at(batch[i].low_watermark);
-    if (config_.role == "extract") {
+    if (config_.role == config::Role::kExtract) {
       begin_input(messages[i]);
       hand_over(messages[i], work[i]);
       sending_ = nullptr;
@@ -338,7 +338,7 @@ bool Daemon::judge(Stage& stage) {
       judge_one(messages[i], work[i]);
     }
   }
-  if (config_.role != "extract") {
+  if (config_.role != config::Role::kExtract) {
     // The records are written on the output pool (and this thread) while the extraction pool
     // extracts the next batch, then queued in input order.
     output_pool_->start(work.size(), [this, &work](std::size_t i) { serialize(work[i]); });
@@ -350,7 +350,7 @@ bool Daemon::judge(Stage& stage) {
     }
   }
   // After the batch's records, in the same partitions: how far the inputs have come.
-  if (config_.role == "extract") emit_watermarks();
+  if (config_.role == config::Role::kExtract) emit_watermarks();
   producing_ = nullptr;
   metrics_.producer_queue(rd_kafka_outq_len(producer_.get()));
   if (!exactly_once_) {

@@ -193,12 +193,12 @@ tl::expected<void, std::string> Daemon::refresh_committed() {
 }
 
 void Daemon::note_judged(const rd_kafka_message_t* state_record) {
-  if (config_.role != "dedup") return;
+  if (config_.role != config::Role::kDedup) return;
   note_judged(header_of(state_record, kSourceHeader), header_of(state_record, kInputHeader));
 }
 
 void Daemon::note_judged(std::string_view source_header, std::string_view input_header) {
-  if (config_.role != "dedup") return;
+  if (config_.role != config::Role::kDedup) return;
   const auto source = parse_position(source_header);
   const auto at = parse_position(input_header);
   if (source && at && at->topic == config_.topics.extracted) {
@@ -375,7 +375,8 @@ tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(
   }
   std::size_t restored = 0, skipped = again ? 0 : read->skipped, ended = 0, uncommitted = 0;
   std::optional<std::uint64_t> applied_seq;
-  const bool standby_role = config_.role == "dedup" && !config_.topics.dedup_lease.empty();
+  const bool standby_role =
+      config_.role == config::Role::kDedup && !config_.topics.dedup_lease.empty();
   bool deferred = false;
   std::map<int, std::int64_t> defer_from;  // partition -> first record left to the tail
   std::set<int> at_end;

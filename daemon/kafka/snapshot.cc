@@ -29,7 +29,7 @@ double seconds_from(std::chrono::steady_clock::time_point t0) {
 
 void Daemon::maybe_snapshot() {
   const auto every = static_cast<std::uint64_t>(config_.kafka.state_snapshot_articles);
-  if (every == 0 || config_.topics.state.empty() || config_.role == "extract") return;
+  if (every == 0 || config_.topics.state.empty() || config_.role == config::Role::kExtract) return;
   if (lease_ && !owner_) return;  // a standby follows the owner's changelog
   if (pipeline_.last_seq() < std::max(snapshot_seq_ + every, snapshot_retry_seq_)) return;
   // Fault injection makes commits fail or records go missing: what is judged is not state.

@@ -42,7 +42,7 @@ tl::expected<void, std::string> Daemon::open_changelog_tail(const std::string& b
   // A standby applies the owner's records once their inputs are committed (`admit`); an
   // extractor learns links from every record.
   ChangelogTail::Admit gate;
-  if (config_.role == "dedup") {
+  if (config_.role == config::Role::kDedup) {
     gate = [this](const rd_kafka_message_t* m, bool final) {
       const Admission a = admit(m, final);
       if (a == Admission::kApply) note_judged(m);  // applied next

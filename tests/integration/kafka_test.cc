@@ -972,7 +972,7 @@ TEST_F(DaemonOnMockCluster, LinkedPagesThatFailForNowAreTriedAgainAndPublishedAs
 // exactly_once: the retrier's page and the offset of the retry record it finishes go in one
 // transaction of its own producer; the page is published once, as the item's version 2.
 TEST_F(DaemonOnMockCluster, ExactlyOnceRetriesPublishTheirPageOnce) {
-  config_.kafka.delivery = "exactly_once";
+  config_.kafka.delivery = config::Delivery::kExactlyOnce;
   config_.kafka.transactional_id = "newsflow-test";
   std::atomic<int> requests{0};
   testing::LocalHttpServer server({
@@ -1042,7 +1042,7 @@ TEST_F(DaemonOnMockCluster, AnIdleExtractorDoesNotSayItsEndEverySecond) {
   produce(producer_.get(), config_.topics.pages, page.input.url, page.input.body,
           {{"url", page.input.url}, {"id", page.input.id}});
   ASSERT_EQ(rd_kafka_flush(producer_.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
-  config_.role = "extract";
+  config_.role = config::Role::kExtract;
   Metrics metrics;
   Daemon daemon(config_, metrics);
   ASSERT_TRUE(daemon.start(cluster_->bootstrap()));
@@ -1097,24 +1097,24 @@ TEST_F(DaemonOnMockCluster, AnExtractorDoesNotFetchALinkAlreadyPublished) {
     return "<rss version='2.0'><channel><title>Local news</title><item><title>One</title><link>" +
            server.url("/story/one") + "</link><guid>" + guid + "</guid></item></channel></rss>";
   };
-  auto run = [&](const std::string& role, std::size_t inputs) {
+  auto run = [&](config::Role role, std::size_t inputs) {
     config_.role = role;
     Metrics metrics;
     Daemon daemon(config_, metrics);
     ASSERT_TRUE(daemon.start(cluster_->bootstrap()));
     run_until_committed(daemon, inputs);
-    EXPECT_EQ(daemon.progress().committed.load(), inputs) << role;
+    EXPECT_EQ(daemon.progress().committed.load(), inputs) << config::role_name(role);
   };
   produce(producer_.get(), config_.topics.feeds, "feed-a", feed("a1"),
           {{"url", server.url("/a.xml")}, {"id", "feed-a"}});
   ASSERT_EQ(rd_kafka_flush(producer_.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
-  run("all", 1);  // fetches the page and publishes it (with its state record)
+  run(config::Role::kAll, 1);  // fetches the page and publishes it (with its state record)
   EXPECT_EQ(story_fetches.load(), 1);
   // Another feed with the same link; a new extractor reads both feeds from their start.
   produce(producer_.get(), config_.topics.feeds, "feed-b", feed("b1"),
           {{"url", server.url("/b.xml")}, {"id", "feed-b"}});
   ASSERT_EQ(rd_kafka_flush(producer_.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
-  run("extract", 2);
+  run(config::Role::kExtract, 2);
   EXPECT_EQ(story_fetches.load(), 1);
 }
 
@@ -1125,7 +1125,7 @@ namespace newsflow::daemon {
 namespace {
 
 TEST_F(DaemonOnMockCluster, ExactlyOnceCommitsOutputsAndOffsetsInOneTransaction) {
-  config_.kafka.delivery = "exactly_once";
+  config_.kafka.delivery = config::Delivery::kExactlyOnce;
   config_.kafka.transactional_id = "newsflow-test";
   // The first EndTxn fails with a retriable coordinator error; the commit is retried.
   rd_kafka_mock_push_request_errors(cluster_->mock(), /*ApiKey EndTxn=*/26, 1,
@@ -1316,7 +1316,7 @@ TEST_F(DaemonOnMockCluster, ADedupOwnerWhoseLeaseIsGonePublishesAndCommitsNothin
   ASSERT_EQ(rd_kafka_flush(producer_.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
   {
     config::Config extract = config_;
-    extract.role = "extract";
+    extract.role = config::Role::kExtract;
     Metrics metrics;
     Daemon extractor(extract, metrics);
     ASSERT_TRUE(extractor.start(cluster_->bootstrap()));
@@ -1325,7 +1325,7 @@ TEST_F(DaemonOnMockCluster, ADedupOwnerWhoseLeaseIsGonePublishesAndCommitsNothin
   }
   // The owner's outputs: four records queued at most, each produce request answered after 2 s.
   config::Config dedup = config_;
-  dedup.role = "dedup";
+  dedup.role = config::Role::kDedup;
   dedup.kafka.batch_max_messages = 100;
   dedup.kafka.producer["queue.buffering.max.messages"] = "4";
   dedup.kafka.producer["batch.num.messages"] = "1";

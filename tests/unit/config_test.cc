@@ -62,12 +62,12 @@ TEST(Config, EnvironmentOverridesTheFile) {
 TEST(Config, RolesShareTheWorkThroughBrokers) {
   auto c = parse_config("role: extract\nkafka: {brokers: a:1}\n", {});
   ASSERT_TRUE(c) << problems_text(c.error());
-  EXPECT_EQ(c->role, "extract");
+  EXPECT_EQ(c->role, Role::kExtract);
   EXPECT_EQ(c->topics.extracted, "newsflow.extracted");
   auto env = parse_config("kafka: {brokers: a:1}\n", {{"NEWSFLOW_ROLE", "dedup"}});
   ASSERT_TRUE(env) << problems_text(env.error());
-  EXPECT_EQ(env->role, "dedup");
-  EXPECT_EQ(parse_config("", {})->role, "all");
+  EXPECT_EQ(env->role, Role::kDedup);
+  EXPECT_EQ(parse_config("", {})->role, Role::kAll);
   // An embedded cluster is private to its process: a role alone has no one to share with.
   auto alone = parse_config("role: dedup\n", {});
   ASSERT_FALSE(alone);
