@@ -53,20 +53,8 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
           },
           // A partition revoked since its batch was judged is its new owner's to commit.
           [this](const OffsetCommitter::Partition& p) { return merger_.assigned(p); }) {
-  // Fault injection for the crash-loop test: a worker that meets this text in an input aborts
-  // the process, as a crashing parser would.
-  if (const char* marker = std::getenv("NEWSFLOW_FAULT_CRASH_MARKER")) crash_marker_ = marker;
   pool_ = std::make_unique<WorkerPool>(workers_);
   output_pool_ = std::make_unique<WorkerPool>(workers_);
-  // Fault injection for the partial-batch test: the state record of the first input holding this
-  // text is never written and no offsets are committed from then on (as when a batch's records
-  // reached some brokers only and commits fail); the process is killed once the batch of the
-  // next input holding it is acknowledged. At-least-once delivery only.
-  if (const char* marker = std::getenv("NEWSFLOW_FAULT_LOSE_STATE_MARKER"))
-    lose_state_marker_ = marker;
-  // Fault injection for the re-extraction test: no offset commit ever reaches the broker (as
-  // when a rebalance keeps failing them), so the next owner of a partition reads it all again.
-  if (const char* never = std::getenv("NEWSFLOW_FAULT_NO_COMMIT")) no_commit_ = *never == '1';
   if (config.role == config::Role::kExtract) {
     metrics_.initialize(input_topics(), {config.topics.extracted, config.topics.dlq});
   } else {

@@ -20,6 +20,7 @@
 #include "daemon/kafka/changelog_tail.h"
 #include "daemon/kafka/crash_guard.h"
 #include "daemon/kafka/event_order.h"
+#include "daemon/kafka/faults.h"
 #include "daemon/kafka/fetch_retries.h"
 #include "daemon/kafka/kafka.h"
 #include "daemon/kafka/offset_committer.h"
@@ -283,11 +284,8 @@ class Daemon {
   std::unique_ptr<FetchRetrier> retrier_;  // later tries of linked pages (roles that fetch)
   const bool exactly_once_;
   CrashGuard crash_guard_;
-  std::string crash_marker_;       // fault injection for tests: NEWSFLOW_FAULT_CRASH_MARKER
-  std::string lose_state_marker_;  // and NEWSFLOW_FAULT_LOSE_STATE_MARKER
-  bool no_commit_ = false;         // and NEWSFLOW_FAULT_NO_COMMIT
-  bool lost_state_ = false, kill_after_batch_ = false;
-  std::vector<Taken>* collecting_ = nullptr;  // the batch being polled together
+  InjectedFaults faults_ = InjectedFaults::from_environment();  // the fault tests' only
+  std::vector<Taken>* collecting_ = nullptr;                    // the batch being polled together
   // Fetched messages waiting for their turn in event-time order, a few per partition; the rest
   // wait in each assigned partition's own librdkafka queue.
   EventTimeMerger<rd_kafka_message_t*> merger_;

@@ -108,11 +108,7 @@ void Daemon::publish(rd_kafka_message_t* msg, Work& work) {
     Work::Records& r = work.records[k];
     const std::string kind(dedup::dup_kind_name(o.verdict.kind));
     produce(config_.topics.articles, o.article.id, r.article, {{"schema", "newsflow.article/1"}});
-    const bool marked = !lose_state_marker_.empty() &&
-                        payload(msg).find(lose_state_marker_) != std::string_view::npos;
-    const bool lose_state = marked && !lost_state_;
-    kill_after_batch_ = kill_after_batch_ || (marked && lost_state_);
-    lost_state_ = lost_state_ || lose_state;
+    const bool lose_state = faults_.loses_state(payload(msg));
     if (!config_.topics.state.empty() && !lose_state) {
       std::vector<std::pair<std::string, std::string>> headers{
           {"schema", "newsflow.state/3"},
@@ -144,39 +140,39 @@ void Daemon::extract(Stage& stage, bool wait) {
   }
   // Extraction is stateless: one input at a time to each of the pool's threads; judging stays
   // in input order on the loop's thread.
-  pool_->start(stage.messages.size(), [this, &messages = stage.messages,
-                                       &work = stage.work](std::size_t i) {
-    if (crash_guard_.crashes(rd_kafka_topic_name(messages[i]->rkt), messages[i]->partition,
-                             messages[i]->offset) >= 2) {
-      work[i].parsed.failure =
-          Failure{"worker_crash", "the process died twice while processing this input"};
-      return;
-    }
-    if (!crash_marker_.empty() && payload(messages[i]).find(crash_marker_) != std::string::npos) {
-      std::abort();
-    }
-    try {
-      const auto t0 = Clock::now();
-      if (config_.role == config::Role::kDedup) {
-        // An extractor's record: extraction is done; the article goes straight to judging.
-        auto record = parse_extracted(payload(messages[i]));
-        metrics_.stage_seconds("parse", seconds_since(t0));
-        if (!record) {
-          work[i].parsed.failure = Failure{"invalid_extracted", record.error()};
+  pool_->start(
+      stage.messages.size(), [this, &messages = stage.messages, &work = stage.work](std::size_t i) {
+        if (crash_guard_.crashes(rd_kafka_topic_name(messages[i]->rkt), messages[i]->partition,
+                                 messages[i]->offset) >= 2) {
+          work[i].parsed.failure =
+              Failure{"worker_crash", "the process died twice while processing this input"};
           return;
         }
-        work[i].parsed.input = std::move(record->second);
-        work[i].prepared = std::vector<Pipeline::Extracted>{};
-        work[i].prepared->push_back(std::move(record->first));
-        return;
-      }
-      work[i].parsed = parse(messages[i]);
-      metrics_.stage_seconds("parse", seconds_since(t0));
-      if (!work[i].parsed.failure) work[i].prepared = pipeline_.prepare(work[i].parsed.input);
-    } catch (const std::exception& e) {
-      work[i].prepared = tl::unexpected(Failure{"internal_error", e.what()});
-    }
-  });
+        if (faults_.crashes_on(payload(messages[i]))) {
+          std::abort();
+        }
+        try {
+          const auto t0 = Clock::now();
+          if (config_.role == config::Role::kDedup) {
+            // An extractor's record: extraction is done; the article goes straight to judging.
+            auto record = parse_extracted(payload(messages[i]));
+            metrics_.stage_seconds("parse", seconds_since(t0));
+            if (!record) {
+              work[i].parsed.failure = Failure{"invalid_extracted", record.error()};
+              return;
+            }
+            work[i].parsed.input = std::move(record->second);
+            work[i].prepared = std::vector<Pipeline::Extracted>{};
+            work[i].prepared->push_back(std::move(record->first));
+            return;
+          }
+          work[i].parsed = parse(messages[i]);
+          metrics_.stage_seconds("parse", seconds_since(t0));
+          if (!work[i].parsed.failure) work[i].prepared = pipeline_.prepare(work[i].parsed.input);
+        } catch (const std::exception& e) {
+          work[i].prepared = tl::unexpected(Failure{"internal_error", e.what()});
+        }
+      });
   if (wait) pool_->wait();
 }
 
@@ -357,7 +353,7 @@ bool Daemon::judge(Stage& stage) {
     // The next batch is judged while this one's outputs are on their way (`settle`).
     flight->queued = Clock::now();
     flight->links = pipeline_.take_pending_links();
-    flight->kill = kill_after_batch_;
+    flight->kill = faults_.kill_armed();
     flight->batch = std::move(batch);
     batch.clear();
     in_flight_.push_back(std::move(flight));
@@ -441,7 +437,7 @@ bool Daemon::settle(bool drain, bool rewind) {
       log::error("fault_injected", {{"fault", "a state record lost, killed before the commit"}});
       std::raise(SIGKILL);
     }
-    if (!lost_state_) {  // fault injection: from then on the commit "fails"
+    if (!faults_.commits_lost()) {  // fault injection: from then on the commit "fails"
       for (const Taken& t : f.batch) {
         // A partition revoked since its batch was judged is its new owner's to commit: its
         // offsets would move that owner's position (as on_commit knows too).
@@ -461,7 +457,7 @@ bool Daemon::settle(bool drain, bool rewind) {
 }
 
 bool Daemon::commit_offsets(bool sync) {
-  if (!committer_.waiting() || no_commit_) return true;
+  if (!committer_.waiting() || faults_.commits_blocked()) return true;
   // A dedup owner that lost its lease commits nothing: its consumer is assigned by hand, so the
   // broker would take the commit and move the new owner's position.
   if (lease_lost()) return false;

@@ -33,7 +33,7 @@ void Daemon::maybe_snapshot() {
   if (lease_ && !owner_) return;  // a standby follows the owner's changelog
   if (pipeline_.last_seq() < std::max(snapshot_seq_ + every, snapshot_retry_seq_)) return;
   // Fault injection makes commits fail or records go missing: what is judged is not state.
-  if (lost_state_ || no_commit_ || stop_.load()) return;
+  if (faults_.state_unreliable() || stop_.load()) return;
   judge_waiting();
   const bool settled = settle(/*drain=*/true);  // not delivered: judged again first
   if (!settled || !in_flight_.empty() || waiting_ || !committer_.idle()) {
