@@ -24,6 +24,7 @@
 #include "daemon/kafka/fetch_retries.h"
 #include "daemon/kafka/kafka.h"
 #include "daemon/kafka/offset_committer.h"
+#include "daemon/kafka/transaction.h"
 #include "daemon/kafka/worker_pool.h"
 #include "daemon/ops/notify.h"
 #include "daemon/ops/status_page.h"
@@ -191,7 +192,9 @@ class Daemon {
   bool take(rd_kafka_message_t* msg);
   /// Moves a few messages of each partition queue into the merger.
   bool take_fetched();
-  bool commit_transaction(const std::vector<rd_kafka_message_t*>& messages);
+  /// exactly_once: commits the batch's transaction with the offsets after `messages`.
+  bool commit_transaction(Transaction& transaction,
+                          const std::vector<rd_kafka_message_t*>& messages);
   ParsedInput parse(rd_kafka_message_t* msg) const;
   /// In input order: judges `msg` (its outputs go to `work.outputs`) or dead-letters it.
   void judge_one(rd_kafka_message_t* msg, Work& work);

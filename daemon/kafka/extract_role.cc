@@ -87,7 +87,7 @@ void Daemon::emit_watermarks(bool own_transaction) {
     }
   }
   const auto now = Clock::now();
-  bool began = false;
+  std::optional<Transaction> transaction;
   for (const auto& [part, w] : lowest) {
     if (w == kUnknownWatermark) continue;  // it may still deliver anything: promise nothing
     auto& last = sent_watermarks_[part];
@@ -106,28 +106,22 @@ void Daemon::emit_watermarks(bool own_transaction) {
     }
     const std::string value =
         w == EventTimeMerger<rd_kafka_message_t*>::kEnd ? "end" : std::to_string(w);
-    if (own_transaction && !began) {
-      if (rd_kafka_error_t* e = rd_kafka_begin_transaction(producer_.get())) {
-        log::warn("watermark_transaction_failed", {{"error", rd_kafka_error_string(e)}});
-        rd_kafka_error_destroy(e);
+    if (own_transaction && !transaction) {
+      auto begun = Transaction::begin(producer_.get(), flush_timeout_ms());
+      if (!begun) {
+        log::warn("watermark_transaction_failed", {{"error", begun.error().message}});
         return;  // said again at the next turn
       }
-      began = true;
+      transaction.emplace(std::move(*begun));
     }
     produce(config_.topics.extracted, "", "",
             {{"watermark", value}, {"schema", "newsflow.watermark/1"}}, false, part);
     last = {w, now};
     wrote_since_watermark_.erase(part);
   }
-  if (began) {
-    if (rd_kafka_error_t* e = rd_kafka_commit_transaction(producer_.get(), flush_timeout_ms())) {
-      log::warn("watermark_transaction_failed", {{"error", rd_kafka_error_string(e)}});
-      const bool abortable = rd_kafka_error_txn_requires_abort(e);
-      rd_kafka_error_destroy(e);
-      if (abortable) {
-        if (rd_kafka_error_t* a = rd_kafka_abort_transaction(producer_.get(), flush_timeout_ms()))
-          rd_kafka_error_destroy(a);
-      }
+  if (transaction) {
+    if (const auto committed = transaction->commit(); !committed) {
+      log::warn("watermark_transaction_failed", {{"error", committed.error().message}});
       sent_watermarks_.clear();  // not said: said again at the next turn
     }
   }

@@ -373,14 +373,14 @@ void FetchRetrier::dead_letter(const Waiting& w, const FetchRetry& retry) {
 void FetchRetrier::produce(const std::string& topic, const std::string& key,
                            const std::string& value,
                            const std::vector<std::pair<std::string, std::string>>& headers) {
-  if (exactly_once_ && !in_transaction_) {
-    if (rd_kafka_error_t* e = rd_kafka_begin_transaction(producer_.get())) {
-      log::error("fetch_retries_transaction_failed", {{"error", rd_kafka_error_string(e)}});
-      rd_kafka_error_destroy(e);
+  if (exactly_once_ && !transaction_) {
+    auto begun = Transaction::begin(producer_.get(), config_.kafka.flush_timeout_ms);
+    if (!begun) {
+      log::error("fetch_retries_transaction_failed", {{"error", begun.error().message}});
       round_failed_ = true;
       return;
     }
-    in_transaction_ = true;
+    transaction_.emplace(std::move(*begun));
   }
   rd_kafka_headers_t* hdrs = rd_kafka_headers_new(headers.size());
   for (const auto& [name, v] : headers) {
@@ -421,31 +421,27 @@ void FetchRetrier::end_round() {
   const auto offsets = ledger_.to_commit();
   if (exactly_once_) {
     // The outcomes and the offsets of the records they finish, in one transaction.
-    rd_kafka_error_t* e = nullptr;
-    if (!in_transaction_) {
-      e = rd_kafka_begin_transaction(producer_.get());
-      in_transaction_ = e == nullptr;
-    }
-    if (!e && !offsets.empty()) {
-      PartitionList list = offsets_list(offsets);
-      rd_kafka_consumer_group_metadata_t* meta = rd_kafka_consumer_group_metadata(consumer_.get());
-      e = rd_kafka_send_offsets_to_transaction(producer_.get(), list.list, meta, 30000);
-      rd_kafka_consumer_group_metadata_destroy(meta);
-    }
-    if (!e && !round_failed_) {
-      e = rd_kafka_commit_transaction(producer_.get(), config_.kafka.flush_timeout_ms);
-    }
-    if (e || round_failed_) {
-      if (e) last_delivery_error_ = rd_kafka_error_string(e);
-      if (e) rd_kafka_error_destroy(e);
-      if (in_transaction_) {
-        if (rd_kafka_error_t* a = rd_kafka_abort_transaction(producer_.get(), 30000)) {
-          rd_kafka_error_destroy(a);
-        }
+    if (!transaction_) {
+      auto begun = Transaction::begin(producer_.get(), config_.kafka.flush_timeout_ms);
+      if (begun) {
+        transaction_.emplace(std::move(*begun));
+      } else {
+        last_delivery_error_ = begun.error().message;
+        ok = false;
       }
-      ok = false;
     }
-    in_transaction_ = false;
+    if (transaction_) {
+      const auto committed = transaction_->commit(offsets, consumer_.get(), [this] {
+        if (!round_failed_) return std::string();
+        return last_delivery_error_.empty() ? std::string("a record was not sent")
+                                            : last_delivery_error_;
+      });
+      if (!committed) {
+        last_delivery_error_ = committed.error().message;
+        ok = false;
+      }
+    }
+    transaction_.reset();
   } else {
     // Every outcome acknowledged, then the offsets.
     rd_kafka_flush(producer_.get(), config_.kafka.flush_timeout_ms);

@@ -23,6 +23,7 @@
 #include "config/config.h"
 #include "daemon/kafka/kafka.h"
 #include "daemon/kafka/offset_ledger.h"
+#include "daemon/kafka/transaction.h"
 #include "tl/expected.hpp"
 
 typedef struct rd_kafka_message_s rd_kafka_message_t;
@@ -122,8 +123,8 @@ class FetchRetrier {
   std::multimap<std::int64_t, Waiting> waiting_;     // by due time (Unix ms)
   std::map<std::string, std::int64_t> waiting_ids_;  // id -> its due time
   std::atomic<std::size_t> waiting_count_{0};
-  std::vector<Done> round_;  // outcomes produced in this round
-  bool in_transaction_ = false;
+  std::vector<Done> round_;                 // outcomes produced in this round
+  std::optional<Transaction> transaction_;  // exactly_once: the round's, once it produced
   bool round_failed_ = false;  // an outcome of this round was not produced or not acknowledged
   std::string last_delivery_error_;
   bool paused_ = false;

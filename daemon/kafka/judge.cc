@@ -179,47 +179,25 @@ void Daemon::extract(Stage& stage, bool wait) {
 namespace {
 
 // The offsets to commit after `messages`: one past the last message of each partition.
-rd_kafka_topic_partition_list_t* next_offsets(const std::vector<rd_kafka_message_t*>& messages) {
-  std::map<std::pair<std::string, int>, std::int64_t> next;
+Transaction::Offsets next_offsets(const std::vector<rd_kafka_message_t*>& messages) {
+  Transaction::Offsets next;
   for (const auto* m : messages) {
     auto& o = next[{rd_kafka_topic_name(m->rkt), m->partition}];
     o = std::max(o, m->offset + 1);
   }
-  rd_kafka_topic_partition_list_t* list =
-      rd_kafka_topic_partition_list_new(static_cast<int>(next.size()));
-  for (const auto& [tp, offset] : next) {
-    rd_kafka_topic_partition_list_add(list, tp.first.c_str(), tp.second)->offset = offset;
-  }
-  return list;
+  return next;
 }
 
 }  // namespace
 
-bool Daemon::commit_transaction(const std::vector<rd_kafka_message_t*>& messages) {
-  const int timeout = std::max(1, flush_timeout_ms());
-  rd_kafka_topic_partition_list_t* offsets = next_offsets(messages);
-  rd_kafka_consumer_group_metadata_t* group = rd_kafka_consumer_group_metadata(consumer_.get());
-  rd_kafka_error_t* e =
-      rd_kafka_send_offsets_to_transaction(producer_.get(), offsets, group, timeout);
-  rd_kafka_consumer_group_metadata_destroy(group);
-  rd_kafka_topic_partition_list_destroy(offsets);
-  if (!e) e = rd_kafka_commit_transaction(producer_.get(), timeout);
-  for (int attempt = 0; e && rd_kafka_error_is_retriable(e) && attempt < 3; ++attempt) {
-    rd_kafka_error_destroy(e);
-    e = rd_kafka_commit_transaction(producer_.get(), timeout);
-  }
-  if (!e && delivery_errors_ == 0) return true;
-  const std::string message = e ? rd_kafka_error_string(e) : last_delivery_error_;
-  const bool fatal = e && rd_kafka_error_is_fatal(e);
-  if (e) rd_kafka_error_destroy(e);
-  log::error("transaction_failed", {{"error", message}, {"fatal", fatal ? "true" : "false"}});
-  if (!fatal) {
-    // Abortable (or a delivery failed): abort, so no reader sees this batch's outputs.
-    if (rd_kafka_error_t* a = rd_kafka_abort_transaction(producer_.get(), timeout)) {
-      log::error("transaction_abort_failed", {{"error", rd_kafka_error_string(a)}});
-      rd_kafka_error_destroy(a);
-    }
-  }
+bool Daemon::commit_transaction(Transaction& transaction,
+                                const std::vector<rd_kafka_message_t*>& messages) {
+  const auto committed = transaction.commit(next_offsets(messages), consumer_.get(), [this] {
+    return delivery_errors_ == 0 ? std::string() : last_delivery_error_;
+  });
+  if (committed) return true;
+  log::error("transaction_failed", {{"error", committed.error().message},
+                                    {"fatal", committed.error().fatal ? "true" : "false"}});
   return false;
 }
 
@@ -312,12 +290,14 @@ bool Daemon::judge(Stage& stage) {
     }
   }
   const auto t0 = Clock::now();
+  std::optional<Transaction> transaction;
   if (exactly_once_) {
-    if (rd_kafka_error_t* e = rd_kafka_begin_transaction(producer_.get())) {
-      log::error("transaction_begin_failed", {{"error", rd_kafka_error_string(e)}});
-      rd_kafka_error_destroy(e);
+    auto begun = Transaction::begin(producer_.get(), std::max(1, flush_timeout_ms()));
+    if (!begun) {
+      log::error("transaction_begin_failed", {{"error", begun.error().message}});
       return false;
     }
+    transaction.emplace(std::move(*begun));
   }
   // The batch's records, each with the input it came from (exactly_once too: a record refused
   // for good names its input to the batch's next judging).
@@ -361,7 +341,7 @@ bool Daemon::judge(Stage& stage) {
     return true;
   }
   // Outputs and input offsets commit together or not at all.
-  const bool delivered = commit_transaction(messages);
+  const bool delivered = commit_transaction(*transaction, messages);
   // Delivery reports of an aborted transaction's records may still be due: they find it here.
   std::erase_if(retired_, [](const auto& f) { return f->outstanding == 0; });
   if (flight->outstanding > 0) retired_.push_back(std::move(flight));

@@ -73,12 +73,11 @@ bool Daemon::write_snapshot() {
     snapshot_retry_seq_ = seq + static_cast<std::uint64_t>(config_.kafka.state_snapshot_articles);
     return false;
   };
+  std::optional<Transaction> transaction;
   if (exactly_once_) {
-    if (rd_kafka_error_t* e = rd_kafka_begin_transaction(producer_.get())) {
-      const std::string error = rd_kafka_error_string(e);
-      rd_kafka_error_destroy(e);
-      return failed(error);
-    }
+    auto begun = Transaction::begin(producer_.get(), timeout);
+    if (!begun) return failed(begun.error().message);
+    transaction.emplace(std::move(*begun));
   }
   delivery_errors_ = 0;
   last_delivery_error_.clear();
@@ -105,11 +104,7 @@ bool Daemon::write_snapshot() {
          delivery_errors_ == 0;
   }
   if (!ok) {
-    if (exactly_once_) {
-      if (rd_kafka_error_t* a = rd_kafka_abort_transaction(producer_.get(), timeout)) {
-        rd_kafka_error_destroy(a);
-      }
-    }
+    if (transaction) transaction->abort();
     return failed(last_delivery_error_.empty() ? "chunks not acknowledged" : last_delivery_error_);
   }
   // What the snapshot covers: the records since the last one, that one's chunks, and chunks of
@@ -123,15 +118,17 @@ bool Daemon::write_snapshot() {
   gone.insert(gone.end(), stale_snapshot_keys_.begin(), stale_snapshot_keys_.end());
   bool deleted = true;
   for (const std::string& key : gone) deleted = deleted && produce(topic, key, {}, {}, true);
-  if (exactly_once_) {
-    rd_kafka_error_t* e = deleted ? rd_kafka_commit_transaction(producer_.get(), timeout) : nullptr;
-    if (!deleted || e || delivery_errors_ > 0) {
-      const std::string error = e ? rd_kafka_error_string(e) : last_delivery_error_;
-      if (e) rd_kafka_error_destroy(e);
-      if (rd_kafka_error_t* a = rd_kafka_abort_transaction(producer_.get(), timeout)) {
-        rd_kafka_error_destroy(a);
-      }
-      return failed(error.empty() ? "transaction not committed" : error);
+  if (transaction) {
+    if (!deleted) {
+      transaction->abort();
+      return failed(last_delivery_error_.empty() ? "tombstones not queued" : last_delivery_error_);
+    }
+    const auto committed = transaction->commit({}, nullptr, [this] {
+      return delivery_errors_ == 0 ? std::string() : last_delivery_error_;
+    });
+    if (!committed) {
+      return failed(committed.error().message.empty() ? "transaction not committed"
+                                                      : committed.error().message);
     }
   } else {
     deleted = deleted && rd_kafka_flush(producer_.get(), timeout) == RD_KAFKA_RESP_ERR_NO_ERROR &&
