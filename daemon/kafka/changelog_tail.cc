@@ -6,6 +6,8 @@
 #include <charconv>
 #include <thread>
 
+#include "daemon/kafka/message.h"
+
 namespace newsflow::daemon {
 
 std::string input_header(std::string_view topic, int partition, std::int64_t offset) {
@@ -49,22 +51,9 @@ Admission admit_state_record(std::string_view input, const std::vector<std::stri
 tl::expected<std::unique_ptr<ChangelogTail>, std::string> ChangelogTail::open(
     KafkaHandle consumer, const std::string& topic, const std::map<int, std::int64_t>& positions,
     std::uint64_t last_seq, std::chrono::milliseconds hold, Admit admit) {
-  const rd_kafka_metadata_t* md = nullptr;
-  rd_kafka_resp_err_t e = RD_KAFKA_RESP_ERR_NO_ERROR;
-  for (int attempt = 0; attempt < 10; ++attempt) {
-    rd_kafka_topic_t* t = rd_kafka_topic_new(consumer.get(), topic.c_str(), nullptr);
-    e = rd_kafka_metadata(consumer.get(), 0, t, &md, 5000);
-    rd_kafka_topic_destroy(t);
-    if (e == RD_KAFKA_RESP_ERR_NO_ERROR) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  }
-  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return tl::unexpected("metadata of " + topic + ": " + rd_kafka_err2str(e));
-  }
-  const int partitions = md->topic_cnt == 1 && md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR
-                             ? md->topics[0].partition_cnt
-                             : 0;
-  rd_kafka_metadata_destroy(md);
+  const auto count = internal::partition_count(consumer.get(), topic);
+  if (!count) return tl::unexpected(count.error());
+  const int partitions = *count;
   if (partitions <= 0) return tl::unexpected("topic " + topic + " does not exist");
   std::unique_ptr<ChangelogTail> tail(
       new ChangelogTail(std::move(consumer), topic, last_seq, hold, std::move(admit)));
@@ -76,7 +65,7 @@ tl::expected<std::unique_ptr<ChangelogTail>, std::string> ChangelogTail::open(
     tail->position_[p] = at == positions.end() ? 0 : at->second;
   }
   rd_kafka_poll_set_consumer(tail->consumer_.get());
-  e = rd_kafka_assign(tail->consumer_.get(), list);
+  const rd_kafka_resp_err_t e = rd_kafka_assign(tail->consumer_.get(), list);
   rd_kafka_topic_partition_list_destroy(list);
   if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return tl::unexpected("cannot assign " + topic + ": " + rd_kafka_err2str(e));

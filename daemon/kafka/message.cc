@@ -81,20 +81,40 @@ std::pair<std::string, int> partition_of(const rd_kafka_message_t* msg) {
   return {rd_kafka_topic_name(msg->rkt), msg->partition};
 }
 
-tl::expected<int, std::string> topic_partitions(rd_kafka_t* c, const std::string& topic) {
+namespace {
+
+// One metadata request for `topic`: its partition count (0: no such topic), or the error.
+tl::expected<int, rd_kafka_resp_err_t> ask_partitions(rd_kafka_t* c, const std::string& topic) {
+  const rd_kafka_metadata_t* md = nullptr;
+  rd_kafka_topic_t* t = rd_kafka_topic_new(c, topic.c_str(), nullptr);
+  const rd_kafka_resp_err_t e = rd_kafka_metadata(c, 0, t, &md, 5000);
+  rd_kafka_topic_destroy(t);
+  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) return tl::unexpected(e);
+  const int n = md->topic_cnt == 1 && md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR
+                    ? md->topics[0].partition_cnt
+                    : 0;
+  rd_kafka_metadata_destroy(md);
+  return n;
+}
+
+}  // namespace
+
+tl::expected<int, std::string> partition_count(rd_kafka_t* c, const std::string& topic) {
+  rd_kafka_resp_err_t e = RD_KAFKA_RESP_ERR_NO_ERROR;
   for (int attempt = 0; attempt < 10; ++attempt) {
-    const rd_kafka_metadata_t* md = nullptr;
-    rd_kafka_topic_t* t = rd_kafka_topic_new(c, topic.c_str(), nullptr);
-    const rd_kafka_resp_err_t e = rd_kafka_metadata(c, 0, t, &md, 5000);
-    rd_kafka_topic_destroy(t);
-    if (e == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      const int n = md->topic_cnt == 1 && md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR
-                        ? md->topics[0].partition_cnt
-                        : 0;
-      rd_kafka_metadata_destroy(md);
-      if (n > 0) return n;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const auto n = ask_partitions(c, topic);
+    if (n) return *n;
+    e = n.error();
+  }
+  return tl::unexpected("metadata of " + topic + ": " + rd_kafka_err2str(e));
+}
+
+tl::expected<int, std::string> topic_partitions(rd_kafka_t* c, const std::string& topic) {
+  // Also while the brokers do not show the topic yet: created (or auto-created) a moment ago.
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    if (const auto n = ask_partitions(c, topic); n && *n > 0) return *n;
   }
   return tl::unexpected("topic " + topic + " does not exist or has no partitions");
 }

@@ -58,6 +58,9 @@ std::pair<std::string, int> partition_of(const rd_kafka_message_t* msg);
 
 /// The number of partitions of `topic` (metadata, retried while the cluster comes up).
 tl::expected<int, std::string> topic_partitions(rd_kafka_t* c, const std::string& topic);
+/// The partition count of `topic` as the brokers know it now (0: no such topic), asking up to
+/// ten times, half a second apart, while they do not answer.
+tl::expected<int, std::string> partition_count(rd_kafka_t* c, const std::string& topic);
 
 /// The watermark an extractor sent (header `watermark`: Unix seconds or "end", read as
 /// `EventTimeMerger::kEnd`), if `msg` is one.

@@ -37,23 +37,10 @@ struct PartitionRange {
 // exist.
 tl::expected<std::vector<PartitionRange>, std::string> partitions_with_data(
     rd_kafka_t* c, const std::string& topic) {
-  const rd_kafka_metadata_t* md = nullptr;
-  rd_kafka_resp_err_t e = RD_KAFKA_RESP_ERR_NO_ERROR;
-  for (int attempt = 0; attempt < 10; ++attempt) {
-    rd_kafka_topic_t* t = rd_kafka_topic_new(c, topic.c_str(), nullptr);
-    e = rd_kafka_metadata(c, 0, t, &md, 5000);
-    rd_kafka_topic_destroy(t);
-    if (e == RD_KAFKA_RESP_ERR_NO_ERROR) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  }
-  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return tl::unexpected("metadata of " + topic + ": " + rd_kafka_err2str(e));
-  }
-  std::unique_ptr<const rd_kafka_metadata_t, void (*)(const rd_kafka_metadata_t*)> guard(
-      md, rd_kafka_metadata_destroy);
+  const auto count = partition_count(c, topic);
+  if (!count) return tl::unexpected(count.error());
   std::vector<PartitionRange> out;
-  if (md->topic_cnt < 1 || md->topics[0].err != RD_KAFKA_RESP_ERR_NO_ERROR) return out;
-  for (int p = 0; p < md->topics[0].partition_cnt; ++p) {
+  for (int p = 0; p < *count; ++p) {
     std::int64_t low = 0, high = 0;
     if (rd_kafka_query_watermark_offsets(c, topic.c_str(), p, &low, &high, 5000) ==
             RD_KAFKA_RESP_ERR_NO_ERROR &&
