@@ -135,13 +135,14 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
       max_record_bytes_ = static_cast<std::size_t>(std::strtoull(value, nullptr, 10));
     }
   }
-  rd_kafka_conf_set_dr_msg_cb(pconf->get(), &Daemon::on_delivery);
-  rd_kafka_conf_set_opaque(pconf->get(), this);
-  char err[512];
-  producer_.reset(rd_kafka_new(RD_KAFKA_PRODUCER, pconf->get(), err, sizeof err));
-  if (!producer_)
-    return tl::unexpected(std::vector<config::Problem>{{"kafka.producer", std::string(err)}});
-  pconf->release();
+  ClientCallbacks producer_callbacks;
+  producer_callbacks.opaque = this;
+  producer_callbacks.delivery = &Daemon::on_delivery;
+  auto producer = create_client(ClientKind::kProducer, std::move(*pconf), {}, producer_callbacks);
+  if (!producer) {
+    return tl::unexpected(std::vector<config::Problem>{{"kafka.producer", producer.error()}});
+  }
+  producer_ = std::move(*producer);
   // A dedup standby initializes its transactions when it takes over: doing so fences the
   // producer of the owner before it (the same transactional.id), which a standby must not do
   // while that owner is well.
@@ -205,23 +206,18 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
                                "kafka.consumer");
   if (!cconf) return tl::unexpected(cconf.error());
   consumer_cooperative_ = cooperative_strategy(cconf->get());
+  ClientCallbacks consumer_callbacks;
+  consumer_callbacks.opaque = this;
+  consumer_callbacks.rebalance = &Daemon::on_rebalance;
+  consumer_callbacks.offset_commit = &Daemon::on_commit;
+  consumer_callbacks.statistics = &Daemon::on_statistics;
   // Event-time order needs to know when a partition has nothing older to deliver.
-  rd_kafka_conf_set(cconf->get(), "enable.partition.eof", "true", err, sizeof err);
-  rd_kafka_conf_set_rebalance_cb(
-      cconf->get(),
-      reinterpret_cast<void (*)(rd_kafka_t*, rd_kafka_resp_err_t, rd_kafka_topic_partition_list_t*,
-                                void*)>(&Daemon::on_rebalance));
-  rd_kafka_conf_set_stats_cb(cconf->get(), &Daemon::on_statistics);
-  rd_kafka_conf_set_offset_commit_cb(
-      cconf->get(),
-      reinterpret_cast<void (*)(rd_kafka_t*, rd_kafka_resp_err_t, rd_kafka_topic_partition_list_t*,
-                                void*)>(&Daemon::on_commit));
-  rd_kafka_conf_set_opaque(cconf->get(), this);
-  consumer_.reset(rd_kafka_new(RD_KAFKA_CONSUMER, cconf->get(), err, sizeof err));
-  if (!consumer_)
-    return tl::unexpected(std::vector<config::Problem>{{"kafka.consumer", std::string(err)}});
-  cconf->release();
-  rd_kafka_poll_set_consumer(consumer_.get());
+  auto consumer = create_client(ClientKind::kConsumer, std::move(*cconf),
+                                {{"enable.partition.eof", "true"}}, consumer_callbacks);
+  if (!consumer) {
+    return tl::unexpected(std::vector<config::Problem>{{"kafka.consumer", consumer.error()}});
+  }
+  consumer_ = std::move(*consumer);
 
   if (config_.role == config::Role::kExtract) {
     // An extractor hands each input partition's articles to a partition of its own, numbered

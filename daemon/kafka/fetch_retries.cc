@@ -121,7 +121,6 @@ tl::expected<std::unique_ptr<FetchRetrier>, std::string> FetchRetrier::start(
     for (const auto& p : problems) text += (text.empty() ? "" : "; ") + p.path + ": " + p.message;
     return text;
   };
-  char err[512];
   // The user's client properties (security among them) hold for these clients too.
   auto cconf = make_kafka_conf({{"bootstrap.servers", bootstrap},
                                 {"enable.auto.commit", "false"},
@@ -137,22 +136,16 @@ tl::expected<std::unique_ptr<FetchRetrier>, std::string> FetchRetrier::start(
   if (!cconf) return tl::unexpected(problems_text(cconf.error()));
   // Its own group: the retries move between processes apart from the inputs.
   const std::string group = config.kafka.group_id + "-fetch-retries";
-  for (const auto& [key, value] :
-       {std::pair{"group.id", group.c_str()}, std::pair{"group.instance.id", ""},
-        std::pair{"partition.assignment.strategy", "range,roundrobin"}}) {
-    if (rd_kafka_conf_set(cconf->get(), key, value, err, sizeof err) != RD_KAFKA_CONF_OK) {
-      return tl::unexpected(std::string(err));
-    }
-  }
-  rd_kafka_conf_set_rebalance_cb(
-      cconf->get(),
-      reinterpret_cast<void (*)(rd_kafka_t*, rd_kafka_resp_err_t, rd_kafka_topic_partition_list_t*,
-                                void*)>(&FetchRetrier::on_rebalance));
-  rd_kafka_conf_set_opaque(cconf->get(), r.get());
-  r->consumer_.reset(rd_kafka_new(RD_KAFKA_CONSUMER, cconf->get(), err, sizeof err));
-  if (!r->consumer_) return tl::unexpected("fetch retries consumer: " + std::string(err));
-  cconf->release();
-  rd_kafka_poll_set_consumer(r->consumer_.get());
+  ClientCallbacks consumer_callbacks;
+  consumer_callbacks.opaque = r.get();
+  consumer_callbacks.rebalance = &FetchRetrier::on_rebalance;
+  auto consumer = create_client(ClientKind::kConsumer, std::move(*cconf),
+                                {{"group.id", group},
+                                 {"group.instance.id", ""},
+                                 {"partition.assignment.strategy", "range,roundrobin"}},
+                                consumer_callbacks);
+  if (!consumer) return tl::unexpected("fetch retries consumer: " + consumer.error());
+  r->consumer_ = std::move(*consumer);
   // A missing topic would fail every batch that schedules a retry: refused at start instead.
   if (auto n = topic_partitions(r->consumer_.get(), config.topics.fetch_retries); !n) {
     return tl::unexpected("topics.fetch_retries '" + config.topics.fetch_retries +
@@ -170,18 +163,16 @@ tl::expected<std::unique_ptr<FetchRetrier>, std::string> FetchRetrier::start(
   auto pconf = make_kafka_conf(producer_defaults, config.kafka.client, config.kafka.producer,
                                "kafka.producer");
   if (!pconf) return tl::unexpected(problems_text(pconf.error()));
-  if (r->exactly_once_) {
-    const std::string tid = config.kafka.transactional_id + "-fetch-retries";
-    if (rd_kafka_conf_set(pconf->get(), "transactional.id", tid.c_str(), err, sizeof err) !=
-        RD_KAFKA_CONF_OK) {
-      return tl::unexpected(std::string(err));
-    }
-  }
-  rd_kafka_conf_set_dr_msg_cb(pconf->get(), &FetchRetrier::on_delivery);
-  rd_kafka_conf_set_opaque(pconf->get(), r.get());
-  r->producer_.reset(rd_kafka_new(RD_KAFKA_PRODUCER, pconf->get(), err, sizeof err));
-  if (!r->producer_) return tl::unexpected("fetch retries producer: " + std::string(err));
-  pconf->release();
+  std::map<std::string, std::string> forced;
+  if (r->exactly_once_)
+    forced["transactional.id"] = config.kafka.transactional_id + "-fetch-retries";
+  ClientCallbacks producer_callbacks;
+  producer_callbacks.opaque = r.get();
+  producer_callbacks.delivery = &FetchRetrier::on_delivery;
+  auto producer =
+      create_client(ClientKind::kProducer, std::move(*pconf), forced, producer_callbacks);
+  if (!producer) return tl::unexpected("fetch retries producer: " + producer.error());
+  r->producer_ = std::move(*producer);
   if (r->exactly_once_) {
     if (rd_kafka_error_t* e = rd_kafka_init_transactions(r->producer_.get(), 60000)) {
       const std::string message = rd_kafka_error_string(e);

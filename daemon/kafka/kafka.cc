@@ -76,6 +76,38 @@ tl::expected<KafkaConf, std::vector<config::Problem>> make_kafka_conf(
   return conf;
 }
 
+tl::expected<KafkaHandle, std::string> create_client(
+    ClientKind kind, KafkaConf conf, const std::map<std::string, std::string>& forced,
+    const ClientCallbacks& callbacks) {
+  char err[512];
+  for (const auto& [name, value] : forced) {
+    if (rd_kafka_conf_set(conf.get(), name.c_str(), value.c_str(), err, sizeof err) !=
+        RD_KAFKA_CONF_OK) {
+      return tl::unexpected(name + ": " + err);
+    }
+  }
+  using PartitionsCallback =
+      void (*)(rd_kafka_t*, rd_kafka_resp_err_t, rd_kafka_topic_partition_list_t*, void*);
+  if (callbacks.rebalance) {
+    rd_kafka_conf_set_rebalance_cb(conf.get(),
+                                   reinterpret_cast<PartitionsCallback>(callbacks.rebalance));
+  }
+  if (callbacks.offset_commit) {
+    rd_kafka_conf_set_offset_commit_cb(
+        conf.get(), reinterpret_cast<PartitionsCallback>(callbacks.offset_commit));
+  }
+  if (callbacks.delivery) rd_kafka_conf_set_dr_msg_cb(conf.get(), callbacks.delivery);
+  if (callbacks.statistics) rd_kafka_conf_set_stats_cb(conf.get(), callbacks.statistics);
+  if (callbacks.opaque) rd_kafka_conf_set_opaque(conf.get(), callbacks.opaque);
+  const bool consumer = kind == ClientKind::kConsumer;
+  KafkaHandle client(
+      rd_kafka_new(consumer ? RD_KAFKA_CONSUMER : RD_KAFKA_PRODUCER, conf.get(), err, sizeof err));
+  if (!client) return tl::unexpected(std::string(err));
+  static_cast<void>(conf.release());  // the client's now
+  if (consumer) rd_kafka_poll_set_consumer(client.get());
+  return client;
+}
+
 std::vector<config::Problem> check_kafka_config(const config::Config& config) {
   std::vector<config::Problem> problems;
   // The shared properties once, then each section's alone.

@@ -12,6 +12,7 @@
 typedef struct rd_kafka_s rd_kafka_t;
 typedef struct rd_kafka_conf_s rd_kafka_conf_t;
 typedef struct rd_kafka_mock_cluster_s rd_kafka_mock_cluster_t;
+typedef struct rd_kafka_message_s rd_kafka_message_t;
 
 namespace newsflow::daemon {
 
@@ -31,6 +32,29 @@ tl::expected<KafkaConf, std::vector<config::Problem>> make_kafka_conf(
     const std::map<std::string, std::string>& defaults,
     const std::map<std::string, std::string>& shared,
     const std::map<std::string, std::string>& user, const std::string& path);
+
+/// What a client calls back, each with `opaque` (its owner). Plain ints and void pointers stand
+/// for librdkafka's error codes and partition lists, so headers need not include librdkafka.
+struct ClientCallbacks {
+  void* opaque = nullptr;
+  /// A consumer's rebalance (`partitions`: an `rd_kafka_topic_partition_list_t*`).
+  void (*rebalance)(rd_kafka_t* rk, int err, void* partitions, void* opaque) = nullptr;
+  /// The answer of a consumer's asynchronous commit.
+  void (*offset_commit)(rd_kafka_t* rk, int err, void* partitions, void* opaque) = nullptr;
+  /// A producer's delivery report.
+  void (*delivery)(rd_kafka_t* rk, const rd_kafka_message_t* msg, void* opaque) = nullptr;
+  int (*statistics)(rd_kafka_t* rk, char* json, std::size_t len, void* opaque) = nullptr;
+};
+
+enum class ClientKind { kConsumer, kProducer };
+
+/// Creates a client from `conf` (`make_kafka_conf`, consumed) with `forced` properties set over
+/// the user's (those the code relies on, such as `enable.partition.eof`) and `callbacks`. A
+/// consumer's events come with its consumer poll (`rd_kafka_poll_set_consumer`). The error is
+/// librdkafka's.
+tl::expected<KafkaHandle, std::string> create_client(
+    ClientKind kind, KafkaConf conf, const std::map<std::string, std::string>& forced = {},
+    const ClientCallbacks& callbacks = {});
 
 /// The consumer's `group.instance.id` for `kafka.group_instance_id` (`setting`): "auto" gives
 /// `<host>-<role>` (characters Kafka does not accept in an id become '-'), "none" or "" gives

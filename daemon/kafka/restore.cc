@@ -213,13 +213,8 @@ tl::expected<KafkaHandle, std::string> Daemon::restore_consumer(
                               config_.kafka.client, config_.kafka.consumer, "kafka.consumer");
   if (!conf) return tl::unexpected(conf.error().front().path + ": " + conf.error().front().message);
   // The daemon's own consumer settings may say otherwise; restore needs these.
-  char err[512];
-  rd_kafka_conf_set(conf->get(), "enable.partition.eof", "true", err, sizeof err);
-  rd_kafka_conf_set(conf->get(), "enable.auto.commit", "false", err, sizeof err);
-  KafkaHandle c(rd_kafka_new(RD_KAFKA_CONSUMER, conf->get(), err, sizeof err));
-  if (!c) return tl::unexpected(std::string(err));
-  conf->release();
-  return c;
+  return create_client(ClientKind::kConsumer, std::move(*conf),
+                       {{"enable.partition.eof", "true"}, {"enable.auto.commit", "false"}});
 }
 
 tl::expected<std::size_t, std::string> Daemon::restore_state(const std::string& bootstrap) {

@@ -25,7 +25,6 @@ using namespace internal;
 
 tl::expected<void, std::string> Daemon::open_changelog_tail(const std::string& bootstrap,
                                                             std::chrono::milliseconds hold) {
-  char err[512];
   // A consumer of its own, assigned every changelog partition where the restore ended.
   auto tconf = make_kafka_conf({{"bootstrap.servers", bootstrap},
                                 {"group.id", config_.kafka.group_id + ".tail"},
@@ -34,11 +33,9 @@ tl::expected<void, std::string> Daemon::open_changelog_tail(const std::string& b
                                 {"client.id", "newsflow-tail"}},
                                config_.kafka.client, config_.kafka.consumer, "kafka.consumer");
   if (!tconf) return tl::unexpected(tconf.error().front().message);
-  rd_kafka_conf_set(tconf->get(), "enable.partition.eof", "true", err, sizeof err);
-  rd_kafka_conf_set(tconf->get(), "enable.auto.commit", "false", err, sizeof err);
-  KafkaHandle tc(rd_kafka_new(RD_KAFKA_CONSUMER, tconf->get(), err, sizeof err));
-  if (!tc) return tl::unexpected(std::string(err));
-  tconf->release();
+  auto tc = create_client(ClientKind::kConsumer, std::move(*tconf),
+                          {{"enable.partition.eof", "true"}, {"enable.auto.commit", "false"}});
+  if (!tc) return tl::unexpected(tc.error());
   // A standby applies the owner's records once their inputs are committed (`admit`); an
   // extractor learns links from every record.
   ChangelogTail::Admit gate;
@@ -49,7 +46,7 @@ tl::expected<void, std::string> Daemon::open_changelog_tail(const std::string& b
       return a;
     };
   }
-  auto tail = ChangelogTail::open(std::move(tc), config_.topics.state, changelog_positions_,
+  auto tail = ChangelogTail::open(std::move(*tc), config_.topics.state, changelog_positions_,
                                   changelog_last_seq_, hold, std::move(gate));
   if (!tail) return tl::unexpected(tail.error());
   tail_ = std::move(*tail);
@@ -57,7 +54,6 @@ tl::expected<void, std::string> Daemon::open_changelog_tail(const std::string& b
 }
 
 tl::expected<void, std::string> Daemon::start_standby(const std::string& bootstrap) {
-  char err[512];
   if (auto tail = open_changelog_tail(bootstrap, std::chrono::milliseconds(1000)); !tail) {
     return tl::unexpected(tail.error());
   }
@@ -85,15 +81,12 @@ tl::expected<void, std::string> Daemon::start_standby(const std::string& bootstr
   if (!lconf)
     return tl::unexpected(lconf.error().front().path + ": " + lconf.error().front().message);
   lease_cooperative_ = cooperative_strategy(lconf->get());
-  rd_kafka_conf_set_rebalance_cb(
-      lconf->get(),
-      reinterpret_cast<void (*)(rd_kafka_t*, rd_kafka_resp_err_t, rd_kafka_topic_partition_list_t*,
-                                void*)>(&Daemon::on_lease_rebalance));
-  rd_kafka_conf_set_opaque(lconf->get(), this);
-  lease_.reset(rd_kafka_new(RD_KAFKA_CONSUMER, lconf->get(), err, sizeof err));
-  if (!lease_) return tl::unexpected(std::string(err));
-  lconf->release();
-  rd_kafka_poll_set_consumer(lease_.get());
+  ClientCallbacks lease_callbacks;
+  lease_callbacks.opaque = this;
+  lease_callbacks.rebalance = &Daemon::on_lease_rebalance;
+  auto lease = create_client(ClientKind::kConsumer, std::move(*lconf), {}, lease_callbacks);
+  if (!lease) return tl::unexpected(lease.error());
+  lease_ = std::move(*lease);
   rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(1);
   rd_kafka_topic_partition_list_add(topics, config_.topics.dedup_lease.c_str(),
                                     RD_KAFKA_PARTITION_UA);
