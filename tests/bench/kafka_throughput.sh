@@ -48,37 +48,51 @@ stop_processes() {
   for p in "${procs[@]}"; do wait "$p" 2>/dev/null || true; done
   procs=() ports=()
 }
-# The sum over the processes of the samples whose name and labels begin with $1.
-metric_sum() {
-  local total=0 v
-  for port in "${ports[@]}"; do
-    v=$({ curl -s "http://127.0.0.1:$port/metrics" || true; } | awk -v m="$1" 'index($1, m) == 1 {s += $2} END {print s + 0}')
-    total=$(python3 -c "print($total + $v)")
-  done
-  echo "$total"
-}
-cpu_seconds() {  # CPU time of the processes so far
-  local ticks=0
-  for p in "${procs[@]}"; do ticks=$((ticks + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done
-  python3 -c "print($ticks / $(getconf CLK_TCK))"
-}
-consumed='newsflow_messages_consumed_total'
-acked='newsflow_messages_produced_total{topic="newsflow.articles"}'
 # until_done N: waits for the first input consumed, then for N articles acknowledged; sets
-# t_first, t_last, cpu_first and cpu_last.
+# t_first, t_last, cpu_first and cpu_last. One poller process scrapes the metrics every 20 ms
+# and reads the processes' CPU time: a shell loop starting curl and python3 at every turn took
+# 0.7 of this machine's two cores, which the processes measured then did not have.
 until_done() {
-  t_first=""
-  for _ in $(seq 6000); do
-    if [ -z "$t_first" ] && [ "$(metric_sum "$consumed")" != 0 ]; then
-      t_first=$(now); cpu_first=$(cpu_seconds)
-    fi
-    if [ -n "$t_first" ] && python3 -c "import sys; sys.exit(0 if $(metric_sum "$acked") >= $1 else 1)"; then
-      t_last=$(now); cpu_last=$(cpu_seconds)
-      return 0
-    fi
-    sleep 0.05
-  done
-  fail "only $(metric_sum "$acked") of $1 articles acknowledged"
+  local out
+  out=$(python3 - "$1" "${#procs[@]}" "${procs[@]}" "${ports[@]}" <<'EOF'
+import os, sys, time, urllib.request
+want, k = float(sys.argv[1]), int(sys.argv[2])
+pids, ports = sys.argv[3:3 + k], sys.argv[3 + k:]
+tick = os.sysconf("SC_CLK_TCK")
+def cpu():  # utime + stime of the processes, seconds
+    total = 0
+    for p in pids:
+        fields = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / tick
+def scrape():  # the samples of every process: [name{labels}, value]
+    samples = []
+    for port in ports:
+        try:
+            body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read()
+        except Exception:
+            continue
+        samples += [l.split() for l in body.decode().splitlines() if l and l[0] != "#"]
+    return samples
+def total(samples, prefix):
+    return sum(float(s[-1]) for s in samples if s[0].startswith(prefix))
+consumed = "newsflow_messages_consumed_total"
+acked = 'newsflow_messages_produced_total{topic="newsflow.articles"}'
+first = None
+deadline = time.time() + 300
+while time.time() < deadline:
+    samples = scrape()
+    if first is None and total(samples, consumed) > 0:
+        first = (time.time(), cpu())
+    if first is not None and total(samples, acked) >= want:
+        print(first[0], first[1], time.time(), cpu())
+        sys.exit(0)
+    time.sleep(0.02)
+print("timeout", total(scrape(), acked))
+sys.exit(1)
+EOF
+) || fail "only ${out#timeout } of $1 articles acknowledged"
+  read -r t_first cpu_first t_last cpu_last <<< "$out"
 }
 rate_of() { python3 -c "print(f'{$1 / ($3 - $2):.0f}')"; }
 
