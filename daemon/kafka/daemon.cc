@@ -63,8 +63,8 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
   }
   metrics_.window_limit(static_cast<double>(config.window.max_articles));
   metrics_.role(std::string(config::role_name(config.role)));
-  metrics_.dedup_owner(config.role !=
-                       config::Role::kExtract);  // a dedup standby says otherwise at start
+  // A dedup standby says otherwise at start.
+  metrics_.dedup_owner(config.role != config::Role::kExtract);
   crash_guard_.load();
   status_.version = kVersion;
   status_.started = unix_now();

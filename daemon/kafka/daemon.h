@@ -323,6 +323,10 @@ class Daemon {
   Progress progress_;
   std::uint64_t delivery_errors_ = 0;  // touched only on the run thread (delivery callbacks)
   std::string last_delivery_error_;
+  /// A record that failed since `delivery_errors_` was reset: its error ("" while none did).
+  std::string delivery_failure() const {
+    return delivery_errors_ == 0 ? std::string() : last_delivery_error_;
+  }
   // `--role extract`: partitions of `topics.extracted`, and where each input topic's begin.
   int extracted_partitions_ = 0;
   std::map<std::string, int> extracted_offset_;

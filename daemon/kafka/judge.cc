@@ -192,9 +192,8 @@ Transaction::Offsets next_offsets(const std::vector<rd_kafka_message_t*>& messag
 
 bool Daemon::commit_transaction(Transaction& transaction,
                                 const std::vector<rd_kafka_message_t*>& messages) {
-  const auto committed = transaction.commit(next_offsets(messages), consumer_.get(), [this] {
-    return delivery_errors_ == 0 ? std::string() : last_delivery_error_;
-  });
+  const auto committed = transaction.commit(next_offsets(messages), consumer_.get(),
+                                            [this] { return delivery_failure(); });
   if (committed) return true;
   log::error("transaction_failed", {{"error", committed.error().message},
                                     {"fatal", committed.error().fatal ? "true" : "false"}});

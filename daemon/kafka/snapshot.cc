@@ -123,9 +123,7 @@ bool Daemon::write_snapshot() {
       transaction->abort();
       return failed(last_delivery_error_.empty() ? "tombstones not queued" : last_delivery_error_);
     }
-    const auto committed = transaction->commit({}, nullptr, [this] {
-      return delivery_errors_ == 0 ? std::string() : last_delivery_error_;
-    });
+    const auto committed = transaction->commit({}, nullptr, [this] { return delivery_failure(); });
     if (!committed) {
       return failed(committed.error().message.empty() ? "transaction not committed"
                                                       : committed.error().message);
