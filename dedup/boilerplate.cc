@@ -112,36 +112,85 @@ void BoilerplateFilter::record(std::string_view site, std::string_view url,
   for (const std::uint64_t key : keys) count(key, url_hash, event_time);
 }
 
+PageParagraphs::PageParagraphs(std::string_view site, std::string_view text)
+    : site_hash_(XXH3_64bits(site.data(), site.size())),
+      text_hash_(XXH3_64bits(text.data(), text.size())),
+      text_size_(text.size()),
+      made_(true),
+      no_site_(site.empty()) {
+  normalized_.reserve(text.size());
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    std::size_t end = text.find("\n\n", pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view paragraph = text.substr(pos, end - pos);
+    const std::size_t begin = pos;
+    pos = end + 2;
+    const std::string normalized = normalize_text(paragraph);
+    if (normalized.empty()) continue;
+    // The separator is a break between words: the whole text normalizes to its paragraphs'
+    // normalized forms joined by spaces.
+    if (!normalized_.empty()) normalized_ += ' ';
+    paragraphs_.push_back(
+        {.begin = begin,
+         .size = paragraph.size(),
+         .normalized_begin = normalized_.size(),
+         .normalized_size = normalized.size(),
+         .key = XXH3_64bits_withSeed(normalized.data(), normalized.size(), site_hash_),
+         .teaser = is_teaser(paragraph)});
+    normalized_ += normalized;
+  }
+}
+
+bool PageParagraphs::of(std::string_view site, std::string_view text) const {
+  return made_ && text.size() == text_size_ &&
+         XXH3_64bits(site.data(), site.size()) == site_hash_ &&
+         XXH3_64bits(text.data(), text.size()) == text_hash_;
+}
+
 std::string BoilerplateFilter::filter(std::string_view site, std::string_view url,
                                       std::string_view text, std::int64_t event_time,
                                       std::string_view title, std::vector<std::uint64_t>* keys,
                                       bool learn) {
   // Without a site (e.g. URNs of pre-extracted items) there is no template to learn.
   if (!options_.enabled || site.empty()) return std::string(text);
+  return filter(PageParagraphs(site, text), url, text, event_time, title, keys, learn);
+}
+
+std::string BoilerplateFilter::filter(const PageParagraphs& page, std::string_view url,
+                                      std::string_view text, std::int64_t event_time,
+                                      std::string_view title, std::vector<std::uint64_t>* keys,
+                                      bool learn, std::string* normalized) {
+  // Without a site (e.g. URNs of pre-extracted items) there is no template to learn.
+  if (!options_.enabled || page.no_site_) {
+    if (normalized) *normalized = page.normalized_;
+    return std::string(text);
+  }
   if (learn) advance(event_time);
-  const std::uint64_t site_hash = XXH3_64bits(site.data(), site.size());
   const std::uint16_t url_hash = url_key(url);
   std::string kept;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    std::size_t end = text.find("\n\n", pos);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view paragraph = text.substr(pos, end - pos);
-    pos = end + 2;
-    const std::string normalized = normalize_text(paragraph);
-    if (normalized.empty()) continue;
-    if (is_teaser(paragraph)) continue;
-    const std::uint64_t key = XXH3_64bits_withSeed(normalized.data(), normalized.size(), site_hash);
-    if (keys) keys->push_back(key);
-    if (learn ? count(key, url_hash, event_time) : known(key, url_hash)) continue;
+  if (normalized) normalized->clear();
+  for (const PageParagraphs::Paragraph& p : page.paragraphs_) {
+    if (p.teaser) continue;
+    if (keys) keys->push_back(p.key);
+    if (learn ? count(p.key, url_hash, event_time) : known(p.key, url_hash)) continue;
     if (!kept.empty()) kept += "\n\n";
-    kept.append(paragraph);
+    kept.append(text.substr(p.begin, p.size));
+    if (normalized) {
+      if (!normalized->empty()) *normalized += ' ';
+      normalized->append(page.normalized_, p.normalized_begin, p.normalized_size);
+    }
   }
   // A page that is all furniture is known by its title; an empty text (or the furniture itself)
   // would make every such page an exact copy of every other.
   if (!kept.empty()) return kept;
   const std::string_view trimmed = trim_spaces(title);
-  return std::string(trimmed.empty() ? text : trimmed);
+  if (trimmed.empty()) {
+    if (normalized) *normalized = page.normalized_;
+    return std::string(text);
+  }
+  if (normalized) *normalized = normalize_text(trimmed);
+  return std::string(trimmed);
 }
 
 template <class Gone>

@@ -21,6 +21,38 @@ class Writer;
 /// prose, so it says nothing about which article a page carries.
 bool is_teaser(std::string_view paragraph);
 
+/// A page's paragraphs as `BoilerplateFilter` reads them (each normalized and keyed by its
+/// site), and the page's whole normalized text: all that filtering and fingerprinting need of a
+/// page apart from the filter's state, so they can be made on any thread, before the judging
+/// that reads and changes that state. Paragraphs are separated by blank lines.
+class PageParagraphs {
+ public:
+  PageParagraphs() = default;
+  PageParagraphs(std::string_view site, std::string_view text);
+
+  /// Whether these are the paragraphs of `text` on `site` (a text cut to a bound after they
+  /// were made is not).
+  bool of(std::string_view site, std::string_view text) const;
+
+  /// `normalize_text(text)`: the normalized paragraphs joined by spaces.
+  const std::string& normalized() const { return normalized_; }
+
+ private:
+  friend class BoilerplateFilter;
+  struct Paragraph {
+    std::size_t begin = 0, size = 0;                        // in the text
+    std::size_t normalized_begin = 0, normalized_size = 0;  // in `normalized_`
+    std::uint64_t key = 0;  // the normalized paragraph's hash, seeded by the site's
+    bool teaser = false;
+  };
+  std::vector<Paragraph> paragraphs_;  // those with words only
+  std::string normalized_;
+  std::uint64_t site_hash_ = 0, text_hash_ = 0;
+  std::size_t text_size_ = 0;
+  bool made_ = false;
+  bool no_site_ = true;
+};
+
 /// Options of the per-site boilerplate filter; filled by `config/`.
 struct BoilerplateOptions {
   bool enabled = true;
@@ -63,6 +95,14 @@ class BoilerplateFilter {
   std::string filter(std::string_view site, std::string_view url, std::string_view text,
                      std::int64_t event_time, std::string_view title = {},
                      std::vector<std::uint64_t>* keys = nullptr, bool learn = true);
+
+  /// `filter` of a page whose paragraphs are made (`PageParagraphs(site, text)`).
+  /// `normalized`, when given, receives `normalize_text` of what it returns, from the
+  /// paragraphs' normalized forms (the title alone is normalized here).
+  std::string filter(const PageParagraphs& page, std::string_view url, std::string_view text,
+                     std::int64_t event_time, std::string_view title = {},
+                     std::vector<std::uint64_t>* keys = nullptr, bool learn = true,
+                     std::string* normalized = nullptr);
 
   /// Records the paragraphs `keys` (from `filter`) of a page of `site` at `url` again, as
   /// `filter` did: the state a restart rebuilds from the changelog without the text.

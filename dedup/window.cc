@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <utility>
 
 #include "dedup/internal/codec.h"
 #include "dedup/normalize.h"
@@ -25,8 +26,16 @@ std::string_view dup_kind_name(DupKind k) {
 Fingerprint make_fingerprint(std::string_view text, const SignatureOptions& options,
                              const TermStats* stats, std::vector<std::uint64_t>* terms,
                              std::string* normalized_out) {
-  Fingerprint fp;
   std::string normalized = normalize_text(text);
+  const Fingerprint fp = fingerprint_of_normalized(normalized, text, options, stats, terms);
+  if (normalized_out) *normalized_out = std::move(normalized);
+  return fp;
+}
+
+Fingerprint fingerprint_of_normalized(std::string_view normalized, std::string_view text,
+                                      const SignatureOptions& options, const TermStats* stats,
+                                      std::vector<std::uint64_t>* terms) {
+  Fingerprint fp;
   fp.exact = content_hash(normalized);
   std::vector<std::uint64_t> phrases;
   if (options.scheme == SignatureScheme::kWeighted && stats) {
@@ -45,7 +54,6 @@ Fingerprint make_fingerprint(std::string_view text, const SignatureOptions& opti
     fp.sketch = minhash_sketch(phrases);
   }
   fp.phrases = static_cast<std::uint32_t>(phrases.size());
-  if (normalized_out) *normalized_out = std::move(normalized);
   return fp;
 }
 

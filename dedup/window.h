@@ -51,6 +51,13 @@ Fingerprint make_fingerprint(std::string_view text, const SignatureOptions& opti
                              std::vector<std::uint64_t>* terms = nullptr,
                              std::string* normalized = nullptr);
 
+/// `make_fingerprint` of a text whose normalized form (`normalize_text(text)`) is already made;
+/// `text` itself is read only by the sentences scheme.
+Fingerprint fingerprint_of_normalized(std::string_view normalized, std::string_view text,
+                                      const SignatureOptions& options,
+                                      const TermStats* stats = nullptr,
+                                      std::vector<std::uint64_t>* terms = nullptr);
+
 namespace internal {
 /// A fingerprint as the state record's first layout (`NFS1`) wrote it, and a verdict as the
 /// state record and the window's snapshot both write it.

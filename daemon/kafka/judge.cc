@@ -162,13 +162,18 @@ void Daemon::extract(Stage& stage, bool wait) {
               return;
             }
             work[i].parsed.input = std::move(record->second);
+            pipeline_.ready_to_judge(record->first);
             work[i].prepared = std::vector<Pipeline::Extracted>{};
             work[i].prepared->push_back(std::move(record->first));
             return;
           }
           work[i].parsed = parse(messages[i]);
           metrics_.stage_seconds("parse", seconds_since(t0));
-          if (!work[i].parsed.failure) work[i].prepared = pipeline_.prepare(work[i].parsed.input);
+          if (!work[i].parsed.failure) {
+            // An extractor hands its articles over: the judging is another process's.
+            work[i].prepared =
+                pipeline_.prepare(work[i].parsed.input, config_.role != config::Role::kExtract);
+          }
         } catch (const std::exception& e) {
           work[i].prepared = tl::unexpected(Failure{"internal_error", e.what()});
         }

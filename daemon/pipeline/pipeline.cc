@@ -351,8 +351,8 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract(
   return tl::unexpected(Failure{"internal_error", "unknown body kind"});
 }
 
-tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::prepare(
-    const Input& input) const {
+tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::prepare(const Input& input,
+                                                                          bool judged_here) const {
   if (input.url.empty()) return tl::unexpected(Failure{"missing_url", "input has no url"});
   const auto t0 = Clock::now();
   auto extracted = extract(input);
@@ -361,6 +361,7 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::prepare(
     for (auto& e : *extracted) {
       if (e.skip || e.article.text.empty() || !e.fetch_url.empty()) continue;
       set_language(e);
+      if (judged_here) ready_to_judge(e);
     }
   }
   if (metrics_) metrics_->stage_seconds("extract", seconds_since(t0));
@@ -384,18 +385,17 @@ std::string Pipeline::link_key(const std::string& link) {
   return link.starts_with("item:") ? link : extractors::canonical_url(link);
 }
 
-dedup::Fingerprint Pipeline::fingerprint(const std::string& id, const std::string& core,
-                                         std::int64_t event_time,
-                                         std::vector<std::uint32_t>* df_terms,
-                                         std::string* normalized) {
+dedup::Fingerprint Pipeline::fingerprint(const std::string& id, std::string_view core,
+                                         std::string_view normalized, std::int64_t event_time,
+                                         std::vector<std::uint32_t>* df_terms) {
   if (config_.signature.scheme != dedup::SignatureScheme::kWeighted) {
-    return dedup::make_fingerprint(core, config_.signature, nullptr, nullptr, normalized);
+    return dedup::fingerprint_of_normalized(normalized, core, config_.signature);
   }
   // Weights from the window's document frequencies before this article joins them; an article
   // seen again (a batch re-run after a failed delivery) is not counted twice.
   std::vector<std::uint64_t> terms;
   dedup::Fingerprint fp =
-      dedup::make_fingerprint(core, config_.signature, &term_stats_, &terms, normalized);
+      dedup::fingerprint_of_normalized(normalized, core, config_.signature, &term_stats_, &terms);
   if (!window_.contains(id)) term_stats_.add(terms, event_time);
   if (df_terms) {
     // The counters index terms by their low bits (at most 28): 32 bits say the same. A re-run's
@@ -552,14 +552,26 @@ bool Pipeline::publishable(Extracted& e) const {
     if (e.feed_text.empty()) return false;
     e.article.text = e.feed_text;
   }
-  if (extractors::truncate_text(e.article.text, config_.extract.max_text_bytes)) {
-    e.article.warnings.emplace_back("text_truncated");
+  bound(e.article);
+  return true;
+}
+
+// Cuts text and title to their bounds; once cut, they are within them (a second call cuts and
+// warns no more).
+void Pipeline::bound(extractors::Article& a) const {
+  if (extractors::truncate_text(a.text, config_.extract.max_text_bytes)) {
+    a.warnings.emplace_back("text_truncated");
   }
   constexpr std::size_t kMaxTitleBytes = 2048;
-  if (extractors::truncate_text(e.article.title, kMaxTitleBytes)) {
-    e.article.warnings.emplace_back("title_truncated");
+  if (extractors::truncate_text(a.title, kMaxTitleBytes)) {
+    a.warnings.emplace_back("title_truncated");
   }
-  return true;
+}
+
+void Pipeline::ready_to_judge(Extracted& e) const {
+  if (e.skip || e.article.text.empty() || !e.fetch_url.empty()) return;
+  bound(e.article);
+  e.paragraphs = dedup::PageParagraphs(e.article.source, e.article.text);
 }
 
 std::vector<Output> Pipeline::commit(std::vector<Extracted> extracted, const Input& input) {
@@ -630,9 +642,12 @@ bool Pipeline::restore(std::string_view article_json) {
     verdict.similarity = dup["similarity"].get<double>();
   }
   const std::string id = str("id");
+  const std::string text = str("text");
+  std::string normalized;
   const std::string core =
-      boilerplate_.filter(str("source"), str("url"), str("text"), *event_time, str("title"));
-  const dedup::Fingerprint fp = fingerprint(id, core, *event_time, nullptr);
+      boilerplate_.filter(dedup::PageParagraphs(str("source"), text), str("url"), text, *event_time,
+                          str("title"), nullptr, true, &normalized);
+  const dedup::Fingerprint fp = fingerprint(id, core, normalized, *event_time, nullptr);
   window_.restore(id, fp, *event_time, verdict);
   if (j.contains("feed_url")) {
     remember_link(str("url"), *event_time);
@@ -809,10 +824,14 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
   // its paragraphs were counted the first time; counting them again would make the site's
   // other pages lose paragraphs a single pass keeps.
   const bool again = window_.contains(a.id);
-  const std::string core = boilerplate_.filter(a.source, a.url, a.text, event_time, a.title,
-                                               &state.paragraphs, /*learn=*/!again);
+  if (!extracted.paragraphs.of(a.source, a.text)) {
+    extracted.paragraphs = dedup::PageParagraphs(a.source, a.text);
+  }
   std::string normalized;
-  const dedup::Fingerprint fp = fingerprint(a.id, core, event_time, &state.df_terms, &normalized);
+  const std::string core =
+      boilerplate_.filter(extracted.paragraphs, a.url, a.text, event_time, a.title,
+                          &state.paragraphs, /*learn=*/!again, &normalized);
+  const dedup::Fingerprint fp = fingerprint(a.id, core, normalized, event_time, &state.df_terms);
   out.content_hash = fp.exact.hex();
   out.event_time = event_time;
   out.verdict = window_.observe(a.id, fp, event_time, low_watermark_);

@@ -106,11 +106,22 @@ class Pipeline {
     std::int64_t retry_after_seconds = 0;  ///< what the site asked for with a 429 or 5xx
     bool skip = false;                     ///< no output: already published, or nothing to publish
     bool language_known = false;  ///< `article.language` detected (in `prepare`, on the cores)
+    /// The text's paragraphs and normalized form (`ready_to_judge`, on the cores); made again
+    /// when judging if the text is not the one they were made of.
+    dedup::PageParagraphs paragraphs;
   };
 
-  /// The first half of `process`: decode and extract. Thread-safe (reads only the
-  /// configuration and the model), so a batch can be extracted on several cores.
-  tl::expected<std::vector<Extracted>, Failure> prepare(const Input& input) const;
+  /// The first half of `process`: decode and extract, and, unless `judged_here` is false (the
+  /// extract role hands its articles over), `ready_to_judge` each item with its text.
+  /// Thread-safe (reads only the configuration and the model), so a batch can be extracted on
+  /// several cores.
+  tl::expected<std::vector<Extracted>, Failure> prepare(const Input& input,
+                                                        bool judged_here = true) const;
+
+  /// The part of judging an item that reads no state (its text cut to the bounds, split in
+  /// paragraphs and normalized), done on any thread before `commit` does the rest in input
+  /// order. Nothing for an item that waits for its page or has no text.
+  void ready_to_judge(Extracted& e) const;
 
   /// Between the halves, for feed items that only link to their page: fetches the pages of
   /// `items` (pointers into the results of several `prepare` calls, so one batch fetches
@@ -206,15 +217,16 @@ class Pipeline {
   /// Skips `e` when its link or its item was published (counted as "already_seen").
   bool skip_if_seen(Extracted& e);
   void save_to(dedup::internal::Writer& w) const;
-  dedup::Fingerprint fingerprint(const std::string& id, const std::string& core,
-                                 std::int64_t event_time, std::vector<std::uint32_t>* df_terms,
-                                 std::string* normalized = nullptr);
+  dedup::Fingerprint fingerprint(const std::string& id, std::string_view core,
+                                 std::string_view normalized, std::int64_t event_time,
+                                 std::vector<std::uint32_t>* df_terms);
   static std::string item_key(const std::string& article_id);
   static std::string link_key(const std::string& link);
   tl::expected<std::vector<Extracted>, Failure> extract(const Input& input) const;
   tl::expected<std::vector<Extracted>, Failure> extract_feed(const Input& input) const;
   Output finish(Extracted extracted, const Input& input);
   bool publishable(Extracted& e) const;
+  void bound(extractors::Article& a) const;
   /// Detects the language of an extracted article (`extractors::detect_language`).
   static void set_language(Extracted& e);
 

@@ -665,6 +665,48 @@ TEST(Boilerplate, TeasersCutMidWordAreNotArticleText) {
   EXPECT_EQ(f.filter("a.test", "https://a.test/1", "Story one.\n\n" + teaser, 0), "Story one.");
 }
 
+// A page's paragraphs are made on any thread before judging: the text they normalize to must be
+// the whole text's, and the filter on them must keep what it keeps on the text, with the
+// normalized form of what it keeps, whatever the paragraphs hold.
+TEST(Boilerplate, ParagraphsMadeAheadFilterAndNormalizeAsTheTextDoes) {
+  const std::vector<std::string> texts = {
+      "",
+      "One paragraph, no break.",
+      "\n\nLeading breaks.\n\n\nA triple break\n\nand a trailing one\n\n",
+      "Caf\u00e9 cr\u00e8me.\n\n\u0301 a combining accent opens this paragraph.",
+      "\u65b0\u534e\u793e\u5317\u4eac\u7535\n\nEnglish words after "
+      "it.\n\n\u0e20\u0e32\u0e29\u0e32\u0e44\u0e17\u0e22",
+      "Invalid \xC3 bytes \xFF here.\n\n\xE2\x80 and here.",
+      "!!! ---\n\nOnly punctuation above.\n\n\u201cQuoted,\u201d she said.",
+      "Menu\n\nStory text of the page.\n\nMenu",
+  };
+  for (const std::string& text : texts) {
+    const PageParagraphs page("a.test", text);
+    EXPECT_EQ(page.normalized(), normalize_text(text)) << text;
+    EXPECT_TRUE(page.of("a.test", text));
+    EXPECT_FALSE(page.of("b.test", text));
+    EXPECT_FALSE(page.of("a.test", text + "x"));
+  }
+  EXPECT_FALSE(PageParagraphs().of("", ""));
+  // Two filters fed the same pages, one with the text and one with the paragraphs made ahead.
+  for (const std::string site : {"a.test", ""}) {
+    BoilerplateFilter by_text, by_paragraphs;
+    for (int i = 0; i < 12; ++i) {
+      const std::string& text = texts[static_cast<std::size_t>(i) % texts.size()];
+      const std::string url = "https://a.test/" + std::to_string(i % 5);
+      const std::string title = i % 3 == 0 ? "" : "Title " + std::to_string(i);
+      std::vector<std::uint64_t> keys_text, keys_paragraphs;
+      std::string normalized;
+      const std::string core = by_text.filter(site, url, text, i, title, &keys_text);
+      EXPECT_EQ(by_paragraphs.filter(PageParagraphs(site, text), url, text, i, title,
+                                     &keys_paragraphs, true, &normalized),
+                core);
+      EXPECT_EQ(keys_paragraphs, keys_text);
+      EXPECT_EQ(normalized, normalize_text(core)) << core;
+    }
+  }
+}
+
 TEST(Boilerplate, ForgetsWhatTheWindowNoLongerHolds) {
   BoilerplateFilter f({.enabled = true, .min_other_pages = 2, .window_seconds = 100});
   for (int i = 0; i < 3; ++i) {
