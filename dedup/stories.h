@@ -12,6 +12,7 @@
 #include "dedup/internal/robin_hood.h"
 #include "dedup/internal/slot_list.h"
 #include "dedup/internal/table_part.h"
+#include "dedup/story_terms.h"
 #include "dedup/term_stats.h"
 #include "dedup/window.h"
 
@@ -169,11 +170,14 @@ class StoryBook {
   /// 1 + ln(count) (entity-like words boosted), the `terms_per_article` of the highest weight
   /// times the inverse document frequency the book knows now. `normalized`, when given, is
   /// `normalize_text(text)` already made (the fingerprint's).
-  using Terms = std::unordered_map<std::string, float>;
+  using Terms = TermCounts;
   /// Document frequencies are counted per language (`language`'s primary subtag; unknown is
   /// one more): a language's function words are common in it, however rare in the whole mix.
   Terms terms_of(std::string_view title, std::string_view text, std::string_view normalized = {},
                  std::string_view language = {}) const;
+
+  /// The second half of `terms_of`: of `story_term_counts`, those it keeps.
+  Terms select_terms(Terms counts, std::string_view language = {}) const;
 
   /// The features of two term vectors (`terms_of`) `hours` apart, with the book's document
   /// frequencies now: what `newsflow train-stories` learns from.
