@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "dedup/internal/codec.h"
+#include "dedup/internal/grow.h"
 #include "dedup/internal/id_pair.h"
 
 namespace newsflow::dedup {
@@ -17,14 +18,6 @@ namespace newsflow::dedup {
 namespace {
 
 constexpr std::size_t kTermsPerStory = 64;
-
-// Room for one more in `v`, grown by a quarter (doubling leaves a third of a full book's term
-// table and members' lists unused on average), at most to `cap`.
-template <typename T>
-void grow_by_quarter(std::vector<T>& v, std::size_t cap = SIZE_MAX) {
-  if (v.size() < v.capacity()) return;
-  v.reserve(std::min(cap, std::max<std::size_t>(4, v.capacity() + v.capacity() / 4)));
-}
 
 // An article's TF-IDF weights by term (those a story can share, sorted), their squared norm and
 // their sum (over all its terms).
@@ -192,58 +185,6 @@ std::string StoryMember::url() const {
   return url;
 }
 
-std::uint32_t StoryBook::term_hash(std::string_view term) {
-  return static_cast<std::uint32_t>(XXH3_64bits(term.data(), term.size()));
-}
-
-std::optional<StoryBook::TermId> StoryBook::find_term(std::string_view term) const {
-  const std::uint32_t hash = term_hash(term);
-  const std::span<const TermRef> refs = term_ids_.entries();
-  const std::size_t i = internal::RobinHood<TermRef, TermRefTraits>::probe(
-      refs, hash,
-      [&](std::size_t k) { return refs[k].hash == hash && terms_[refs[k].id].text == term; });
-  if (i == refs.size()) return std::nullopt;
-  return refs[i].id;
-}
-
-void StoryBook::index_term(TermId term) {
-  term_ids_.reserve_one();
-  internal::RobinHood<TermRef, TermRefTraits>::place(term_ids_.entries(),
-                                                     {term_hash(terms_[term].text), term});
-  ++term_ids_.size;
-}
-
-StoryBook::TermId StoryBook::intern(std::string_view term) {
-  if (const std::optional<TermId> held = find_term(term)) return *held;
-  TermId id;
-  if (free_terms_.empty()) {
-    id = static_cast<TermId>(terms_.size());
-    grow_by_quarter(terms_);
-    terms_.emplace_back();
-  } else {
-    id = free_terms_.back();
-    free_terms_.pop_back();
-  }
-  terms_[id].text = term;
-  index_term(id);
-  return id;
-}
-
-void StoryBook::release(TermId term) {
-  TermInfo& info = terms_[term];
-  if (--info.uses > 0) return;
-  const std::span<TermRef> refs = term_ids_.entries();
-  const std::size_t i = internal::RobinHood<TermRef, TermRefTraits>::probe(
-      refs, term_hash(info.text), [&](std::size_t k) { return refs[k].id == term; });
-  if (i < refs.size()) {
-    internal::RobinHood<TermRef, TermRefTraits>::erase_at(refs, i);
-    --term_ids_.size;
-    term_ids_.shrink_to_fit();
-  }
-  info = TermInfo{};
-  free_terms_.push_back(term);
-}
-
 std::uint32_t StoryBook::slot_for(const std::string& story_id) {
   const auto [it, added] = slot_of_.try_emplace(story_id, 0);
   if (!added) return it->second;
@@ -264,10 +205,10 @@ void StoryBook::drop_slot(std::uint32_t slot, bool unindex) {
     if (unindex) {
       remove_term(slot, k);
     } else {
-      release(s.terms[k].first);
+      terms_.release(s.terms[k].first);
     }
   }
-  for (const auto& [t, w] : s.representative) release(t);
+  for (const auto& [t, w] : s.representative) terms_.release(t);
   slot_of_.erase(s.story_id);
   s = Slot{};
   free_slots_.push_back(slot);
@@ -276,9 +217,9 @@ void StoryBook::drop_slot(std::uint32_t slot, bool unindex) {
 void StoryBook::remove_term(std::uint32_t slot, std::size_t k) {
   TermWeights& terms = slots_[slot].terms;
   const TermId t = terms[k].first;
-  terms_[t].stories.remove_last(slot);
+  terms_.stories(t).remove_last(slot);
   terms.erase(terms.begin() + static_cast<std::ptrdiff_t>(k));
-  release(t);
+  terms_.release(t);
 }
 
 template <class V>
@@ -324,8 +265,8 @@ void StoryBook::add_terms(std::uint32_t slot, const TermWeights& terms) {
       continue;
     }
     merged.emplace_back(t, w);
-    ++terms_[t].uses;
-    terms_[t].stories.push_back(slot);
+    terms_.use(t);
+    terms_.stories(t).push_back(slot);
   }
   merged.insert(merged.end(), held, st.end());
   st = std::move(merged);
@@ -337,7 +278,7 @@ void StoryBook::add_terms(std::uint32_t slot, const TermWeights& terms) {
                      [&](std::size_t a, std::size_t b) {
                        return st[a].second != st[b].second
                                   ? st[a].second > st[b].second
-                                  : terms_[st[a].first].text < terms_[st[b].first].text;
+                                  : terms_.text(st[a].first) < terms_.text(st[b].first);
                      });
     // The lightest leave, from the back so the positions of the others hold (the index forgets
     // the story under each, else it grows with every article until the next sweep).
@@ -363,7 +304,7 @@ std::vector<std::pair<double, std::string>> StoryBook::similar_stories(
   idfs.clear();
   const auto idf_of = [&](TermId t) {
     double& x = idfs[t];
-    if (x == 0) x = idf(terms_[t].text, lang);  // 0: not met yet in this call
+    if (x == 0) x = idf(terms_.text(t), lang);  // 0: not met yet in this call
     return x;
   };
   // The article's weights; of the terms some story may have, by term number.
@@ -372,7 +313,7 @@ std::vector<std::pair<double, std::string>> StoryBook::similar_stories(
     const double x = w * idf(t, lang);
     article.norm2 += x * x;
     article.mass += x;
-    if (const std::optional<TermId> id = find_term(t)) article.weights.emplace_back(*id, x);
+    if (const std::optional<TermId> id = terms_.find(t)) article.weights.emplace_back(*id, x);
   }
   if (article.norm2 <= 0) return out;
   std::sort(article.weights.begin(), article.weights.end());
@@ -384,7 +325,7 @@ std::vector<std::pair<double, std::string>> StoryBook::similar_stories(
   shared.clear();
   Shared everywhere;  // terms too common to follow: any story may have them
   for (const auto& [t, x] : article.weights) {
-    const internal::SlotList& slots = terms_[t].stories;
+    const internal::SlotList& slots = terms_.stories(t);
     if (slots.size() >= 2000) {
       everywhere.norm2 += x * x;
       everywhere.mass += x;
@@ -522,7 +463,7 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
   {
     TermWeights weights;
     weights.reserve(terms.size());
-    for (const auto& [t, w] : terms) weights.emplace_back(intern(t), w);
+    for (const auto& [t, w] : terms) weights.emplace_back(terms_.intern(t), w);
     add_terms(slot_for(story_id), weights);
   }
   auto [it, created] = stories_.try_emplace(story_id);
@@ -567,7 +508,7 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
   }
   ++story->version;
   if (story->articles.size() < options_.max_listed) {
-    grow_by_quarter(story->articles, options_.max_listed);
+    internal::grow_by_quarter(story->articles, options_.max_listed);
     story->articles.push_back(member);
   }
   std::unordered_set<std::string_view> sources;
@@ -608,10 +549,10 @@ std::vector<std::string> StoryBook::related_of(const Story& story) const {
   std::unordered_map<std::uint32_t, Shared> shared;
   double everywhere2 = 0;  // terms too common to follow: any story may have them
   for (const auto& [t, w] : terms) {
-    const double x = w * idf(terms_[t].text, lang);
+    const double x = w * idf(terms_.text(t), lang);
     mine.emplace(t, x);
     norm2 += x * x;
-    const internal::SlotList& slots = terms_[t].stories;
+    const internal::SlotList& slots = terms_.stories(t);
     if (slots.size() >= kRelatedCommon) {
       everywhere2 += x * x;
       continue;
@@ -637,7 +578,7 @@ std::vector<std::string> StoryBook::related_of(const Story& story) const {
     const Language their_lang = language_of(s->second.language);
     double dot = 0, other_norm2 = 0;
     for (const auto& [t, w] : other.terms) {
-      const double x = w * idf(terms_[t].text, their_lang);
+      const double x = w * idf(terms_.text(t), their_lang);
       other_norm2 += x * x;
       if (const auto m = mine.find(t); m != mine.end()) dot += x * m->second;
     }
@@ -682,7 +623,7 @@ void StoryBook::challenge_representative(Story& story, const StoryMember& member
     std::unordered_map<TermId, double> story_weights;
     story_weights.reserve(slot.terms.size());
     for (const auto& [t, w] : slot.terms)
-      story_weights.emplace(t, w * idf(terms_[t].text, language));
+      story_weights.emplace(t, w * idf(terms_.text(t), language));
     const auto weight_in_story = [&](TermId t) {
       const auto at = story_weights.find(t);
       return at == story_weights.end() ? 0.0 : at->second;
@@ -697,11 +638,11 @@ void StoryBook::challenge_representative(Story& story, const StoryMember& member
       return norm2 > 0 ? dot / std::sqrt(norm2) : 0;  // the story's norm is common to both
     };
     const double challenger = cosine(
-        heaviest, [this](std::string_view t) { return find_term(t); },
+        heaviest, [this](std::string_view t) { return terms_.find(t); },
         [](std::string_view t) { return t; });
     const double holder = cosine(
         slot.representative, [](TermId t) { return std::optional(t); },
-        [this](TermId t) -> std::string_view { return terms_[t].text; });
+        [this](TermId t) -> std::string_view { return terms_.text(t); });
     if (challenger <= holder) return;
   }
   story.representative = member.id();
@@ -711,10 +652,10 @@ void StoryBook::challenge_representative(Story& story, const StoryMember& member
   TermWeights adopted;
   adopted.reserve(heaviest.size());
   for (const auto& [t, w] : heaviest) {
-    adopted.emplace_back(intern(t), w);
-    ++terms_[adopted.back().first].uses;
+    adopted.emplace_back(terms_.intern(t), w);
+    terms_.use(adopted.back().first);
   }
-  for (const auto& [t, w] : slot.representative) release(t);
+  for (const auto& [t, w] : slot.representative) terms_.release(t);
   slot.representative = std::move(adopted);
 }
 
@@ -789,9 +730,9 @@ void StoryBook::expire(std::int64_t watermark, std::int64_t horizon) {
   for (std::uint32_t k = 0; k < slots_.size(); ++k) {
     if (!slots_[k].story_id.empty() && !stories_.count(slots_[k].story_id)) drop_slot(k, false);
   }
-  for (TermInfo& info : terms_) info.stories.clear();
+  terms_.clear_stories();
   for (std::uint32_t k = 0; k < slots_.size(); ++k) {
-    for (const auto& [t, w] : slots_[k].terms) terms_[t].stories.push_back(k);
+    for (const auto& [t, w] : slots_[k].terms) terms_.stories(t).push_back(k);
   }
 }
 
@@ -881,14 +822,7 @@ void StoryBook::save(internal::Writer& w) const {
   }
   story_of_.save(w);
   save_map(w, merged_into_);
-  w.varint(terms_.size());
-  for (const TermInfo& t : terms_) {
-    w.string(t.text);
-    w.varint(t.uses);
-    w.varint(t.stories.size());
-    for (const std::uint32_t s : t.stories) w.fixed(s);
-  }
-  w.array(free_terms_);
+  terms_.save(w);
   w.varint(slots_.size());
   for (const Slot& s : slots_) {
     w.string(s.story_id);
@@ -944,18 +878,7 @@ bool StoryBook::load(internal::Reader& r) {
     next.stories_.emplace(std::move(id), std::move(s));
   }
   if (!next.story_of_.load(r) || !load_map(r, next.merged_into_)) return false;
-  next.terms_.resize(r.count());
-  std::vector<std::uint32_t> held;
-  for (TermInfo& t : next.terms_) {
-    t.text = r.string();
-    t.uses = static_cast<std::uint32_t>(r.varint());
-    if (!r.array(held)) return false;
-    t.stories.assign(held);
-  }
-  if (!r.array(next.free_terms_)) return false;
-  for (TermId t = 0; t < next.terms_.size(); ++t) {
-    if (next.terms_[t].uses > 0) next.index_term(t);
-  }
+  if (!next.terms_.load(r)) return false;
   next.slots_.resize(r.count());
   for (Slot& s : next.slots_) {
     s.story_id = r.string();
@@ -970,14 +893,7 @@ bool StoryBook::load(internal::Reader& r) {
   }
   next.watermark_ = r.signed_varint();
   next.since_sweep_ = r.varint();
-  for (const TermInfo& t : next.terms_) {
-    for (const std::uint32_t s : t.stories) {
-      if (s >= next.slots_.size()) return false;
-    }
-  }
-  for (const std::uint32_t t : next.free_terms_) {
-    if (t >= next.terms_.size()) return false;
-  }
+  if (!next.terms_.valid(next.slots_.size())) return false;
   for (const std::uint32_t s : next.free_slots_) {
     if (s >= next.slots_.size()) return false;
   }

@@ -12,6 +12,7 @@
 #include "dedup/internal/robin_hood.h"
 #include "dedup/internal/slot_list.h"
 #include "dedup/internal/table_part.h"
+#include "dedup/internal/term_table.h"
 #include "dedup/story_terms.h"
 #include "dedup/term_stats.h"
 #include "dedup/window.h"
@@ -251,36 +252,10 @@ class StoryBook {
   std::unordered_map<std::string, Story> stories_;
   internal::ArticleIndex story_of_;  // article id -> story id
 
-  // Terms are interned: each distinct term once, with the stories that have it (the index the
-  // candidates come from) and a count of its uses (stories' terms and representatives' terms);
-  // a term no longer used is forgotten and its number reused.
-  using TermId = std::uint32_t;
+  // Terms are interned, numbered, with the stories that have each (`internal::TermTable`).
+  using TermId = internal::TermTable::Id;
   using TermWeights = std::vector<std::pair<TermId, float>>;
-  struct TermInfo {
-    std::string text;
-    std::uint32_t uses = 0;
-    internal::SlotList stories;  // slots of the stories that have it
-  };
-  std::vector<TermInfo> terms_;
-  std::vector<TermId> free_terms_;
-  // Each held term's number under 32 bits of its text's hash, the text kept once (in `terms_`):
-  // 8 bytes a term, where a map from the text took a node and a second copy.
-  struct TermRef {
-    std::uint32_t hash = 0;
-    TermId id = UINT32_MAX;  // UINT32_MAX: a free entry
-  };
-  struct TermRefTraits {
-    static bool free(const TermRef& e) { return e.id == UINT32_MAX; }
-    static std::uint32_t hash(const TermRef& e) { return e.hash; }
-  };
-  internal::TablePart<TermRef, TermRefTraits> term_ids_;
-  static std::uint32_t term_hash(std::string_view term);
-  // The number of a held term, or nullopt.
-  std::optional<TermId> find_term(std::string_view term) const;
-  // Puts a held term in `term_ids_`.
-  void index_term(TermId term);
-  TermId intern(std::string_view term);
-  void release(TermId term);
+  internal::TermTable terms_;
   // What a story compares with, in a slot of its own: its term weights (title and lead of its
   // articles, capped), sorted by term number, and its representative's heaviest terms.
   struct Slot {

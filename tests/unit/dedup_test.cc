@@ -16,6 +16,7 @@
 #include "dedup/internal/packed_strings.h"
 #include "dedup/internal/slot_list.h"
 #include "dedup/internal/slot_table.h"
+#include "dedup/internal/term_table.h"
 #include "dedup/normalize.h"
 #include "dedup/signature.h"
 #include "dedup/stories.h"
@@ -927,6 +928,51 @@ void expect_holds(const Table& table, const std::multimap<std::uint32_t, std::ui
 // The LSH bands' table against a model multimap: keys over all 32 bits (every part), slots past
 // 16 bits, one key with thousands of slots (a story copied thousands of times), erases of held
 // and unheld pairs, parts that empty and give their entries back, and a save/load round trip.
+// The story book's terms: a term is held while used, a number freed is given out again, and the
+// table comes back from its bytes as it was (and not from bytes that name a slot it cannot have).
+TEST(TermTable, HoldsTermsWhileUsedAndComesBackFromItsBytes) {
+  internal::TermTable t;
+  const auto bridge = t.intern("bridg");
+  const auto vote = t.intern("vote");
+  EXPECT_EQ(t.intern("bridg"), bridge);
+  EXPECT_NE(bridge, vote);
+  t.use(bridge);
+  t.use(bridge);
+  t.use(vote);
+  t.stories(bridge).push_back(3);
+  t.release(vote);  // its last use: forgotten, its number free
+  EXPECT_FALSE(t.find("vote"));
+  const auto storm = t.intern("storm");
+  EXPECT_EQ(storm, vote);  // the freed number, given out again
+  t.use(storm);
+  t.release(bridge);  // one use of two left
+  ASSERT_TRUE(t.find("bridg"));
+  EXPECT_EQ(*t.find("bridg"), bridge);
+
+  internal::Writer out;
+  t.save(out);
+  const std::string bytes = out.take();
+  internal::TermTable loaded;
+  internal::Reader in(bytes, bytes.size());
+  ASSERT_TRUE(loaded.load(in));
+  EXPECT_TRUE(in.done());
+  EXPECT_EQ(loaded.size(), t.size());
+  EXPECT_EQ(loaded.find("bridg"), t.find("bridg"));
+  EXPECT_EQ(loaded.find("storm"), t.find("storm"));
+  EXPECT_EQ(loaded.text(storm), "storm");
+  ASSERT_EQ(loaded.stories(bridge).size(), 1u);
+  EXPECT_EQ(loaded.stories(bridge).back(), 3u);
+  EXPECT_TRUE(loaded.valid(4));
+  EXPECT_FALSE(loaded.valid(3));  // slot 3 is not below 3
+  internal::Writer again;
+  loaded.save(again);
+  EXPECT_EQ(again.take(), bytes);
+  // Cut short: refused, and the table it was loaded into is unchanged.
+  internal::Reader cut(std::string_view(bytes).substr(0, bytes.size() - 1), bytes.size());
+  EXPECT_FALSE(loaded.load(cut));
+  EXPECT_EQ(loaded.find("storm"), t.find("storm"));
+}
+
 TEST(SlotTable, HoldsWhatAMultimapHolds) {
   internal::SlotTable table;
   const std::size_t empty = table.memory_bytes();
