@@ -571,7 +571,10 @@ void Pipeline::bound(extractors::Article& a) const {
 void Pipeline::ready_to_judge(Extracted& e) const {
   if (e.skip || e.article.text.empty() || !e.fetch_url.empty()) return;
   bound(e.article);
-  e.paragraphs = dedup::PageParagraphs(e.article.source, e.article.text);
+  e.ahead.paragraphs = dedup::PageParagraphs(e.article.source, e.article.text);
+  e.ahead.title = e.article.title;
+  e.ahead.story_terms = dedup::story_term_counts(e.article.title, e.article.text,
+                                                 e.ahead.paragraphs.normalized(), config_.stories);
 }
 
 std::vector<Output> Pipeline::commit(std::vector<Extracted> extracted, const Input& input) {
@@ -824,13 +827,14 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
   // its paragraphs were counted the first time; counting them again would make the site's
   // other pages lose paragraphs a single pass keeps.
   const bool again = window_.contains(a.id);
-  if (!extracted.paragraphs.of(a.source, a.text)) {
-    extracted.paragraphs = dedup::PageParagraphs(a.source, a.text);
+  Extracted::Ahead& ahead = extracted.ahead;
+  if (!ahead.paragraphs.of(a.source, a.text)) {
+    ahead.paragraphs = dedup::PageParagraphs(a.source, a.text);
+    ahead.story_terms.reset();
   }
   std::string normalized;
-  const std::string core =
-      boilerplate_.filter(extracted.paragraphs, a.url, a.text, event_time, a.title,
-                          &state.paragraphs, /*learn=*/!again, &normalized);
+  const std::string core = boilerplate_.filter(ahead.paragraphs, a.url, a.text, event_time, a.title,
+                                               &state.paragraphs, /*learn=*/!again, &normalized);
   const dedup::Fingerprint fp = fingerprint(a.id, core, normalized, event_time, &state.df_terms);
   out.content_hash = fp.exact.hex();
   out.event_time = event_time;
@@ -838,7 +842,12 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
   if (metrics_) metrics_->stage_seconds("dedup", seconds_since(t0));
 
   t0 = Clock::now();
-  const dedup::StoryBook::Terms terms = stories_.terms_of(a.title, core, normalized, a.language);
+  // The terms counted ahead are the article's when the whole text and the title are what
+  // judging reads.
+  const dedup::StoryBook::Terms terms =
+      ahead.story_terms && ahead.title == a.title && core == a.text
+          ? stories_.select_terms(std::move(*ahead.story_terms), a.language)
+          : stories_.terms_of(a.title, core, normalized, a.language);
   const std::string_view image_url = a.image ? std::string_view(a.image->url) : std::string_view();
   out.story = stories_.assign_terms({a.id, a.url, a.source, out.verdict.kind, a.language}, a.title,
                                     out.verdict, event_time, terms, {}, {image_url, a.description});

@@ -106,9 +106,16 @@ class Pipeline {
     std::int64_t retry_after_seconds = 0;  ///< what the site asked for with a 429 or 5xx
     bool skip = false;                     ///< no output: already published, or nothing to publish
     bool language_known = false;  ///< `article.language` detected (in `prepare`, on the cores)
-    /// The text's paragraphs and normalized form (`ready_to_judge`, on the cores); made again
-    /// when judging if the text is not the one they were made of.
-    dedup::PageParagraphs paragraphs;
+    /// What judging needs of it that reads no state, made on the cores (`ready_to_judge`).
+    struct Ahead {
+      /// The text's paragraphs and normalized form; made again when judging if the text is
+      /// not the one they were made of.
+      dedup::PageParagraphs paragraphs;
+      /// The story terms of the title and the whole text (`dedup::story_term_counts`): the
+      /// article's when the boilerplate filter keeps the whole text and the title stays.
+      std::optional<dedup::TermCounts> story_terms;
+      std::string title;  ///< the title they were counted with
+    } ahead;
   };
 
   /// The first half of `process`: decode and extract, and, unless `judged_here` is false (the
@@ -119,8 +126,8 @@ class Pipeline {
                                                         bool judged_here = true) const;
 
   /// The part of judging an item that reads no state (its text cut to the bounds, split in
-  /// paragraphs and normalized), done on any thread before `commit` does the rest in input
-  /// order. Nothing for an item that waits for its page or has no text.
+  /// paragraphs and normalized, its story terms counted), done on any thread before `commit`
+  /// does the rest in input order. Nothing for an item that waits for its page or has no text.
   void ready_to_judge(Extracted& e) const;
 
   /// Between the halves, for feed items that only link to their page: fetches the pages of

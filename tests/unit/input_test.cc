@@ -496,6 +496,48 @@ TEST(Pipeline, AnArticleProcessedAgainIsNotCountedTwiceByTheBoilerplateFilter) {
   EXPECT_EQ(third_text(true), third_text(false));
 }
 
+// What the cores make ahead of judging (paragraphs, normalized text, story terms) must give what
+// judging alone gives: for pages whose furniture the filter drops (the terms are counted again),
+// for pages it keeps whole, and for a feed item's page whose headline replaces its title.
+TEST(Pipeline, WhatIsMadeAheadOfJudgingGivesWhatJudgingAloneGives) {
+  config::Config c;
+  c.fetch.enabled = false;
+  c.boilerplate.min_other_pages = 2;
+  const std::string box =
+      "Officials said the work would cost more than planned, and a review of the budget is "
+      "expected before the end of the year, according to a statement released on Sunday.";
+  std::vector<Input> inputs;
+  std::int64_t later = 0;
+  for (const char* words : {kOne, kTwo, kThree, kOne}) {
+    Input in = page("https://news.a.test/" + std::to_string(later), words, later);
+    in.body = "<html><head><title>Page " + std::to_string(later) +
+              "</title></head><body><article><p>" + words + "</p><p>" + box +
+              "</p></article></body></html>";
+    inputs.push_back(in);
+    later += 60;
+  }
+  Input linked = page("https://news.b.test/linked", kTwo, later);
+  linked.title = "The headline the feed gave";
+  linked.link = "https://news.b.test/linked";
+  inputs.push_back(linked);
+  Pipeline ahead(c, nullptr), alone(c, nullptr);
+  for (const Input& in : inputs) {
+    auto made = ahead.prepare(in);
+    auto bare = alone.prepare(in);
+    ASSERT_TRUE(made && bare);
+    for (auto& e : *bare) e.ahead = {};
+    const auto a = ahead.commit(std::move(*made), in);
+    const auto b = alone.commit(std::move(*bare), in);
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(article_json(a[i]), article_json(b[i])) << in.url;
+      EXPECT_EQ(story_json(a[i].story), story_json(b[i].story)) << in.url;
+      EXPECT_EQ(dedup::encode_state(a[i].state), dedup::encode_state(b[i].state)) << in.url;
+    }
+  }
+  EXPECT_EQ(ahead.save_state(), alone.save_state());
+}
+
 TEST(Pipeline, ARestoredArticleJudgedAgainIsNotCountedTwiceByTheBoilerplateFilter) {
   // The same through the changelog: the records of one page judged twice rebuild what a single
   // pass holds.
