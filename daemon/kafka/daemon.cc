@@ -32,6 +32,19 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
       workers_(config.kafka.workers > 0
                    ? static_cast<std::size_t>(config.kafka.workers)
                    : std::max<std::size_t>(1, std::thread::hardware_concurrency())),
+      collector_(metrics, config.topics.dlq,
+                 {.fenced = [this] { return lease_ && owner_ && lease_revoked_; },
+                  .stop_waiting = [this]() -> std::optional<std::string> {
+                    // After SIGTERM the wait ends at the drain deadline: the batch is not
+                    // acknowledged, its inputs are not committed, and the process exits in time.
+                    if (stop_.load() && steady_ms() >= drain_deadline_ms_.load()) {
+                      return "producer queue still full at the drain deadline";
+                    }
+                    // A dedup owner stuck here past the group's session gives its lease to a
+                    // standby: from then on nothing of this batch may be published.
+                    if (lease_lost()) return "the dedup lease is gone";
+                    return std::nullopt;
+                  }}),
       exactly_once_(config.kafka.delivery == config::Delivery::kExactlyOnce),
       crash_guard_(config.state.dir),
       // A partition known to lag holds the others back for up to 10 s: longer than a slow
@@ -113,7 +126,7 @@ Daemon::~Daemon() {
   }
   tail_.reset();
   if (lease_) rd_kafka_consumer_close(lease_.get());
-  if (producer_) rd_kafka_flush(producer_.get(), config_.kafka.flush_timeout_ms);
+  if (collector_.producer()) rd_kafka_flush(collector_.producer(), config_.kafka.flush_timeout_ms);
 }
 
 tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string& bootstrap) {
@@ -128,27 +141,15 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
   auto pconf = make_kafka_conf(producer_defaults, config_.kafka.client, config_.kafka.producer,
                                "kafka.producer");
   if (!pconf) return tl::unexpected(pconf.error());
-  {
-    char value[32];
-    std::size_t size = sizeof value;
-    if (rd_kafka_conf_get(pconf->get(), "message.max.bytes", value, &size) == RD_KAFKA_CONF_OK) {
-      max_record_bytes_ = static_cast<std::size_t>(std::strtoull(value, nullptr, 10));
-    }
+  if (auto opened = collector_.open(std::move(*pconf)); !opened) {
+    return tl::unexpected(std::vector<config::Problem>{{"kafka.producer", opened.error()}});
   }
-  ClientCallbacks producer_callbacks;
-  producer_callbacks.opaque = this;
-  producer_callbacks.delivery = &Daemon::on_delivery;
-  auto producer = create_client(ClientKind::kProducer, std::move(*pconf), {}, producer_callbacks);
-  if (!producer) {
-    return tl::unexpected(std::vector<config::Problem>{{"kafka.producer", producer.error()}});
-  }
-  producer_ = std::move(*producer);
   // A dedup standby initializes its transactions when it takes over: doing so fences the
   // producer of the owner before it (the same transactional.id), which a standby must not do
   // while that owner is well.
   const bool leased = config_.role == config::Role::kDedup && !config_.topics.dedup_lease.empty();
   if (exactly_once_ && !leased) {
-    if (rd_kafka_error_t* e = rd_kafka_init_transactions(producer_.get(), 60000)) {
+    if (rd_kafka_error_t* e = rd_kafka_init_transactions(collector_.producer(), 60000)) {
       const std::string message = rd_kafka_error_string(e);
       rd_kafka_error_destroy(e);
       return tl::unexpected(std::vector<config::Problem>{
@@ -339,162 +340,11 @@ namespace {
 constexpr std::size_t kMaxErrorDetailBytes = 4096;      // of a dead letter's error_detail header
 constexpr std::size_t kDeadLetterOverheadBytes = 1024;  // record framing, the headers added last
 
-// Errors that no retry of the same record cures: the record is too large for the producer, the
-// broker or the topic, or the broker will not take it as it is. Anything else (a leader moving,
-// a timeout, a broker down, authorization being fixed) is transient: the batch is judged again.
-bool refused_for_good(rd_kafka_resp_err_t e) {
-  switch (e) {
-    case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
-    case RD_KAFKA_RESP_ERR_INVALID_MSG_SIZE:
-    case RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE:
-    case RD_KAFKA_RESP_ERR_INVALID_RECORD:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// The dead-letter reason of a record refused for good.
-Failure refusal(rd_kafka_resp_err_t e, std::string_view topic, std::size_t bytes) {
-  const bool size = e != RD_KAFKA_RESP_ERR_INVALID_RECORD;
-  return {size ? "output_too_large" : "output_refused",
-          "an output record to " + std::string(topic) + " (" + std::to_string(bytes) +
-              " bytes) was refused for good: " + rd_kafka_err2str(e)};
-}
-
 }  // namespace
-
-void Daemon::on_delivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opaque) {
-  auto* self = static_cast<Daemon*>(opaque);
-  auto* sent = static_cast<Sent*>(msg->_private);
-  InFlight* batch = sent ? sent->batch : nullptr;
-  if (batch && batch->outstanding > 0) --batch->outstanding;
-  if (!msg->err) {
-    self->metrics_.produced(rd_kafka_topic_name(msg->rkt));
-    if (msg->offset < 0) self->metrics_.delivery_unconfirmed();
-    return;
-  }
-  self->metrics_.delivery_failed();
-  const std::string topic = rd_kafka_topic_name(msg->rkt);
-  if (refused_for_good(msg->err) && topic == self->config_.topics.dlq) {
-    // A dead letter that cannot be written however often it is tried: said loudly, and the
-    // batch goes on (judging it again would refuse the same record forever).
-    log::error("dead_letter_refused",
-               {{"error", rd_kafka_err2str(msg->err)}, {"bytes", std::to_string(msg->len)}});
-    self->metrics_.dead_letter_refused();
-    return;
-  }
-  if (batch) batch->failed = true;
-  ++self->delivery_errors_;
-  self->last_delivery_error_ = rd_kafka_err2str(msg->err);
-  if (refused_for_good(msg->err) && sent && sent->offset >= 0)
-    self->blame(*sent, msg->err, topic, msg->len);
-}
-
-void Daemon::blame(Sent& sent, int error, std::string_view topic, std::size_t bytes) {
-  const auto err = static_cast<rd_kafka_resp_err_t>(error);
-  // The batch is judged again (its other records are not lost); the input to blame then ends
-  // as a dead letter instead of being refused again.
-  const auto key = [](const Sent& s) { return std::tuple{s.topic, s.partition, s.offset}; };
-  if (err == RD_KAFKA_RESP_ERR_INVALID_RECORD || !sent.batch) {
-    refused_.insert_or_assign(key(sent), refusal(err, topic, bytes));
-    return;
-  }
-  // Refused for its size: the record, or a small one that shared a request with it.
-  auto& sizes = sent.batch->refused_sizes;
-  sizes.emplace_back(&sent, bytes);
-  std::size_t largest = 0;
-  for (const auto& [s, b] : sizes) largest = std::max(largest, b);
-  for (const auto& [s, b] : sizes) {
-    if (b * 2 >= largest) {
-      if (s == &sent) refused_.insert_or_assign(key(*s), refusal(err, topic, bytes));
-    } else {
-      refused_.erase(key(*s));  // rode along with a larger one: judged again as it is
-    }
-  }
-}
-
-void Daemon::begin_input(rd_kafka_message_t* msg) {
-  sending_ = producing_
-                 ? &producing_->sent.emplace_back(
-                       Sent{producing_, rd_kafka_topic_name(msg->rkt), msg->partition, msg->offset})
-                 : nullptr;
-}
-
-std::optional<Failure> Daemon::take_refused(rd_kafka_message_t* msg) {
-  if (refused_.empty()) return std::nullopt;
-  const auto it = refused_.find({rd_kafka_topic_name(msg->rkt), msg->partition, msg->offset});
-  if (it == refused_.end()) return std::nullopt;
-  Failure f = std::move(it->second);
-  refused_.erase(it);
-  return f;
-}
 
 std::vector<std::string> Daemon::input_topics() const {
   if (config_.role == config::Role::kDedup) return {config_.topics.extracted};
   return {config_.topics.pages, config_.topics.feeds};
-}
-
-bool Daemon::produce(const std::string& topic, const std::string& key, const std::string& value,
-                     const std::vector<std::pair<std::string, std::string>>& headers,
-                     bool tombstone, std::int32_t partition, std::int64_t timestamp_ms) {
-  const auto fail_batch = [this, &topic](const std::string& why) {
-    if (producing_) producing_->failed = true;
-    ++delivery_errors_;
-    last_delivery_error_ = why;
-    metrics_.delivery_failed();
-    log::error("produce_failed", {{"topic", topic}, {"error", why}});
-    return false;
-  };
-  while (true) {
-    if (lease_ && owner_ && lease_revoked_) return fail_batch("the dedup lease is gone");
-    rd_kafka_headers_t* hdrs = rd_kafka_headers_new(headers.size());
-    for (const auto& [name, v] : headers) {
-      rd_kafka_header_add(hdrs, name.data(), static_cast<ssize_t>(name.size()), v.data(),
-                          static_cast<ssize_t>(v.size()));
-    }
-    const rd_kafka_resp_err_t e = rd_kafka_producev(
-        producer_.get(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_KEY(key.data(), key.size()),
-        RD_KAFKA_V_VALUE(tombstone ? nullptr : const_cast<char*>(value.data()), value.size()),
-        RD_KAFKA_V_PARTITION(partition < 0 ? RD_KAFKA_PARTITION_UA : partition),
-        RD_KAFKA_V_TIMESTAMP(timestamp_ms), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-        RD_KAFKA_V_HEADERS(hdrs),
-        RD_KAFKA_V_OPAQUE(sending_     ? sending_
-                          : producing_ ? &producing_->whole
-                                       : nullptr),
-        RD_KAFKA_V_END);
-    if (e == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      if (producing_) ++producing_->outstanding;
-      return true;
-    }
-    rd_kafka_headers_destroy(hdrs);
-    if (e == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
-      // During an outage the queue frees up as messages time out (message.timeout.ms); after
-      // SIGTERM the wait ends at the drain deadline: the batch is not acknowledged, its inputs
-      // are not committed, and the process exits in time.
-      if (stop_.load() && steady_ms() >= drain_deadline_ms_.load()) {
-        return fail_batch("producer queue still full at the drain deadline");
-      }
-      // A dedup owner stuck here past the group's session gives its lease to a standby: from
-      // then on nothing of this batch may be published (nor its inputs committed).
-      if (lease_lost()) return fail_batch("the dedup lease is gone");
-      rd_kafka_poll(producer_.get(), 50);  // serve delivery reports to make room
-      continue;
-    }
-    metrics_.delivery_failed();
-    log::error("produce_failed", {{"topic", topic}, {"error", rd_kafka_err2str(e)}});
-    if (refused_for_good(e) && topic == config_.topics.dlq) {
-      metrics_.dead_letter_refused();
-      return false;  // as in on_delivery: said, and the batch goes on
-    }
-    if (producing_) producing_->failed = true;
-    ++delivery_errors_;
-    last_delivery_error_ = rd_kafka_err2str(e);
-    if (refused_for_good(e) && sending_ && sending_->offset >= 0) {
-      blame(*sending_, e, topic, value.size());
-    }
-    return false;
-  }
 }
 
 void Daemon::dead_letter(rd_kafka_message_t* msg, const Failure& failure) {
@@ -510,17 +360,17 @@ void Daemon::dead_letter(rd_kafka_message_t* msg, const Failure& failure) {
   // with the headers and key: a dead letter refused for its size would lose the input's trace.
   auto cap =
       static_cast<std::size_t>(std::max<std::int64_t>(0, config_.kafka.dlq_max_payload_bytes));
-  if (max_record_bytes_ > 0) {
+  if (const std::size_t max = collector_.max_record_bytes(); max > 0) {
     std::size_t around = key_of(msg).size() + kDeadLetterOverheadBytes;
     for (const auto& [name, v] : headers) around += name.size() + v.size() + 8;
-    cap = std::min(cap, max_record_bytes_ > around ? max_record_bytes_ - around : 0);
+    cap = std::min(cap, max > around ? max - around : 0);
   }
   if (value.size() > cap) {
     headers.emplace_back("payload_truncated_from", std::to_string(value.size()));
     value = value.substr(0, cap);
   }
   record_dead_letter(msg, failure);
-  produce(config_.topics.dlq, std::string(key_of(msg)), std::string(value), headers);
+  collector_.produce(config_.topics.dlq, std::string(key_of(msg)), std::string(value), headers);
 }
 
 bool Daemon::fetch_retries_enabled() const {
@@ -546,11 +396,11 @@ bool Daemon::schedule_fetch_retry(rd_kafka_message_t* msg, const Pipeline::Extra
   retry.due_ms = unix_now_ms() + fetch_retry_delay_ms(config_.fetch, 1, item.retry_after_seconds);
   retry.reason = failure.reason;
   retry.detail = failure.detail.substr(0, kMaxErrorDetailBytes);
-  produce(config_.topics.fetch_retries, retry.id, fetch_retry_json(retry),
-          {{"schema", "newsflow.fetch-retry/1"},
-           {"source_topic", rd_kafka_topic_name(msg->rkt)},
-           {"source_partition", std::to_string(msg->partition)},
-           {"source_offset", std::to_string(msg->offset)}});
+  collector_.produce(config_.topics.fetch_retries, retry.id, fetch_retry_json(retry),
+                     {{"schema", "newsflow.fetch-retry/1"},
+                      {"source_topic", rd_kafka_topic_name(msg->rkt)},
+                      {"source_partition", std::to_string(msg->partition)},
+                      {"source_offset", std::to_string(msg->offset)}});
   metrics_.fetch_retry("scheduled");
   log::debug("fetch_retry_scheduled", {{"id", retry.id},
                                        {"link", retry.link},
@@ -577,8 +427,8 @@ void Daemon::item_dead_letter(rd_kafka_message_t* msg, const Pipeline::Extracted
   value["feed_key"] = std::string(key_of(msg));
   value["kept_feed_text"] = !item.skip;
   record_dead_letter(msg, failure);
-  produce(config_.topics.dlq, item.fetch_url,
-          value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), headers);
+  collector_.produce(config_.topics.dlq, item.fetch_url,
+                     value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), headers);
 }
 
 void Daemon::record_dead_letter(rd_kafka_message_t* msg, const Failure& failure) {
@@ -679,7 +529,7 @@ int Daemon::run() {
   auto backoff_after_failure = [&] {
     if (stop_.load()) return true;
     char reason[512];
-    if (rd_kafka_fatal_error(producer_.get(), reason, sizeof reason) !=
+    if (rd_kafka_fatal_error(collector_.producer(), reason, sizeof reason) !=
         RD_KAFKA_RESP_ERR_NO_ERROR) {
       log::error("producer_fatal", {{"error", reason}});
       return false;
@@ -704,7 +554,7 @@ int Daemon::run() {
       stop_ = true;
       exit_code = 1;
     }
-    rd_kafka_poll(producer_.get(), 0);
+    rd_kafka_poll(collector_.producer(), 0);
     metrics_.order_buffer(static_cast<double>(merger_.buffered_records()),
                           static_cast<double>(merger_.buffered_bytes()));
     if (const std::uint64_t n = merger_.passed_over(); n > passed_over_reported_) {
@@ -813,16 +663,12 @@ int Daemon::run() {
   for (rd_kafka_message_t* m : merger_.clear()) rd_kafka_message_destroy(m);
   for (auto& [p, q] : partition_queues_) rd_kafka_queue_destroy(q);
   partition_queues_.clear();
-  for (auto& f : in_flight_) {
-    release(*f);
-    if (f->outstanding > 0) retired_.push_back(std::move(f));
-  }
-  in_flight_.clear();
+  collector_.retire_all([this](InFlight& f) { release(f); });
   rd_kafka_consumer_close(consumer_.get());
-  if (rd_kafka_flush(producer_.get(), flush_timeout_ms()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+  if (rd_kafka_flush(collector_.producer(), flush_timeout_ms()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
     // Only outputs of an uncommitted batch can be left: the restart processes it again.
     log::warn("drain_timeout",
-              {{"unacknowledged", std::to_string(rd_kafka_outq_len(producer_.get()))},
+              {{"unacknowledged", std::to_string(rd_kafka_outq_len(collector_.producer()))},
                {"drain_timeout_ms", std::to_string(config_.kafka.drain_timeout_ms)}});
   }
   consumer_.reset();

@@ -24,6 +24,7 @@
 #include "daemon/kafka/fetch_retries.h"
 #include "daemon/kafka/kafka.h"
 #include "daemon/kafka/offset_committer.h"
+#include "daemon/kafka/record_collector.h"
 #include "daemon/kafka/transaction.h"
 #include "daemon/kafka/worker_pool.h"
 #include "daemon/ops/notify.h"
@@ -101,11 +102,6 @@ class Daemon {
   const Pipeline& pipeline() const { return pipeline_; }
 
  private:
-  // One input of a batch as the event-time order handed it out, with the low watermark then.
-  struct Taken {
-    rd_kafka_message_t* msg;
-    std::int64_t low_watermark;
-  };
   // One input of a batch: parsed and extracted (in parallel), then published in order.
   struct Work {
     ParsedInput parsed;
@@ -120,34 +116,7 @@ class Daemon {
     std::optional<Failure> failed;  // a dead letter instead: nothing of it is published
     bool judged = false;            // it has outputs to publish
   };
-  // at_least_once: a batch whose outputs are queued, with its inputs, until every output is
-  // acknowledged (then its offsets may be committed) or one fails (then it and every batch after
-  // it go back to the event-time order and are judged again).
-  struct InFlight;
-  // One input of a batch whose records are on their way (a delivery report's opaque): a record
-  // the cluster refuses for good names the input it came from. `offset` -1: the batch itself.
-  struct Sent {
-    InFlight* batch = nullptr;
-    std::string topic;
-    std::int32_t partition = -1;
-    std::int64_t offset = -1;
-  };
-  struct InFlight {
-    InFlight() : whole{this, {}, -1, -1} {}
-    InFlight(const InFlight&) = delete;
-    InFlight& operator=(const InFlight&) = delete;
-    Sent whole;             // records of no one input (watermarks, dead letters while judging)
-    std::deque<Sent> sent;  // the inputs whose records it queued (stable addresses)
-    // Its records refused for their size, with their size: a broker refuses a whole request,
-    // so only those at least half the size of the largest are blamed (the others rode along).
-    std::vector<std::pair<Sent*, std::size_t>> refused_sizes;
-    std::vector<Taken> batch;
-    std::size_t outstanding = 0;  // outputs not acknowledged yet
-    bool failed = false;          // an output failed (or the batch waited past flush_timeout_ms)
-    std::chrono::steady_clock::time_point queued{};
-    std::vector<std::pair<std::string, std::int64_t>> links;  // the links it publishes
-    bool kill = false;  // fault injection: killed once acknowledged, before the commit
-  };
+  using InFlight = RecordCollector::Batch;
   // A batch on its way from the event-time order to the judging: its inputs, and what the
   // pool parsed and extracted of each.
   struct Stage {
@@ -210,11 +179,6 @@ class Daemon {
   void hand_over(rd_kafka_message_t* msg, Work& work);
   /// The topics this role consumes: pages and feeds, or the extracted articles.
   std::vector<std::string> input_topics() const;
-  /// Queues one record; `tombstone` sends a null value (a deletion under compaction);
-  /// `partition` -1 lets the partitioner choose; `timestamp_ms` 0 is the time of producing.
-  bool produce(const std::string& topic, const std::string& key, const std::string& value,
-               const std::vector<std::pair<std::string, std::string>>& headers,
-               bool tombstone = false, std::int32_t partition = -1, std::int64_t timestamp_ms = 0);
   void dead_letter(rd_kafka_message_t* msg, const Failure& failure);
   void item_dead_letter(rd_kafka_message_t* msg, const Pipeline::Extracted& item);
   /// Whether pages that failed for a reason time may cure are tried again (`FetchRetrier`).
@@ -224,7 +188,6 @@ class Daemon {
   bool schedule_fetch_retry(rd_kafka_message_t* msg, const Pipeline::Extracted& item,
                             const Input& input);
   void record_dead_letter(rd_kafka_message_t* msg, const Failure& failure);
-  static void on_delivery(rd_kafka_t* rk, const rd_kafka_message_t* msg, void* opaque);
   static void on_rebalance(rd_kafka_t* rk, int err, void* partitions, void* opaque);
   // The inputs the dedup role judged of each input partition (`HandoverLedger`), from what it
   // judges and from the state records it restores or follows.
@@ -242,34 +205,14 @@ class Daemon {
   Metrics& metrics_;
   Pipeline pipeline_;
   std::size_t workers_;
-  // Batches in order of judging whose outputs are not all acknowledged, and the batches a
-  // rewind gave back while some of their outputs were still out (delivery reports point at
-  // them). Declared before the producer, so they outlive its last delivery report.
-  std::deque<std::unique_ptr<InFlight>> in_flight_;
-  std::vector<std::unique_ptr<InFlight>> retired_;
+  // The producer, the batches whose records are on their way, and what became of them.
+  RecordCollector collector_;
   // at_least_once: a batch extracted while the one before it was judged; judged next.
   std::optional<Stage> waiting_;
   const Stage* extracting_ = nullptr;  // the batch the pool extracts while `waiting_` is judged
   std::unique_ptr<WorkerPool> pool_;   // extraction threads (`kafka.workers`)
   // Serializes a judged batch's records (`serialize`) while the pool extracts the next batch.
   std::unique_ptr<WorkerPool> output_pool_;
-  InFlight* producing_ = nullptr;  // the batch `produce` queues outputs for
-  Sent* sending_ = nullptr;        // and the input of it, while its records are queued
-  /// Starts queueing the records of input `msg` of the batch being produced.
-  void begin_input(rd_kafka_message_t* msg);
-  // Inputs one of whose records the producer or the cluster refused for good (too large, an
-  // invalid record), with the dead letter each ends as when it is judged again.
-  std::map<std::tuple<std::string, std::int32_t, std::int64_t>, Failure> refused_;
-  /// Notes that a record of `sent` was refused for good (`bytes` long, to `topic`).
-  void blame(Sent& sent, int err, std::string_view topic,
-             std::size_t bytes);  // err: rd_kafka_resp_err_t
-  /// The dead letter `msg` ends as because an output of it was refused for good, if any.
-  std::optional<Failure> take_refused(rd_kafka_message_t* msg);
-  std::size_t max_record_bytes_ = 0;  // the producer's message.max.bytes
-  /// output_too_large when a record of `bytes` (the `what` record of article `id`) is more than
-  /// the producer may send.
-  std::optional<Failure> too_large_to_send(std::string_view what, std::string_view id,
-                                           std::size_t bytes) const;
   /// Serves delivery reports; moves the offsets of batches acknowledged in full, in order, to
   /// the offsets to commit, and commits them when `kafka.commit_interval_ms` has passed (or
   /// `drain`: once everything queued is acknowledged or the flush limit passed, at once). A
@@ -279,10 +222,9 @@ class Daemon {
   /// A batch's inputs are done: destroys them (after `settle`).
   void release(InFlight& f);
   KafkaHandle consumer_;
-  bool consumer_cooperative_ = false;  // its assignment strategy is cooperative-sticky
-  bool assigned_once_ = false;         // it has had an assignment (see ~Daemon)
-  std::string instance_id_;            // the input consumer's group.instance.id ("" : dynamic)
-  KafkaHandle producer_;
+  bool consumer_cooperative_ = false;      // its assignment strategy is cooperative-sticky
+  bool assigned_once_ = false;             // it has had an assignment (see ~Daemon)
+  std::string instance_id_;                // the input consumer's group.instance.id ("" : dynamic)
   std::unique_ptr<Fetcher> fetcher_;       // null when fetch.enabled is false
   std::unique_ptr<FetchRetrier> retrier_;  // later tries of linked pages (roles that fetch)
   const bool exactly_once_;
@@ -321,12 +263,6 @@ class Daemon {
   StatusSnapshot status_;  // guarded by status_mu_
   std::atomic<int> assigned_{0};
   Progress progress_;
-  std::uint64_t delivery_errors_ = 0;  // touched only on the run thread (delivery callbacks)
-  std::string last_delivery_error_;
-  /// A record that failed since `delivery_errors_` was reset: its error ("" while none did).
-  std::string delivery_failure() const {
-    return delivery_errors_ == 0 ? std::string() : last_delivery_error_;
-  }
   // `--role extract`: partitions of `topics.extracted`, and where each input topic's begin.
   int extracted_partitions_ = 0;
   std::map<std::string, int> extracted_offset_;

@@ -43,17 +43,18 @@ void Daemon::hand_over(rd_kafka_message_t* msg, Work& work) {
     }
     // A record the producer may not send, or one the cluster refused for good when the batch
     // was judged before: the input ends as one dead letter, and its batch goes on.
-    std::optional<Failure> refused = take_refused(msg);
+    std::optional<Failure> refused = collector_.take_refused(msg);
     for (const auto& [id, record] : records) {
-      if (!refused) refused = too_large_to_send("extracted", id, record.size());
+      if (!refused) refused = collector_.too_large("extracted", id, record.size());
     }
     if (refused) {
       dead_letter(msg, *refused);
       return;
     }
     for (const auto& [id, record] : records) {
-      produce(config_.topics.extracted, id, record,
-              {{"schema", "newsflow.extracted/1"}, {kSourceHeader, source}}, false, partition, ts);
+      collector_.produce(config_.topics.extracted, id, record,
+                         {{"schema", "newsflow.extracted/1"}, {kSourceHeader, source}}, false,
+                         partition, ts);
       wrote_since_watermark_.insert(partition);
       ++progress_.articles;
     }
@@ -107,15 +108,15 @@ void Daemon::emit_watermarks(bool own_transaction) {
     const std::string value =
         w == EventTimeMerger<rd_kafka_message_t*>::kEnd ? "end" : std::to_string(w);
     if (own_transaction && !transaction) {
-      auto begun = Transaction::begin(producer_.get(), flush_timeout_ms());
+      auto begun = Transaction::begin(collector_.producer(), flush_timeout_ms());
       if (!begun) {
         log::warn("watermark_transaction_failed", {{"error", begun.error().message}});
         return;  // said again at the next turn
       }
       transaction.emplace(std::move(*begun));
     }
-    produce(config_.topics.extracted, "", "",
-            {{"watermark", value}, {"schema", "newsflow.watermark/1"}}, false, part);
+    collector_.produce(config_.topics.extracted, "", "",
+                       {{"watermark", value}, {"schema", "newsflow.watermark/1"}}, false, part);
     last = {w, now};
     wrote_since_watermark_.erase(part);
   }

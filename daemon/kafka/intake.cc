@@ -221,7 +221,7 @@ bool Daemon::collect_batch(std::vector<Taken>& batch, bool wait) {
     if (!batch.empty() && !waiting && released == 0 && polled) break;
     // Nothing to collect, and outputs on their way or offsets to commit: back to the loop,
     // which serves their acknowledgements and commits, rather than wait out batch_max_ms.
-    if (batch.empty() && polled && (!in_flight_.empty() || committer_.waiting())) break;
+    if (batch.empty() && polled && (!collector_.empty() || committer_.waiting())) break;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
     if (left.count() <= 0) break;
     // The consumer queue serves rebalances and errors (and messages forwarded before their

@@ -24,19 +24,6 @@ namespace newsflow::daemon {
 
 using namespace internal;
 
-std::optional<Failure> Daemon::too_large_to_send(std::string_view what, std::string_view id,
-                                                 std::size_t bytes) const {
-  // Room left for the record's key, headers and framing.
-  constexpr std::size_t kRecordOverheadBytes = 16 * 1024;
-  if (max_record_bytes_ == 0 || bytes + kRecordOverheadBytes <= max_record_bytes_) {
-    return std::nullopt;
-  }
-  return Failure{"output_too_large",
-                 "the " + std::string(what) + " record of " + std::string(id) + " has " +
-                     std::to_string(bytes) + " bytes; the producer sends at most " +
-                     std::to_string(max_record_bytes_) + " (message.max.bytes)"};
-}
-
 bool Daemon::dead_letters_of(rd_kafka_message_t* msg, Work& work) {
   if (work.parsed.failure) {
     dead_letter(msg, *work.parsed.failure);
@@ -79,7 +66,7 @@ void Daemon::serialize(Work& work) const {
       for (const auto& [what, bytes] :
            {std::pair{"article", r.article.size()}, std::pair{"state", r.state.size()},
             std::pair{"story", r.story.size()}}) {
-        if (auto refused = too_large_to_send(what, o.article.id, bytes)) {
+        if (auto refused = collector_.too_large(what, o.article.id, bytes)) {
           work.failed = std::move(refused);
           return;
         }
@@ -92,7 +79,7 @@ void Daemon::serialize(Work& work) const {
 
 void Daemon::publish(rd_kafka_message_t* msg, Work& work) {
   if (!work.judged) return;  // dead-lettered while judged
-  if (auto refused = take_refused(msg)) work.failed = std::move(refused);
+  if (auto refused = collector_.take_refused(msg)) work.failed = std::move(refused);
   if (work.failed) {
     dead_letter(msg, *work.failed);
     return;
@@ -107,21 +94,23 @@ void Daemon::publish(rd_kafka_message_t* msg, Work& work) {
     const Output& o = work.outputs[k];
     Work::Records& r = work.records[k];
     const std::string kind(dedup::dup_kind_name(o.verdict.kind));
-    produce(config_.topics.articles, o.article.id, r.article, {{"schema", "newsflow.article/1"}});
+    collector_.produce(config_.topics.articles, o.article.id, r.article,
+                       {{"schema", "newsflow.article/1"}});
     const bool lose_state = faults_.loses_state(payload(msg));
     if (!config_.topics.state.empty() && !lose_state) {
       std::vector<std::pair<std::string, std::string>> headers{
           {"schema", "newsflow.state/3"},
           {kInputHeader, input_header(rd_kafka_topic_name(msg->rkt), msg->partition, msg->offset)}};
       if (!source.empty()) headers.emplace_back(kSourceHeader, std::string(source));
-      produce(config_.topics.state, o.article.id, r.state, headers);
+      collector_.produce(config_.topics.state, o.article.id, r.state, headers);
       changelog_keys_.emplace_back(o.state.seq, o.article.id);
       metrics_.state_written();
     }
-    produce(config_.topics.stories, o.story.story_id, r.story, {{"schema", "newsflow.story/1"}});
+    collector_.produce(config_.topics.stories, o.story.story_id, r.story,
+                       {{"schema", "newsflow.story/1"}});
     // A merged story is gone: a tombstone, so compaction drops it.
     for (const auto& gone : o.story.merged_from)
-      produce(config_.topics.stories, gone, {}, {}, true);
+      collector_.produce(config_.topics.stories, gone, {}, {}, true);
     metrics_.article(kind, o.article.language);
     ++progress_.articles;
     if (o.verdict.kind != dedup::DupKind::kUnique) ++progress_.duplicates;
@@ -198,7 +187,7 @@ Transaction::Offsets next_offsets(const std::vector<rd_kafka_message_t*>& messag
 bool Daemon::commit_transaction(Transaction& transaction,
                                 const std::vector<rd_kafka_message_t*>& messages) {
   const auto committed = transaction.commit(next_offsets(messages), consumer_.get(),
-                                            [this] { return delivery_failure(); });
+                                            [this] { return collector_.failure(); });
   if (committed) return true;
   log::error("transaction_failed", {{"error", committed.error().message},
                                     {"fatal", committed.error().fatal ? "true" : "false"}});
@@ -272,7 +261,7 @@ bool Daemon::process_batch(std::vector<Taken>& batch) {
 }
 
 bool Daemon::judge(Stage& stage) {
-  delivery_errors_ = 0;
+  collector_.reset_errors();
   std::vector<rd_kafka_message_t*>& messages = stage.messages;
   std::vector<Work>& work = stage.work;
   std::vector<Taken>& batch = stage.batch;
@@ -296,7 +285,7 @@ bool Daemon::judge(Stage& stage) {
   const auto t0 = Clock::now();
   std::optional<Transaction> transaction;
   if (exactly_once_) {
-    auto begun = Transaction::begin(producer_.get(), std::max(1, flush_timeout_ms()));
+    auto begun = Transaction::begin(collector_.producer(), std::max(1, flush_timeout_ms()));
     if (!begun) {
       log::error("transaction_begin_failed", {{"error", begun.error().message}});
       return false;
@@ -305,15 +294,14 @@ bool Daemon::judge(Stage& stage) {
   }
   // The batch's records, each with the input it came from (exactly_once too: a record refused
   // for good names its input to the batch's next judging).
-  auto flight = std::make_unique<InFlight>();
-  producing_ = flight.get();
+  collector_.begin_batch();
   for (std::size_t i = 0; i < messages.size(); ++i) {
     // Expiry never runs ahead of what a partition may still deliver.
     pipeline_.hold_expiry_at(batch[i].low_watermark);
     if (config_.role == config::Role::kExtract) {
-      begin_input(messages[i]);
+      collector_.begin_input(messages[i]);
       hand_over(messages[i], work[i]);
-      sending_ = nullptr;
+      collector_.end_input();
     } else {
       judge_one(messages[i], work[i]);
     }
@@ -324,33 +312,33 @@ bool Daemon::judge(Stage& stage) {
     output_pool_->start(work.size(), [this, &work](std::size_t i) { serialize(work[i]); });
     output_pool_->wait();
     for (std::size_t i = 0; i < messages.size(); ++i) {
-      begin_input(messages[i]);
+      collector_.begin_input(messages[i]);
       publish(messages[i], work[i]);
-      sending_ = nullptr;
+      collector_.end_input();
     }
   }
   // After the batch's records, in the same partitions: how far the inputs have come.
   if (config_.role == config::Role::kExtract) emit_watermarks();
-  producing_ = nullptr;
-  metrics_.producer_queue(rd_kafka_outq_len(producer_.get()));
+  std::unique_ptr<InFlight> flight = collector_.end_batch();
+  metrics_.producer_queue(rd_kafka_outq_len(collector_.producer()));
   if (!exactly_once_) {
     // The next batch is judged while this one's outputs are on their way (`settle`).
     flight->queued = Clock::now();
     flight->links = pipeline_.take_pending_links();
     flight->kill = faults_.kill_armed();
-    flight->batch = std::move(batch);
+    flight->inputs = std::move(batch);
     batch.clear();
-    in_flight_.push_back(std::move(flight));
+    collector_.queue(std::move(flight));
     metrics_.stage_seconds("produce", seconds_since(t0));
     return true;
   }
   // Outputs and input offsets commit together or not at all.
   const bool delivered = commit_transaction(*transaction, messages);
   // Delivery reports of an aborted transaction's records may still be due: they find it here.
-  std::erase_if(retired_, [](const auto& f) { return f->outstanding == 0; });
-  if (flight->outstanding > 0) retired_.push_back(std::move(flight));
+  collector_.prune();
+  collector_.retire(std::move(flight));
   metrics_.stage_seconds("produce", seconds_since(t0));
-  metrics_.producer_queue(rd_kafka_outq_len(producer_.get()));
+  metrics_.producer_queue(rd_kafka_outq_len(collector_.producer()));
   if (!delivered) {
     pipeline_.drop_pending_links();
     return false;
@@ -362,30 +350,28 @@ bool Daemon::judge(Stage& stage) {
 }
 
 void Daemon::release(InFlight& f) {
-  for (const Taken& t : f.batch) rd_kafka_message_destroy(t.msg);
-  f.batch.clear();
+  for (const Taken& t : f.inputs) rd_kafka_message_destroy(t.msg);
+  f.inputs.clear();
 }
 
 bool Daemon::settle(bool drain, bool rewind) {
-  if (drain && !in_flight_.empty()) {
+  if (drain && !collector_.empty()) {
     // Everything queued, acknowledged within the flush limit (after SIGTERM, the drain limit).
-    rd_kafka_flush(producer_.get(), flush_timeout_ms());
+    rd_kafka_flush(collector_.producer(), flush_timeout_ms());
   } else {
-    rd_kafka_poll(producer_.get(), 0);
+    rd_kafka_poll(collector_.producer(), 0);
   }
   const auto limit = std::chrono::milliseconds(config_.kafka.flush_timeout_ms);
   // Outputs in flight are bounded: the judging waits while the oldest of kMaxInFlight batches
   // is on its way.
   constexpr std::size_t kMaxInFlight = 4;
-  while (in_flight_.size() > kMaxInFlight && in_flight_.front()->outstanding > 0 &&
-         !in_flight_.front()->failed && Clock::now() - in_flight_.front()->queued < limit &&
-         !(stop_.load() && steady_ms() >= drain_deadline_ms_.load())) {
-    rd_kafka_poll(producer_.get(), 10);
-  }
+  collector_.wait_for_room(kMaxInFlight, limit, [this] {
+    return stop_.load() && steady_ms() >= drain_deadline_ms_.load();
+  });
   bool ok = true;
   const auto now = Clock::now();
-  while (!in_flight_.empty()) {
-    InFlight& f = *in_flight_.front();
+  while (!collector_.empty()) {
+    InFlight& f = collector_.front();
     if (!f.failed && f.outstanding > 0) {
       if (!drain && now - f.queued < limit) break;  // on its way
       f.failed = true;                              // not acknowledged in time
@@ -393,10 +379,10 @@ bool Daemon::settle(bool drain, bool rewind) {
     if (f.failed) {
       if (!rewind) break;
       log::error("batch_not_delivered",
-                 {{"errors", std::to_string(delivery_errors_)},
+                 {{"errors", std::to_string(collector_.errors())},
                   {"unacknowledged", std::to_string(f.outstanding)},
-                  {"batches_judged_again", std::to_string(in_flight_.size())},
-                  {"last_error", last_delivery_error_}});
+                  {"batches_judged_again", std::to_string(collector_.size())},
+                  {"last_error", collector_.last_error()}});
       // Its inputs and those of every later batch go back to the front of their partitions,
       // the latest first, and are judged again (the window repeats its verdicts for ids it
       // knows). Delivery reports still due for them find them among the retired.
@@ -405,12 +391,10 @@ bool Daemon::settle(bool drain, bool rewind) {
         waiting_.reset();
         note_processing({});
       }
-      for (auto it = in_flight_.rbegin(); it != in_flight_.rend(); ++it) {
-        give_back((*it)->batch.begin(), (*it)->batch.end());
-        (*it)->batch.clear();
-        if ((*it)->outstanding > 0) retired_.push_back(std::move(*it));
-      }
-      in_flight_.clear();
+      collector_.retire_all([this](InFlight& later) {
+        give_back(later.inputs.begin(), later.inputs.end());
+        later.inputs.clear();
+      });
       ok = false;
       break;
     }
@@ -422,7 +406,7 @@ bool Daemon::settle(bool drain, bool rewind) {
       std::raise(SIGKILL);
     }
     if (!faults_.commits_lost()) {  // fault injection: from then on the commit "fails"
-      for (const Taken& t : f.batch) {
+      for (const Taken& t : f.inputs) {
         // A partition revoked since its batch was judged is its new owner's to commit: its
         // offsets would move that owner's position (as on_commit knows too).
         const auto tp = partition_of(t.msg);
@@ -431,9 +415,9 @@ bool Daemon::settle(bool drain, bool rewind) {
       }
     }
     release(f);
-    in_flight_.pop_front();
+    collector_.pop_front();
   }
-  std::erase_if(retired_, [](const auto& f) { return f->outstanding == 0; });
+  collector_.prune();
   if (committer_.due(std::chrono::milliseconds(config_.kafka.commit_interval_ms), drain, now)) {
     commit_offsets(/*sync=*/drain);
   }

@@ -36,7 +36,7 @@ void Daemon::maybe_snapshot() {
   if (faults_.state_unreliable() || stop_.load()) return;
   judge_waiting();
   const bool settled = settle(/*drain=*/true);  // not delivered: judged again first
-  if (!settled || !in_flight_.empty() || waiting_ || !committer_.idle()) {
+  if (!settled || !collector_.empty() || waiting_ || !committer_.idle()) {
     // Tried again a few batches later, not at every turn of the loop (each try waits for every
     // output and commits synchronously).
     snapshot_retry_seq_ = pipeline_.last_seq() + std::max<std::uint64_t>(1, every / 100);
@@ -69,43 +69,43 @@ bool Daemon::write_snapshot() {
     for (std::uint64_t i = 0; i < chunks; ++i) {
       stale_snapshot_keys_.push_back(dedup::snapshot_key(seq, i));
     }
-    delivery_errors_ = 0;
+    collector_.reset_errors();
     snapshot_retry_seq_ = seq + static_cast<std::uint64_t>(config_.kafka.state_snapshot_articles);
     return false;
   };
   std::optional<Transaction> transaction;
   if (exactly_once_) {
-    auto begun = Transaction::begin(producer_.get(), timeout);
+    auto begun = Transaction::begin(collector_.producer(), timeout);
     if (!begun) return failed(begun.error().message);
     transaction.emplace(std::move(*begun));
   }
-  delivery_errors_ = 0;
-  last_delivery_error_.clear();
-  producing_ = nullptr;
+  collector_.reset_errors();
   bool ok = true;
   // Chunks go out as they are made, at most kQueued waiting in the producer: the snapshot is
   // never held whole beside the state.
   constexpr int kQueued = 64;
   pipeline_.save_state(kChunkBytes, [&](std::string_view part, bool last) {
     if (!ok) return;
-    while (rd_kafka_outq_len(producer_.get()) > kQueued && delivery_errors_ == 0) {
-      rd_kafka_poll(producer_.get(), 10);
+    while (rd_kafka_outq_len(collector_.producer()) > kQueued && collector_.errors() == 0) {
+      rd_kafka_poll(collector_.producer(), 10);
       tick();  // a long snapshot is progress, not a hung loop
     }
-    ok = delivery_errors_ == 0 && produce(topic, dedup::snapshot_key(seq, chunks),
-                                          dedup::encode_snapshot_chunk(seq, chunks, last, part),
-                                          {{"schema", "newsflow.state-snapshot/1"}});
+    ok = collector_.errors() == 0 &&
+         collector_.produce(topic, dedup::snapshot_key(seq, chunks),
+                            dedup::encode_snapshot_chunk(seq, chunks, last, part),
+                            {{"schema", "newsflow.state-snapshot/1"}});
     ++chunks;
     bytes += part.size();
   });
   // Without a transaction the chunks are acknowledged before anything they replace is deleted.
   if (ok && !exactly_once_) {
-    ok = rd_kafka_flush(producer_.get(), timeout) == RD_KAFKA_RESP_ERR_NO_ERROR &&
-         delivery_errors_ == 0;
+    ok = rd_kafka_flush(collector_.producer(), timeout) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+         collector_.errors() == 0;
   }
   if (!ok) {
     if (transaction) transaction->abort();
-    return failed(last_delivery_error_.empty() ? "chunks not acknowledged" : last_delivery_error_);
+    return failed(collector_.last_error().empty() ? "chunks not acknowledged"
+                                                  : collector_.last_error());
   }
   // What the snapshot covers: the records since the last one, that one's chunks, and chunks of
   // any older snapshot.
@@ -117,20 +117,24 @@ bool Daemon::write_snapshot() {
   }
   gone.insert(gone.end(), stale_snapshot_keys_.begin(), stale_snapshot_keys_.end());
   bool deleted = true;
-  for (const std::string& key : gone) deleted = deleted && produce(topic, key, {}, {}, true);
+  for (const std::string& key : gone)
+    deleted = deleted && collector_.produce(topic, key, {}, {}, true);
   if (transaction) {
     if (!deleted) {
       transaction->abort();
-      return failed(last_delivery_error_.empty() ? "tombstones not queued" : last_delivery_error_);
+      return failed(collector_.last_error().empty() ? "tombstones not queued"
+                                                    : collector_.last_error());
     }
-    const auto committed = transaction->commit({}, nullptr, [this] { return delivery_failure(); });
+    const auto committed =
+        transaction->commit({}, nullptr, [this] { return collector_.failure(); });
     if (!committed) {
       return failed(committed.error().message.empty() ? "transaction not committed"
                                                       : committed.error().message);
     }
   } else {
-    deleted = deleted && rd_kafka_flush(producer_.get(), timeout) == RD_KAFKA_RESP_ERR_NO_ERROR &&
-              delivery_errors_ == 0;
+    deleted = deleted &&
+              rd_kafka_flush(collector_.producer(), timeout) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+              collector_.errors() == 0;
   }
   const std::uint64_t previous = snapshot_seq_, previous_chunks = snapshot_chunks_;
   snapshot_seq_ = seq;
@@ -141,11 +145,11 @@ bool Daemon::write_snapshot() {
   } else {
     // The snapshot stands; what was not deleted is deleted with the next one.
     log::warn("snapshot_tombstones_failed",
-              {{"seq", std::to_string(seq)}, {"error", last_delivery_error_}});
+              {{"seq", std::to_string(seq)}, {"error", collector_.last_error()}});
     for (std::uint64_t i = 0; previous > 0 && i < previous_chunks; ++i) {
       stale_snapshot_keys_.push_back(dedup::snapshot_key(previous, i));
     }
-    delivery_errors_ = 0;
+    collector_.reset_errors();
   }
   const double seconds = seconds_from(t0);
   metrics_.snapshot_written(static_cast<double>(bytes), seconds);

@@ -192,7 +192,7 @@ bool Daemon::take_over() {
   if (exactly_once_) {
     // Fences the old owner's producer, should it still be alive somewhere, and aborts its open
     // transaction, so the changelog's stable end is its end.
-    if (rd_kafka_error_t* e = rd_kafka_init_transactions(producer_.get(), 60000)) {
+    if (rd_kafka_error_t* e = rd_kafka_init_transactions(collector_.producer(), 60000)) {
       log::error("takeover_failed", {{"error", std::string("cannot initialize transactions: ") +
                                                    rd_kafka_error_string(e)}});
       rd_kafka_error_destroy(e);
