@@ -7,6 +7,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "dedup/internal/stopwords.h"
 #include "dedup/normalize.h"
@@ -178,20 +179,25 @@ std::vector<std::uint64_t> term_hashes(std::string_view normalized) {
   return distinct(all);
 }
 
-std::vector<std::uint64_t> weighted_phrase_hashes(std::string_view normalized,
-                                                  const SignatureOptions& options,
-                                                  const TermStats& stats,
-                                                  std::vector<std::uint64_t>* terms) {
-  std::vector<std::uint64_t> out;
+Shingles make_shingles(std::string_view normalized, const SignatureOptions& options) {
+  Shingles s;
   const auto words = split_words(normalized);
-  std::vector<std::uint64_t> word_hash(words.size());
+  s.word_hash.resize(words.size());
   for (std::size_t i = 0; i < words.size(); ++i) {
-    word_hash[i] = XXH3_64bits(words[i].data(), words[i].size());
+    s.word_hash[i] = XXH3_64bits(words[i].data(), words[i].size());
   }
-  if (terms) *terms = distinct(word_hash);
-  if (words.empty()) return out;
+  s.terms = distinct(s.word_hash);
+  if (words.empty()) return s;
   const auto n =
       std::min(words.size(), static_cast<std::size_t>(std::max(1, options.shingle_words)));
+  s.phrase.reserve(words.size() - n + 1);
+  for (std::size_t i = 0; i + n <= words.size(); ++i) s.phrase.push_back(hash_words(words, i, n));
+  return s;
+}
+
+std::vector<std::uint64_t> weighted_phrase_hashes(const Shingles& shingles,
+                                                  const TermStats& stats) {
+  std::vector<std::uint64_t> out;
   // weight = round(ln((N + 11) / (df + 1))), capped at 8: weight >= k exactly when
   // df + 1 <= (N + 11) / e^(k - 0.5), so eight thresholds replace a logarithm per word.
   constexpr int kMaxWeight = 8;
@@ -203,17 +209,34 @@ std::vector<std::uint64_t> weighted_phrase_hashes(std::string_view normalized,
   for (int k = 1; k <= kMaxWeight; ++k) limit[k - 1] = docs / std::exp(k - 0.5);
   // A shingle that occurs twice adds the same copies twice: the sketch takes minima, so only
   // the count (the weighted size) is off, by the rare repeats.
-  out.reserve(words.size() * 4);
-  for (std::size_t i = 0; i + n <= words.size(); ++i) {
-    const double df1 = static_cast<double>(stats.df(word_hash[i])) + 1;
+  out.reserve(shingles.word_hash.size() * 4);
+  for (std::size_t i = 0; i < shingles.phrase.size(); ++i) {
+    const double df1 = static_cast<double>(stats.df(shingles.word_hash[i])) + 1;
     int weight = 0;
     while (weight < kMaxWeight && df1 <= limit[weight]) ++weight;
     if (weight == 0) continue;
-    const std::uint64_t phrase = hash_words(words, i, n);
+    const std::uint64_t phrase = shingles.phrase[i];
     for (int copy = 0; copy < weight; ++copy) {
       out.push_back(mix(phrase + 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(copy)));
     }
   }
+  return out;
+}
+
+std::vector<std::uint64_t> weighted_phrase_hashes(std::string_view normalized,
+                                                  const SignatureOptions& options,
+                                                  const TermStats& stats,
+                                                  std::vector<std::uint64_t>* terms) {
+  Shingles shingles = make_shingles(normalized, options);
+  std::vector<std::uint64_t> out = weighted_phrase_hashes(shingles, stats);
+  if (terms) *terms = std::move(shingles.terms);
+  return out;
+}
+
+std::vector<std::uint64_t> plain_phrase_hashes(const Shingles& shingles) {
+  std::vector<std::uint64_t> out = shingles.phrase;
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 

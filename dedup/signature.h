@@ -57,6 +57,25 @@ std::vector<std::uint64_t> weighted_phrase_hashes(std::string_view normalized,
                                                   const TermStats& stats,
                                                   std::vector<std::uint64_t>* terms = nullptr);
 
+/// What the weighted scheme reads of a normalized text apart from the window's document
+/// frequencies: its words hashed, its distinct word hashes (`term_hashes`) and the hash of each
+/// shingle in order (the shingle of `shingle_words` words starting at every word; one of all
+/// the words when there are no more). Made on any thread; `weighted_phrase_hashes` of it gives
+/// what it gives of the text.
+struct Shingles {
+  std::vector<std::uint64_t> word_hash;  ///< each word's, in order
+  std::vector<std::uint64_t> terms;      ///< `term_hashes` of the text
+  std::vector<std::uint64_t> phrase;     ///< each shingle's, in order of its first word
+};
+Shingles make_shingles(std::string_view normalized, const SignatureOptions& options);
+
+/// `weighted_phrase_hashes` of the text `shingles` were made of (for `TermStats` weights).
+std::vector<std::uint64_t> weighted_phrase_hashes(const Shingles& shingles, const TermStats& stats);
+
+/// The plain shingles of that text, sorted and distinct: `phrase_hashes_of_normalized` of it
+/// for the shingles, SimHash and weighted schemes.
+std::vector<std::uint64_t> plain_phrase_hashes(const Shingles& shingles);
+
 /// Charikar's SimHash of a set of phrase hashes: bit i is set when more phrases have bit i of
 /// their (remixed) hash set than not.
 std::uint64_t simhash(const std::vector<std::uint64_t>& phrases);

@@ -57,6 +57,17 @@ Fingerprint fingerprint_of_normalized(std::string_view normalized, std::string_v
   return fp;
 }
 
+Fingerprint fingerprint_of_shingles(std::string_view normalized, const Shingles& shingles,
+                                    const TermStats& stats) {
+  Fingerprint fp;
+  fp.exact = content_hash(normalized);
+  std::vector<std::uint64_t> phrases = weighted_phrase_hashes(shingles, stats);
+  if (phrases.empty()) phrases = plain_phrase_hashes(shingles);
+  fp.sketch = minhash_sketch(phrases);
+  fp.phrases = static_cast<std::uint32_t>(phrases.size());
+  return fp;
+}
+
 DedupWindow::DedupWindow(WindowOptions options)
     : options_(options), rows_(kSketchSlots / std::clamp(options.bands, 1, kSketchSlots)) {
   // The band table's slots are 24 bits: no bound, or a higher one, is this one.

@@ -58,6 +58,11 @@ Fingerprint fingerprint_of_normalized(std::string_view normalized, std::string_v
                                       const TermStats* stats = nullptr,
                                       std::vector<std::uint64_t>* terms = nullptr);
 
+/// The weighted scheme's `fingerprint_of_normalized` (weights from `stats`) of a text whose
+/// shingles are made (`make_shingles(normalized, options)`); its terms are `shingles.terms`.
+Fingerprint fingerprint_of_shingles(std::string_view normalized, const Shingles& shingles,
+                                    const TermStats& stats);
+
 namespace internal {
 /// A fingerprint as the state record's first layout (`NFS1`) wrote it, and a verdict as the
 /// state record and the window's snapshot both write it.

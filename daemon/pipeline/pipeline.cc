@@ -386,7 +386,8 @@ std::string Pipeline::link_key(const std::string& link) {
 }
 
 dedup::Fingerprint Pipeline::fingerprint(const std::string& id, std::string_view core,
-                                         std::string_view normalized, std::int64_t event_time,
+                                         std::string_view normalized,
+                                         const dedup::Shingles* shingles, std::int64_t event_time,
                                          std::vector<std::uint32_t>* df_terms) {
   if (config_.signature.scheme != dedup::SignatureScheme::kWeighted) {
     return dedup::fingerprint_of_normalized(normalized, core, config_.signature);
@@ -394,8 +395,14 @@ dedup::Fingerprint Pipeline::fingerprint(const std::string& id, std::string_view
   // Weights from the window's document frequencies before this article joins them; an article
   // seen again (a batch re-run after a failed delivery) is not counted twice.
   std::vector<std::uint64_t> terms;
-  dedup::Fingerprint fp =
-      dedup::fingerprint_of_normalized(normalized, core, config_.signature, &term_stats_, &terms);
+  dedup::Fingerprint fp;
+  if (shingles) {
+    fp = dedup::fingerprint_of_shingles(normalized, *shingles, term_stats_);
+    terms = shingles->terms;
+  } else {
+    fp =
+        dedup::fingerprint_of_normalized(normalized, core, config_.signature, &term_stats_, &terms);
+  }
   if (!window_.contains(id)) term_stats_.add(terms, event_time);
   if (df_terms) {
     // The counters index terms by their low bits (at most 28): 32 bits say the same. A re-run's
@@ -573,6 +580,9 @@ void Pipeline::ready_to_judge(Extracted& e) const {
   bound(e.article);
   e.ahead.paragraphs = dedup::PageParagraphs(e.article.source, e.article.text);
   e.ahead.title = e.article.title;
+  if (config_.signature.scheme == dedup::SignatureScheme::kWeighted) {
+    e.ahead.shingles = dedup::make_shingles(e.ahead.paragraphs.normalized(), config_.signature);
+  }
   e.ahead.story_terms = dedup::story_term_counts(e.article.title, e.article.text,
                                                  e.ahead.paragraphs.normalized(), config_.stories);
 }
@@ -650,7 +660,7 @@ bool Pipeline::restore(std::string_view article_json) {
   const std::string core =
       boilerplate_.filter(dedup::PageParagraphs(str("source"), text), str("url"), text, *event_time,
                           str("title"), nullptr, true, &normalized);
-  const dedup::Fingerprint fp = fingerprint(id, core, normalized, *event_time, nullptr);
+  const dedup::Fingerprint fp = fingerprint(id, core, normalized, nullptr, *event_time, nullptr);
   window_.restore(id, fp, *event_time, verdict);
   if (j.contains("feed_url")) {
     remember_link(str("url"), *event_time);
@@ -831,11 +841,16 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
   if (!ahead.paragraphs.of(a.source, a.text)) {
     ahead.paragraphs = dedup::PageParagraphs(a.source, a.text);
     ahead.story_terms.reset();
+    ahead.shingles.reset();
   }
   std::string normalized;
   const std::string core = boilerplate_.filter(ahead.paragraphs, a.url, a.text, event_time, a.title,
                                                &state.paragraphs, /*learn=*/!again, &normalized);
-  const dedup::Fingerprint fp = fingerprint(a.id, core, normalized, event_time, &state.df_terms);
+  // The shingles made ahead are the article's when the filter kept the whole text.
+  const bool whole = core == a.text;
+  const dedup::Fingerprint fp =
+      fingerprint(a.id, core, normalized, whole && ahead.shingles ? &*ahead.shingles : nullptr,
+                  event_time, &state.df_terms);
   out.content_hash = fp.exact.hex();
   out.event_time = event_time;
   out.verdict = window_.observe(a.id, fp, event_time, low_watermark_);
@@ -845,7 +860,7 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
   // The terms counted ahead are the article's when the whole text and the title are what
   // judging reads.
   const dedup::StoryBook::Terms terms =
-      ahead.story_terms && ahead.title == a.title && core == a.text
+      ahead.story_terms && ahead.title == a.title && whole
           ? stories_.select_terms(std::move(*ahead.story_terms), a.language)
           : stories_.terms_of(a.title, core, normalized, a.language);
   const std::string_view image_url = a.image ? std::string_view(a.image->url) : std::string_view();

@@ -115,6 +115,9 @@ class Pipeline {
       /// article's when the boilerplate filter keeps the whole text and the title stays.
       std::optional<dedup::TermCounts> story_terms;
       std::string title;  ///< the title they were counted with
+      /// The whole text's shingles (the weighted scheme): the article's when the filter keeps
+      /// the whole text.
+      std::optional<dedup::Shingles> shingles;
     } ahead;
   };
 
@@ -225,8 +228,8 @@ class Pipeline {
   bool skip_if_seen(Extracted& e);
   void save_to(dedup::internal::Writer& w) const;
   dedup::Fingerprint fingerprint(const std::string& id, std::string_view core,
-                                 std::string_view normalized, std::int64_t event_time,
-                                 std::vector<std::uint32_t>* df_terms);
+                                 std::string_view normalized, const dedup::Shingles* shingles,
+                                 std::int64_t event_time, std::vector<std::uint32_t>* df_terms);
   static std::string item_key(const std::string& article_id);
   static std::string link_key(const std::string& link);
   tl::expected<std::vector<Extracted>, Failure> extract(const Input& input) const;

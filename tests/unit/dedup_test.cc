@@ -179,6 +179,33 @@ TEST(Signature, WeightedShinglesFollowDocumentFrequency) {
             phrase_hashes(a, {SignatureScheme::kShingles, 3, 2}).size());
 }
 
+// Shingles made ahead (on another thread) give what the weighted scheme makes of the text,
+// whatever the text's length: the phrases, the terms and the fingerprint.
+TEST(Signature, ShinglesMadeAheadGiveTheWeightedFingerprintOfTheText) {
+  TermStats stats;
+  for (int i = 0; i < 30; ++i) stats.add(term_hashes(normalize_text(article(40, i))), i);
+  const SignatureOptions options{SignatureScheme::kWeighted, 7, 2};
+  for (const std::string& text :
+       {std::string(), std::string("two words"), std::string("the the the"), article(5, 3),
+        article(120, 9), article(40, 2) + " " + article(40, 2)}) {
+    const std::string normalized = normalize_text(text);
+    const Shingles shingles = make_shingles(normalized, options);
+    std::vector<std::uint64_t> terms;
+    EXPECT_EQ(weighted_phrase_hashes(shingles, stats),
+              weighted_phrase_hashes(normalized, options, stats, &terms));
+    EXPECT_EQ(shingles.terms, terms);
+    EXPECT_EQ(plain_phrase_hashes(shingles), phrase_hashes_of_normalized(normalized, options));
+    const TermStats none;  // every weight the same: as plain shingles
+    for (const TermStats* s : {static_cast<const TermStats*>(&stats), &none}) {
+      const Fingerprint ahead = fingerprint_of_shingles(normalized, shingles, *s);
+      const Fingerprint direct = make_fingerprint(text, options, s);
+      EXPECT_EQ(ahead.exact.hex(), direct.exact.hex());
+      EXPECT_EQ(ahead.sketch, direct.sketch);
+      EXPECT_EQ(ahead.phrases, direct.phrases);
+    }
+  }
+}
+
 TEST(Signature, SentencesAndSimHash) {
   SignatureOptions sentences{SignatureScheme::kSentences, 5, 2};
   // Two sentences of four or more words; "Short one." is too short to count.
