@@ -129,17 +129,64 @@ Daemon::~Daemon() {
   if (collector_.producer()) rd_kafka_flush(collector_.producer(), config_.kafka.flush_timeout_ms);
 }
 
+namespace {
+
+// The producer's properties before the user's: idempotent, every replica acknowledging, and
+// room for the largest page with its headers.
+std::map<std::string, std::string> producer_defaults(const config::Config& config,
+                                                     const std::string& bootstrap) {
+  std::map<std::string, std::string> p{
+      {"bootstrap.servers", bootstrap},
+      {"enable.idempotence", "true"},
+      {"acks", "all"},
+      {"linger.ms", "5"},
+      {"message.max.bytes", std::to_string(config.extract.max_html_bytes + (1 << 20))},
+      {"client.id", "newsflow"}};
+  if (config.kafka.delivery == config::Delivery::kExactlyOnce) {
+    p["transactional.id"] = config.kafka.transactional_id;
+  }
+  return p;
+}
+
+// Each role is its own consumer group: extractors share the input partitions, the dedup role
+// the extracted ones.
+std::string consumer_group(const config::Config& config) {
+  return config.role == config::Role::kAll
+             ? config.kafka.group_id
+             : config.kafka.group_id + "-" + std::string(config::role_name(config.role));
+}
+
+// The input consumer's properties before the user's.
+std::map<std::string, std::string> consumer_properties(const std::string& bootstrap,
+                                                       const std::string& group) {
+  return {{"bootstrap.servers", bootstrap},
+          {"group.id", group},
+          {"enable.auto.commit", "false"},
+          {"enable.auto.offset.store", "false"},
+          {"auto.offset.reset", "earliest"},
+          {"partition.assignment.strategy", "cooperative-sticky"},
+          // A SIGKILLed member's partitions wait for its session to end: 6 s (the brokers' default
+          // minimum), not librdkafka's 45 s, so a restarted daemon publishes again within about
+          // 10 s. A C++ process has no GC pauses to ride out; heartbeats go from a thread of
+          // librdkafka's own, every 1.5 s.
+          {"session.timeout.ms", "6000"},
+          {"heartbeat.interval.ms", "1500"},
+          {"statistics.interval.ms", "5000"},
+          // Per partition: each has its own queue (event-time order).
+          {"queued.max.messages.kbytes", "4096"},
+          // A fetch that finds nothing new waits at most this long. A real broker answers as soon
+          // as a record arrives; the mock cluster (demo, dev-broker) holds an empty fetch for the
+          // whole wait: librdkafka's 500 ms was most of a quiet stream's latency there. Idle, it
+          // costs ten fetch requests a second per broker.
+          {"fetch.wait.max.ms", "100"},
+          {"client.id", "newsflow"}};
+}
+
+}  // namespace
+
 tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string& bootstrap) {
-  const std::string max_bytes = std::to_string(config_.extract.max_html_bytes + (1 << 20));
-  std::map<std::string, std::string> producer_defaults{{"bootstrap.servers", bootstrap},
-                                                       {"enable.idempotence", "true"},
-                                                       {"acks", "all"},
-                                                       {"linger.ms", "5"},
-                                                       {"message.max.bytes", max_bytes},
-                                                       {"client.id", "newsflow"}};
-  if (exactly_once_) producer_defaults["transactional.id"] = config_.kafka.transactional_id;
-  auto pconf = make_kafka_conf(producer_defaults, config_.kafka.client, config_.kafka.producer,
-                               "kafka.producer");
+  auto pconf = make_kafka_conf(producer_defaults(config_, bootstrap), config_.kafka.client,
+                               config_.kafka.producer, "kafka.producer");
   if (!pconf) return tl::unexpected(pconf.error());
   if (auto opened = collector_.open(std::move(*pconf)); !opened) {
     return tl::unexpected(std::vector<config::Problem>{{"kafka.producer", opened.error()}});
@@ -164,34 +211,8 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
     fetcher_ = std::move(*f);
   }
 
-  // Each role is its own consumer group: extractors share the input partitions, the dedup
-  // role the extracted ones.
-  const std::string group =
-      config_.role == config::Role::kAll
-          ? config_.kafka.group_id
-          : config_.kafka.group_id + "-" + std::string(config::role_name(config_.role));
-  std::map<std::string, std::string> consumer_defaults{
-      {"bootstrap.servers", bootstrap},
-      {"group.id", group},
-      {"enable.auto.commit", "false"},
-      {"enable.auto.offset.store", "false"},
-      {"auto.offset.reset", "earliest"},
-      {"partition.assignment.strategy", "cooperative-sticky"},
-      // A SIGKILLed member's partitions wait for its session to end: 6 s (the brokers' default
-      // minimum), not librdkafka's 45 s, so a restarted daemon publishes again within about
-      // 10 s. A C++ process has no GC pauses to ride out; heartbeats go from a thread of
-      // librdkafka's own, every 1.5 s.
-      {"session.timeout.ms", "6000"},
-      {"heartbeat.interval.ms", "1500"},
-      {"statistics.interval.ms", "5000"},
-      // Per partition: each has its own queue (event-time order).
-      {"queued.max.messages.kbytes", "4096"},
-      // A fetch that finds nothing new waits at most this long. A real broker answers as soon
-      // as a record arrives; the mock cluster (demo, dev-broker) holds an empty fetch for the
-      // whole wait: librdkafka's 500 ms was most of a quiet stream's latency there. Idle, it
-      // costs ten fetch requests a second per broker.
-      {"fetch.wait.max.ms", "100"},
-      {"client.id", "newsflow"}};
+  const std::string group = consumer_group(config_);
+  std::map<std::string, std::string> consumer_defaults = consumer_properties(bootstrap, group);
   // Static membership for the subscribing roles: a process restarted under its id (a crashed
   // container in the same pod, a systemd restart) takes its partitions back without a
   // rebalance. A leased dedup process assigns its partitions itself and is not a member.
@@ -221,27 +242,8 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
   consumer_ = std::move(*consumer);
 
   if (config_.role == config::Role::kExtract) {
-    // An extractor hands each input partition's articles to a partition of its own, numbered
-    // in (topic, partition) order: the dedup role's event-time merge then meets them as the
-    // all-in-one daemon meets the inputs, ties included.
-    auto n = topic_partitions(consumer_.get(), config_.topics.extracted);
-    if (!n) return tl::unexpected(std::vector<config::Problem>{{"topics.extracted", n.error()}});
-    extracted_partitions_ = *n;
-    std::vector<std::string> inputs = input_topics();
-    std::sort(inputs.begin(), inputs.end());
-    int offset = 0;
-    for (const auto& t : inputs) {
-      extracted_offset_[t] = offset;
-      offset += topic_partitions(consumer_.get(), t).value_or(0);
-    }
-    if (extracted_partitions_ < offset) {
-      log::warn("extracted_partitions_shared",
-                {{"topic", config_.topics.extracted},
-                 {"partitions", std::to_string(extracted_partitions_)},
-                 {"input_partitions", std::to_string(offset)},
-                 {"consequence",
-                  "input partitions share extracted partitions: a backlog is judged in an order "
-                  "close to, not exactly, the event-time order"}});
+    if (auto laid = lay_out_extracted(); !laid) {
+      return tl::unexpected(std::vector<config::Problem>{{"topics.extracted", laid.error()}});
     }
   }
   // The window before the first input: a copy arriving right after a restart is still caught.
@@ -304,6 +306,32 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
                                  {"group_instance_id", instance_id_},
                                  {"role", std::string(config::role_name(config_.role))},
                                  {"topics", names}});
+  return {};
+}
+
+tl::expected<void, std::string> Daemon::lay_out_extracted() {
+  // An extractor hands each input partition's articles to a partition of its own, numbered
+  // in (topic, partition) order: the dedup role's event-time merge then meets them as the
+  // all-in-one daemon meets the inputs, ties included.
+  auto n = topic_partitions(consumer_.get(), config_.topics.extracted);
+  if (!n) return tl::unexpected(n.error());
+  extracted_partitions_ = *n;
+  std::vector<std::string> inputs = input_topics();
+  std::sort(inputs.begin(), inputs.end());
+  int offset = 0;
+  for (const auto& t : inputs) {
+    extracted_offset_[t] = offset;
+    offset += topic_partitions(consumer_.get(), t).value_or(0);
+  }
+  if (extracted_partitions_ < offset) {
+    log::warn("extracted_partitions_shared",
+              {{"topic", config_.topics.extracted},
+               {"partitions", std::to_string(extracted_partitions_)},
+               {"input_partitions", std::to_string(offset)},
+               {"consequence",
+                "input partitions share extracted partitions: a backlog is judged in an order "
+                "close to, not exactly, the event-time order"}});
+  }
   return {};
 }
 

@@ -264,6 +264,7 @@ class Daemon {
   std::atomic<int> assigned_{0};
   Progress progress_;
   // `--role extract`: partitions of `topics.extracted`, and where each input topic's begin.
+  tl::expected<void, std::string> lay_out_extracted();
   int extracted_partitions_ = 0;
   std::map<std::string, int> extracted_offset_;
   /// `--role extract`: tells the dedup role, per extracted partition, how far its input has
