@@ -17,8 +17,6 @@ namespace newsflow::dedup {
 
 namespace {
 
-constexpr std::size_t kTermsPerStory = 64;
-
 // An article's TF-IDF weights by term (those a story can share, sorted), their squared norm and
 // their sum (over all its terms).
 template <class Key>
@@ -185,43 +183,6 @@ std::string StoryMember::url() const {
   return url;
 }
 
-std::uint32_t StoryBook::slot_for(const std::string& story_id) {
-  const auto [it, added] = slot_of_.try_emplace(story_id, 0);
-  if (!added) return it->second;
-  if (free_slots_.empty()) {
-    it->second = static_cast<std::uint32_t>(slots_.size());
-    slots_.emplace_back();
-  } else {
-    it->second = free_slots_.back();
-    free_slots_.pop_back();
-  }
-  slots_[it->second].story_id = story_id;
-  return it->second;
-}
-
-void StoryBook::drop_slot(std::uint32_t slot, bool unindex) {
-  Slot& s = slots_[slot];
-  for (std::size_t k = s.terms.size(); k-- > 0;) {
-    if (unindex) {
-      remove_term(slot, k);
-    } else {
-      terms_.release(s.terms[k].first);
-    }
-  }
-  for (const auto& [t, w] : s.representative) terms_.release(t);
-  slot_of_.erase(s.story_id);
-  s = Slot{};
-  free_slots_.push_back(slot);
-}
-
-void StoryBook::remove_term(std::uint32_t slot, std::size_t k) {
-  TermWeights& terms = slots_[slot].terms;
-  const TermId t = terms[k].first;
-  terms_.stories(t).remove_last(slot);
-  terms.erase(terms.begin() + static_cast<std::ptrdiff_t>(k));
-  terms_.release(t);
-}
-
 template <class V>
 std::size_t StoryBook::ScratchMap<V>::find(std::uint32_t key) const {
   return internal::RobinHood<Entry, Traits>::probe(
@@ -247,50 +208,6 @@ void StoryBook::ScratchMap<V>::clear() {
   keys_.clear();
 }
 
-void StoryBook::add_terms(std::uint32_t slot, const TermWeights& terms) {
-  // Both sorted by term, merged in one pass (a binary search and an insert per term cost twice
-  // as much); a term new to the story joins the index.
-  TermWeights incoming = terms;
-  std::sort(incoming.begin(), incoming.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  TermWeights& st = slots_[slot].terms;
-  TermWeights merged;
-  merged.reserve(st.size() + incoming.size());
-  auto held = st.begin();
-  for (const auto& [t, w] : incoming) {
-    while (held != st.end() && held->first < t) merged.push_back(*held++);
-    if (held != st.end() && held->first == t) {
-      merged.emplace_back(t, held->second + w);
-      ++held;
-      continue;
-    }
-    merged.emplace_back(t, w);
-    terms_.use(t);
-    terms_.stories(t).push_back(slot);
-  }
-  merged.insert(merged.end(), held, st.end());
-  st = std::move(merged);
-  if (st.size() > kTermsPerStory) {
-    // Heaviest first, ties by term.
-    std::vector<std::size_t> by_weight(st.size());
-    for (std::size_t k = 0; k < st.size(); ++k) by_weight[k] = k;
-    std::nth_element(by_weight.begin(), by_weight.begin() + kTermsPerStory, by_weight.end(),
-                     [&](std::size_t a, std::size_t b) {
-                       return st[a].second != st[b].second
-                                  ? st[a].second > st[b].second
-                                  : terms_.text(st[a].first) < terms_.text(st[b].first);
-                     });
-    // The lightest leave, from the back so the positions of the others hold (the index forgets
-    // the story under each, else it grows with every article until the next sweep).
-    std::vector<std::size_t> leaving(by_weight.begin() + kTermsPerStory, by_weight.end());
-    std::sort(leaving.rbegin(), leaving.rend());
-    for (const std::size_t k : leaving) remove_term(slot, k);
-    // The inserts doubled it past the cap: held at its size, the terms of a story take half
-    // (34 bytes an article held at 1 M).
-    st.shrink_to_fit();
-  }
-}
-
 std::vector<std::pair<double, std::string>> StoryBook::similar_stories(
     const std::unordered_map<std::string, float>& terms, std::int64_t event_time, double floor,
     std::string_view language) const {
@@ -304,7 +221,7 @@ std::vector<std::pair<double, std::string>> StoryBook::similar_stories(
   idfs.clear();
   const auto idf_of = [&](TermId t) {
     double& x = idfs[t];
-    if (x == 0) x = idf(terms_.text(t), lang);  // 0: not met yet in this call
+    if (x == 0) x = idf(index_.terms().text(t), lang);  // 0: not met yet in this call
     return x;
   };
   // The article's weights; of the terms some story may have, by term number.
@@ -313,7 +230,8 @@ std::vector<std::pair<double, std::string>> StoryBook::similar_stories(
     const double x = w * idf(t, lang);
     article.norm2 += x * x;
     article.mass += x;
-    if (const std::optional<TermId> id = terms_.find(t)) article.weights.emplace_back(*id, x);
+    if (const std::optional<TermId> id = index_.terms().find(t))
+      article.weights.emplace_back(*id, x);
   }
   if (article.norm2 <= 0) return out;
   std::sort(article.weights.begin(), article.weights.end());
@@ -325,7 +243,7 @@ std::vector<std::pair<double, std::string>> StoryBook::similar_stories(
   shared.clear();
   Shared everywhere;  // terms too common to follow: any story may have them
   for (const auto& [t, x] : article.weights) {
-    const internal::SlotList& slots = terms_.stories(t);
+    const internal::SlotList& slots = index_.terms().stories(t);
     if (slots.size() >= 2000) {
       everywhere.norm2 += x * x;
       everywhere.mass += x;
@@ -349,7 +267,7 @@ std::vector<std::pair<double, std::string>> StoryBook::similar_stories(
       most.containment = (c.mass + everywhere.mass) / article.mass;
       if (most.probability(m) < floor - 1e-9) continue;
     }
-    const Slot& st = slots_[slot];
+    const Slot& st = index_.slot(slot);
     const auto story = stories_.find(st.story_id);
     if (story == stories_.end()) continue;
     if (options_.within_language && !primary.empty() && !story->second.language.empty()) {
@@ -395,11 +313,11 @@ void StoryBook::merge(Story& survivor, const std::string& victim_id) {
   survivor.last_updated = std::max(survivor.last_updated, victim.last_updated);
   survivor.last_report = std::max(survivor.last_report, victim.last_report);
   survivor.merged_from.push_back(victim_id);
-  if (auto t = slot_of_.find(victim_id); t != slot_of_.end()) {
-    const std::uint32_t victim_slot = t->second;
-    const TermWeights terms = slots_[victim_slot].terms;
-    add_terms(slot_for(survivor.story_id), terms);  // before the victim's terms are released
-    drop_slot(victim_slot, true);
+  if (const auto victim_slot = index_.find(victim_id)) {
+    const TermWeights terms = index_.slot(*victim_slot).terms;
+    // Before the victim's terms are released.
+    index_.add_terms(index_.slot_for(survivor.story_id), terms);
+    index_.drop(*victim_slot);
   }
   merged_into_[victim_id] = survivor.story_id;
   stories_.erase(v);
@@ -463,8 +381,8 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
   {
     TermWeights weights;
     weights.reserve(terms.size());
-    for (const auto& [t, w] : terms) weights.emplace_back(terms_.intern(t), w);
-    add_terms(slot_for(story_id), weights);
+    for (const auto& [t, w] : terms) weights.emplace_back(index_.terms().intern(t), w);
+    index_.add_terms(index_.slot_for(story_id), weights);
   }
   auto [it, created] = stories_.try_emplace(story_id);
   Story* story = &it->second;
@@ -535,9 +453,9 @@ std::vector<std::string> StoryBook::related_of(const Story& story) const {
   std::vector<std::string> out;
   const auto primary = [](std::string_view l) { return l.substr(0, l.find('-')); };
   const std::string_view own = primary(story.language);
-  const auto held = slot_of_.find(story.story_id);
-  if (own.empty() || held == slot_of_.end()) return out;
-  const TermWeights& terms = slots_[held->second].terms;
+  const auto held = index_.find(story.story_id);
+  if (own.empty() || !held) return out;
+  const TermWeights& terms = index_.slot(*held).terms;
   const Language lang = language_of(story.language);
   // The story's TF-IDF weights (its language's frequencies), and the stories of other languages
   // that share at least two terms with it.
@@ -549,16 +467,16 @@ std::vector<std::string> StoryBook::related_of(const Story& story) const {
   std::unordered_map<std::uint32_t, Shared> shared;
   double everywhere2 = 0;  // terms too common to follow: any story may have them
   for (const auto& [t, w] : terms) {
-    const double x = w * idf(terms_.text(t), lang);
+    const double x = w * idf(index_.terms().text(t), lang);
     mine.emplace(t, x);
     norm2 += x * x;
-    const internal::SlotList& slots = terms_.stories(t);
+    const internal::SlotList& slots = index_.terms().stories(t);
     if (slots.size() >= kRelatedCommon) {
       everywhere2 += x * x;
       continue;
     }
     for (const std::uint32_t slot : slots) {
-      if (slot == held->second) continue;
+      if (slot == *held) continue;
       Shared& c = shared[slot];
       ++c.count;
       c.norm2 += x * x;
@@ -569,7 +487,7 @@ std::vector<std::string> StoryBook::related_of(const Story& story) const {
   std::vector<std::pair<double, std::string>> found;
   for (const auto& [slot, c] : shared) {
     if (c.count < 2) continue;
-    const Slot& other = slots_[slot];
+    const Slot& other = index_.slot(slot);
     const auto s = stories_.find(other.story_id);
     if (s == stories_.end()) continue;
     const std::string_view theirs = primary(s->second.language);
@@ -578,7 +496,7 @@ std::vector<std::string> StoryBook::related_of(const Story& story) const {
     const Language their_lang = language_of(s->second.language);
     double dot = 0, other_norm2 = 0;
     for (const auto& [t, w] : other.terms) {
-      const double x = w * idf(terms_.text(t), their_lang);
+      const double x = w * idf(index_.terms().text(t), their_lang);
       other_norm2 += x * x;
       if (const auto m = mine.find(t); m != mine.end()) dot += x * m->second;
     }
@@ -614,16 +532,16 @@ void StoryBook::challenge_representative(Story& story, const StoryMember& member
   std::vector<std::pair<std::string_view, float>> heaviest;
   heaviest.reserve(n);
   for (std::size_t i = 0; i < n; ++i) heaviest.emplace_back(*by_weight[i].second);
-  const auto held = slot_of_.find(story.story_id);
-  if (held == slot_of_.end()) return;
-  Slot& slot = slots_[held->second];
+  const auto held = index_.find(story.story_id);
+  if (!held) return;
+  Slot& slot = index_.slot(*held);
   if (!story.representative.empty()) {
     if (title.empty()) return;
     // Cosines with the story's TF-IDF vector (its norm and weights made once).
     std::unordered_map<TermId, double> story_weights;
     story_weights.reserve(slot.terms.size());
     for (const auto& [t, w] : slot.terms)
-      story_weights.emplace(t, w * idf(terms_.text(t), language));
+      story_weights.emplace(t, w * idf(index_.terms().text(t), language));
     const auto weight_in_story = [&](TermId t) {
       const auto at = story_weights.find(t);
       return at == story_weights.end() ? 0.0 : at->second;
@@ -638,11 +556,11 @@ void StoryBook::challenge_representative(Story& story, const StoryMember& member
       return norm2 > 0 ? dot / std::sqrt(norm2) : 0;  // the story's norm is common to both
     };
     const double challenger = cosine(
-        heaviest, [this](std::string_view t) { return terms_.find(t); },
+        heaviest, [this](std::string_view t) { return index_.terms().find(t); },
         [](std::string_view t) { return t; });
     const double holder = cosine(
         slot.representative, [](TermId t) { return std::optional(t); },
-        [this](TermId t) -> std::string_view { return terms_.text(t); });
+        [this](TermId t) -> std::string_view { return index_.terms().text(t); });
     if (challenger <= holder) return;
   }
   story.representative = member.id();
@@ -652,10 +570,10 @@ void StoryBook::challenge_representative(Story& story, const StoryMember& member
   TermWeights adopted;
   adopted.reserve(heaviest.size());
   for (const auto& [t, w] : heaviest) {
-    adopted.emplace_back(terms_.intern(t), w);
-    terms_.use(adopted.back().first);
+    adopted.emplace_back(index_.terms().intern(t), w);
+    index_.terms().use(adopted.back().first);
   }
-  for (const auto& [t, w] : slot.representative) terms_.release(t);
+  for (const auto& [t, w] : slot.representative) index_.terms().release(t);
   slot.representative = std::move(adopted);
 }
 
@@ -725,15 +643,8 @@ void StoryBook::expire(std::int64_t watermark, std::int64_t horizon) {
   for (auto it = merged_into_.begin(); it != merged_into_.end();) {
     it = stories_.count(resolve(it->second)) ? std::next(it) : merged_into_.erase(it);
   }
-  // The slots of stories gone are freed; the index is made again from the slots held (removing
-  // each gone story from each of its terms' lists would cost more than that).
-  for (std::uint32_t k = 0; k < slots_.size(); ++k) {
-    if (!slots_[k].story_id.empty() && !stories_.count(slots_[k].story_id)) drop_slot(k, false);
-  }
-  terms_.clear_stories();
-  for (std::uint32_t k = 0; k < slots_.size(); ++k) {
-    for (const auto& [t, w] : slots_[k].terms) terms_.stories(t).push_back(k);
-  }
+  // The slots of stories gone are freed.
+  index_.sweep([this](const std::string& story_id) { return !stories_.count(story_id); });
 }
 
 namespace {
@@ -765,26 +676,6 @@ bool load_map(internal::Reader& r, Map& m) {
   for (std::size_t i = 0; i < n && r.ok(); ++i) {
     std::string k = r.string();
     m.emplace(std::move(k), r.string());
-  }
-  return r.ok();
-}
-
-template <class Weights>
-void save_weights(internal::Writer& w, const Weights& v) {
-  w.varint(v.size());
-  for (const auto& [t, x] : v) {
-    w.fixed(t);
-    w.fixed(x);
-  }
-}
-
-template <class Weights>
-bool load_weights(internal::Reader& r, Weights& v, std::size_t terms) {
-  v.resize(r.count());
-  for (auto& [t, x] : v) {
-    t = r.fixed<std::uint32_t>();
-    x = r.fixed<float>();
-    if (t >= terms) return false;
   }
   return r.ok();
 }
@@ -822,14 +713,7 @@ void StoryBook::save(internal::Writer& w) const {
   }
   story_of_.save(w);
   save_map(w, merged_into_);
-  terms_.save(w);
-  w.varint(slots_.size());
-  for (const Slot& s : slots_) {
-    w.string(s.story_id);
-    save_weights(w, s.terms);
-    save_weights(w, s.representative);
-  }
-  w.array(free_slots_);
+  index_.save(w);
   w.signed_varint(watermark_);
   w.varint(since_sweep_);
 }
@@ -878,25 +762,9 @@ bool StoryBook::load(internal::Reader& r) {
     next.stories_.emplace(std::move(id), std::move(s));
   }
   if (!next.story_of_.load(r) || !load_map(r, next.merged_into_)) return false;
-  if (!next.terms_.load(r)) return false;
-  next.slots_.resize(r.count());
-  for (Slot& s : next.slots_) {
-    s.story_id = r.string();
-    if (!load_weights(r, s.terms, next.terms_.size()) ||
-        !load_weights(r, s.representative, next.terms_.size())) {
-      return false;
-    }
-  }
-  if (!r.array(next.free_slots_)) return false;
-  for (std::uint32_t k = 0; k < next.slots_.size(); ++k) {
-    if (!next.slots_[k].story_id.empty()) next.slot_of_.emplace(next.slots_[k].story_id, k);
-  }
+  if (!next.index_.load(r)) return false;
   next.watermark_ = r.signed_varint();
   next.since_sweep_ = r.varint();
-  if (!next.terms_.valid(next.slots_.size())) return false;
-  for (const std::uint32_t s : next.free_slots_) {
-    if (s >= next.slots_.size()) return false;
-  }
   if (!r.ok()) return false;
   *this = std::move(next);
   return true;

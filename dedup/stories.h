@@ -11,8 +11,8 @@
 #include "dedup/internal/packed_strings.h"
 #include "dedup/internal/robin_hood.h"
 #include "dedup/internal/slot_list.h"
+#include "dedup/internal/story_index.h"
 #include "dedup/internal/table_part.h"
-#include "dedup/internal/term_table.h"
 #include "dedup/story_terms.h"
 #include "dedup/term_stats.h"
 #include "dedup/window.h"
@@ -252,27 +252,11 @@ class StoryBook {
   std::unordered_map<std::string, Story> stories_;
   internal::ArticleIndex story_of_;  // article id -> story id
 
-  // Terms are interned, numbered, with the stories that have each (`internal::TermTable`).
-  using TermId = internal::TermTable::Id;
-  using TermWeights = std::vector<std::pair<TermId, float>>;
-  internal::TermTable terms_;
-  // What a story compares with, in a slot of its own: its term weights (title and lead of its
-  // articles, capped), sorted by term number, and its representative's heaviest terms.
-  struct Slot {
-    std::string story_id;  // "" when free
-    TermWeights terms;
-    TermWeights representative;
-  };
-  std::vector<Slot> slots_;
-  std::vector<std::uint32_t> free_slots_;
-  std::unordered_map<std::string, std::uint32_t> slot_of_;  // story id -> slot
-  std::uint32_t slot_for(const std::string& story_id);
-  // Frees a story's slot, its terms and representative's terms released; `unindex`: its terms'
-  // lists of stories forget it (else the caller makes the index again).
-  void drop_slot(std::uint32_t slot, bool unindex);
-  void add_terms(std::uint32_t slot, const TermWeights& terms);
-  // Leaves the story's `k`-th term (out of the index, released).
-  void remove_term(std::uint32_t slot, std::size_t k);
+  // The stories' terms and the index of the stories by term (`internal::StoryIndex`).
+  using TermId = internal::StoryIndex::TermId;
+  using TermWeights = internal::StoryIndex::TermWeights;
+  using Slot = internal::StoryIndex::Slot;
+  internal::StoryIndex index_;
   // Stories whose probability reaches `floor` against the terms, best first.
   // With `within_language`, stories begun in another known language are left out.
   std::vector<std::pair<double, std::string>> similar_stories(
