@@ -60,6 +60,7 @@ tl::expected<void, std::string> RecordCollector::open(KafkaConf conf) {
 }
 
 RecordCollector::Batch& RecordCollector::begin_batch() {
+  retire(std::move(open_));  // one never ended: its reports may still come
   open_ = std::make_unique<Batch>();
   producing_ = open_.get();
   sending_ = nullptr;
