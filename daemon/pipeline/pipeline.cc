@@ -394,15 +394,15 @@ dedup::Fingerprint Pipeline::fingerprint(const std::string& id, std::string_view
   }
   // Weights from the window's document frequencies before this article joins them; an article
   // seen again (a batch re-run after a failed delivery) is not counted twice.
-  std::vector<std::uint64_t> terms;
+  std::vector<std::uint64_t> own_terms;
   dedup::Fingerprint fp;
   if (shingles) {
     fp = dedup::fingerprint_of_shingles(normalized, *shingles, term_stats_);
-    terms = shingles->terms;
   } else {
-    fp =
-        dedup::fingerprint_of_normalized(normalized, core, config_.signature, &term_stats_, &terms);
+    fp = dedup::fingerprint_of_normalized(normalized, core, config_.signature, &term_stats_,
+                                          &own_terms);
   }
+  const std::vector<std::uint64_t>& terms = shingles ? shingles->terms : own_terms;
   if (!window_.contains(id)) term_stats_.add(terms, event_time);
   if (df_terms) {
     // The counters index terms by their low bits (at most 28): 32 bits say the same. A re-run's
