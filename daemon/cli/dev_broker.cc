@@ -128,7 +128,6 @@ int run_dev_broker(const config::Config& config, const DevBrokerOptions& options
   std::vector<TopicSpec> topics;
   if (options.topics.empty()) {
     for (auto t : daemon_topics(config)) {
-      // The extracted topic has a partition for each pages and feeds partition.
       // The extracted topic has a partition for each pages and feeds partition; the lease one.
       int n = options.partitions;
       if (t.name == config.topics.extracted) n = 2 * options.partitions;

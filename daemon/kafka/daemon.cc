@@ -105,28 +105,38 @@ StatusSnapshot Daemon::status() const {
 
 Daemon::~Daemon() {
   retrier_.reset();
-  if (consumer_) {
-    // librdkafka 2.0 aborts when a cooperative-sticky consumer that never had an assignment is
-    // destroyed (its issue 4312, fixed in 2.3): one stopped in its first seconds (a daemon
-    // started and stopped at once) waits a little for its first assignment, and is left to the
-    // process's exit when none comes.
-    const bool hazard = consumer_cooperative_ && !assigned_once_;
-    const auto until = Clock::now() + std::chrono::seconds(5);
-    while (hazard && !assigned_once_ && Clock::now() < until) {
-      if (rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer_.get(), 100)) {
-        rd_kafka_message_destroy(m);
-      }
-    }
-    rd_kafka_consumer_close(consumer_.get());
-    if (hazard && !assigned_once_) {
-      log::warn("consumer_left_undestroyed",
-                {{"reason", "no assignment yet (librdkafka 2.0 aborts destroying it)"}});
-      static_cast<void>(consumer_.release());
+  close_input_consumer();
+  tail_.reset();
+  close_consumer(lease_, std::chrono::milliseconds(config_.kafka.drain_timeout_ms), "lease",
+                 &Daemon::on_lease_rebalance, this);
+  if (collector_.producer()) rd_kafka_flush(collector_.producer(), config_.kafka.flush_timeout_ms);
+}
+
+void Daemon::close_input_consumer() {
+  if (!consumer_) return;
+  // librdkafka 2.0 aborts when a cooperative-sticky consumer that never had an assignment is
+  // destroyed (its issue 4312, fixed in 2.3): one stopped in its first seconds (a daemon
+  // started and stopped at once, or one that joined while a rebalance handed everything to
+  // the others) waits a little for its first assignment, and is left to the process's exit
+  // when none comes.
+  const bool hazard = consumer_cooperative_ && !assigned_once_;
+  const auto until = Clock::now() + std::chrono::seconds(5);
+  while (hazard && !assigned_once_ && Clock::now() < until) {
+    if (rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer_.get(), 100)) {
+      rd_kafka_message_destroy(m);  // uncommitted: read again by the partition's next owner
     }
   }
-  tail_.reset();
-  if (lease_) rd_kafka_consumer_close(lease_.get());
-  if (collector_.producer()) rd_kafka_flush(collector_.producer(), config_.kafka.flush_timeout_ms);
+  // What a late first assignment adopted is let go with the consumer.
+  for (rd_kafka_message_t* m : merger_.clear()) rd_kafka_message_destroy(m);
+  for (auto& [p, q] : partition_queues_) rd_kafka_queue_destroy(q);
+  partition_queues_.clear();
+  const bool keep = hazard && !assigned_once_;
+  if (keep) {
+    log::warn("consumer_left_undestroyed",
+              {{"reason", "no assignment yet (librdkafka 2.0 aborts destroying it)"}});
+  }
+  close_consumer(consumer_, std::chrono::milliseconds(config_.kafka.drain_timeout_ms), "input",
+                 &Daemon::on_rebalance, this, keep);
 }
 
 namespace {
@@ -687,23 +697,19 @@ int Daemon::run() {
   // the rest is judged again after the restart. A dedup process that lost its lease commits
   // nothing more: its successor goes on from the group's offsets.
   if (exit_code != 3) settle(/*drain=*/true, /*rewind=*/false);
-  // After the last settle: it commits only partitions still assigned, which the merger knows.
-  for (rd_kafka_message_t* m : merger_.clear()) rd_kafka_message_destroy(m);
-  for (auto& [p, q] : partition_queues_) rd_kafka_queue_destroy(q);
-  partition_queues_.clear();
   collector_.retire_all([this](InFlight& f) { release(f); });
-  rd_kafka_consumer_close(consumer_.get());
+  // After the last settle: it commits only partitions still assigned, which the merger knows.
+  close_input_consumer();
   if (rd_kafka_flush(collector_.producer(), flush_timeout_ms()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
     // Only outputs of an uncommitted batch can be left: the restart processes it again.
     log::warn("drain_timeout",
               {{"unacknowledged", std::to_string(rd_kafka_outq_len(collector_.producer()))},
                {"drain_timeout_ms", std::to_string(config_.kafka.drain_timeout_ms)}});
   }
-  consumer_.reset();
   // The lease goes last, when every output is acknowledged: a standby takes over at once.
   tail_.reset();
-  if (lease_) rd_kafka_consumer_close(lease_.get());
-  lease_.reset();
+  close_consumer(lease_, std::chrono::milliseconds(config_.kafka.drain_timeout_ms), "lease",
+                 &Daemon::on_lease_rebalance, this);
   refresh_status(true);
   return exit_code;
 }

@@ -221,9 +221,12 @@ class Daemon {
   bool settle(bool drain, bool rewind = true);
   /// A batch's inputs are done: destroys them (after `settle`).
   void release(InFlight& f);
+  /// Closes and destroys the input consumer, within `kafka.drain_timeout_ms` (see the body
+  /// for librdkafka 2.0's abort).
+  void close_input_consumer();
   KafkaHandle consumer_;
   bool consumer_cooperative_ = false;      // its assignment strategy is cooperative-sticky
-  bool assigned_once_ = false;             // it has had an assignment (see ~Daemon)
+  bool assigned_once_ = false;             // it has had an assignment (`close_input_consumer`)
   std::string instance_id_;                // the input consumer's group.instance.id ("" : dynamic)
   std::unique_ptr<Fetcher> fetcher_;       // null when fetch.enabled is false
   std::unique_ptr<FetchRetrier> retrier_;  // later tries of linked pages (roles that fetch)

@@ -203,7 +203,8 @@ tl::expected<std::unique_ptr<FetchRetrier>, std::string> FetchRetrier::start(
 FetchRetrier::~FetchRetrier() {
   stop_ = true;
   if (thread_.joinable()) thread_.join();
-  if (consumer_) rd_kafka_consumer_close(consumer_.get());
+  close_consumer(consumer_, std::chrono::milliseconds(config_.kafka.drain_timeout_ms),
+                 "fetch_retries", &FetchRetrier::on_rebalance, this);
   if (producer_) rd_kafka_flush(producer_.get(), config_.kafka.flush_timeout_ms);
 }
 

@@ -39,6 +39,49 @@ std::string host_name() {
   return "";
 }
 
+bool close_consumer(KafkaHandle& c, std::chrono::milliseconds limit, const char* what,
+                    void (*rebalance)(rd_kafka_t*, int, void*, void*), void* opaque,
+                    bool keep) {
+  if (!c) return true;
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  rd_kafka_queue_t* q = rd_kafka_queue_new(c.get());
+  bool closed = false;
+  if (rd_kafka_error_t* e = rd_kafka_consumer_close_queue(c.get(), q)) {
+    log::warn("consumer_close_failed", {{"consumer", what}, {"error", rd_kafka_error_string(e)}});
+    rd_kafka_error_destroy(e);
+  } else {
+    while (!(closed = rd_kafka_consumer_closed(c.get())) &&
+           std::chrono::steady_clock::now() < deadline) {
+      rd_kafka_event_t* ev = rd_kafka_queue_poll(q, 100);
+      if (!ev) continue;
+      // Only a consumer with a rebalance callback gets these (librdkafka assigns for the others).
+      if (rebalance && rd_kafka_event_type(ev) == RD_KAFKA_EVENT_REBALANCE) {
+        rebalance(c.get(), rd_kafka_event_error(ev), rd_kafka_event_topic_partition_list(ev),
+                  opaque);
+      }
+      rd_kafka_event_destroy(ev);
+    }
+  }
+  rd_kafka_queue_destroy(q);
+  if (!closed) {
+    log::warn("consumer_close_timeout",
+              {{"consumer", what},
+               {"limit_ms", std::to_string(limit.count())},
+               {"consequence",
+                "left open until the process exits; the group drops it after its session "
+                "timeout, and what it did not commit is read again by the partitions' next "
+                "owner"}});
+  }
+  if (!closed || keep) {
+    // Kept reachable, so a leak checker does not count it.
+    static std::vector<rd_kafka_t*> left_open;
+    left_open.push_back(c.release());
+    return closed;
+  }
+  c.reset();
+  return true;
+}
+
 namespace {
 
 // librdkafka's own log lines (broker disconnects, retries, ...) in the daemon's log format, so

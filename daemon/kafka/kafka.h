@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -55,6 +56,17 @@ enum class ClientKind { kConsumer, kProducer };
 tl::expected<KafkaHandle, std::string> create_client(
     ClientKind kind, KafkaConf conf, const std::map<std::string, std::string>& forced = {},
     const ClientCallbacks& callbacks = {});
+
+/// Closes consumer `c` (its last commits, leaving its group) and destroys it, waiting at most
+/// `limit`: `rd_kafka_consumer_close` waits without bound for a group coordinator that does not
+/// answer (librdkafka issues 3740 and 4527: the brokers gone during a rebalance), and a daemon
+/// told to stop must stop. Rebalances during the close go to `rebalance` (with `opaque`), as
+/// its callback would have. A consumer that did not close in time is logged
+/// (`consumer_close_timeout`, with `what`) and left to the process's exit, as is one closed in
+/// time but with `keep` true (see `Daemon::close_consumer`). True when it closed in time.
+bool close_consumer(KafkaHandle& c, std::chrono::milliseconds limit, const char* what,
+                    void (*rebalance)(rd_kafka_t*, int, void*, void*) = nullptr,
+                    void* opaque = nullptr, bool keep = false);
 
 /// The consumer's `group.instance.id` for `kafka.group_instance_id` (`setting`): "auto" gives
 /// `<host>-<role>` (characters Kafka does not accept in an id become '-'), "none" or "" gives
