@@ -40,8 +40,7 @@ std::string host_name() {
 }
 
 bool close_consumer(KafkaHandle& c, std::chrono::milliseconds limit, const char* what,
-                    void (*rebalance)(rd_kafka_t*, int, void*, void*), void* opaque,
-                    bool keep) {
+                    void (*rebalance)(rd_kafka_t*, int, void*, void*), void* opaque, bool keep) {
   if (!c) return true;
   const auto deadline = std::chrono::steady_clock::now() + limit;
   rd_kafka_queue_t* q = rd_kafka_queue_new(c.get());
