@@ -57,6 +57,9 @@ struct Progress {
 /// commits input offsets only after every output of a batch is acknowledged (at-least-once;
 /// output keys are stable, so a re-run rewrites the same keys). `run` owns the calling thread;
 /// `stop`, `ready` and `progress` are thread-safe.
+/// The event-time order's patience as `kafka` sets it.
+EventOrderOptions order_options(const config::KafkaConfig& kafka);
+
 class Daemon {
  public:
   Daemon(const config::Config& config, Metrics& metrics);
@@ -226,6 +229,7 @@ class Daemon {
   void close_input_consumer();
   KafkaHandle consumer_;
   bool consumer_cooperative_ = false;      // its assignment strategy is cooperative-sticky
+  bool subscribed_ = false;                // its partitions come from its group (not a lease)
   bool assigned_once_ = false;             // it has had an assignment (`close_input_consumer`)
   std::string instance_id_;                // the input consumer's group.instance.id ("" : dynamic)
   std::unique_ptr<Fetcher> fetcher_;       // null when fetch.enabled is false

@@ -13,6 +13,24 @@
 
 namespace newsflow::daemon {
 
+/// How long `EventTimeMerger` waits for a partition that may still deliver an older record.
+struct EventOrderOptions {
+  std::chrono::milliseconds max_idle{1000};
+  /// How long a partition that expects watermarks (`expect_watermarks`) holds the others
+  /// back before its writer's first: a writer starting up is slower than one that pauses, so
+  /// the daemon makes this at least `writer_silence` (`order_options`).
+  std::chrono::milliseconds first_watermark{60000};
+  /// How long a partition whose writer has spoken (a watermark, a record) and then fell
+  /// silent holds the others back: a writer that died is replaced (its input goes to another
+  /// writer) within about this long, and the replacement's records still go in order.
+  std::chrono::milliseconds writer_silence{60000};
+  /// How long an empty partition known to lag (`set_behind`: the broker holds records it has
+  /// not yet delivered) holds the others back: on a loaded machine one fetch can take longer
+  /// than `max_idle`, and going on without the partition would reorder a backlog. Bounded so
+  /// a partition whose leader is gone stalls the others only this long.
+  std::chrono::milliseconds behind{30000};
+};
+
 /// Hands out the records of several partitions in event-time order, as Kafka Streams does since
 /// KIP-353: each partition's records wait in a small buffer, the record with the lowest event
 /// time across the buffers goes first, and nothing goes while an assigned partition may still
@@ -30,21 +48,7 @@ class EventTimeMerger {
   using Clock = std::chrono::steady_clock;
   using Partition = std::pair<std::string, int>;  // topic, partition
 
-  struct Options {
-    std::chrono::milliseconds max_idle{1000};
-    /// How long a partition that expects watermarks (`expect_watermarks`) holds the others
-    /// back before its writer's first: a writer starting up is slower than one that pauses.
-    std::chrono::milliseconds first_watermark{30000};
-    /// How long a partition whose writer has spoken (a watermark, a record) and then fell
-    /// silent holds the others back: a writer that died is replaced (its input goes to another
-    /// writer) within about this long, and the replacement's records still go in order.
-    std::chrono::milliseconds writer_silence{60000};
-    /// How long an empty partition known to lag (`set_behind`: the broker holds records it has
-    /// not yet delivered) holds the others back: on a loaded machine one fetch can take longer
-    /// than `max_idle`, and going on without the partition would reorder a backlog. Bounded so
-    /// a partition whose leader is gone stalls the others only this long.
-    std::chrono::milliseconds behind{30000};
-  };
+  using Options = EventOrderOptions;
 
   explicit EventTimeMerger(Options options) : options_(options) {}
 

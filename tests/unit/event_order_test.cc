@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "daemon/kafka/daemon.h"
+
 namespace newsflow::daemon {
 namespace {
 
@@ -159,6 +161,32 @@ TEST(EventTimeMerger, AWatermarkedPartitionHoldsBackOnlyWhatItsWriterMayStillPre
   EXPECT_TRUE(m.waiting(now + 1500ms));
   EXPECT_EQ(m.next(now + 19000ms), std::nullopt);
   EXPECT_EQ(m.next(now + 20000ms), 4);
+}
+
+TEST(EventTimeMerger, APartitionNoWriterSpokeForYetIsWaitedForAsLongAsASilentOne) {
+  // The dedup role's order as the daemon configures it: an extracted partition whose extractor
+  // is still starting (or joined while a rebalance handed out the inputs) holds the others back
+  // as long as one whose extractor fell silent, and at least until an idle extractor says its
+  // end again; 30 s, shorter than the silence allowed, reordered a backlog on a loaded machine.
+  config::KafkaConfig kafka;
+  EXPECT_EQ(order_options(kafka).first_watermark, 60000ms);
+  kafka.extractor_silence_ms = 90000;
+  EXPECT_EQ(order_options(kafka).first_watermark, 90000ms);
+  kafka.extractor_silence_ms = 5000;
+  EXPECT_EQ(order_options(kafka).first_watermark, 30000ms);
+  kafka.extractor_silence_ms = 60000;
+  const auto now = Merger::Clock::now();
+  Merger m(order_options(kafka));
+  m.assign(kA, now);
+  m.assign(kB, now);
+  m.expect_watermarks(kA);
+  m.expect_watermarks(kB);
+  m.add(kA, 1, 100, 1);
+  EXPECT_EQ(m.next(now + 45000ms), std::nullopt);  // B's extractor has not spoken yet
+  EXPECT_EQ(m.next(now + 59000ms), std::nullopt);
+  EXPECT_EQ(m.passed_over(), 0u);
+  EXPECT_EQ(m.next(now + 60000ms), 1);  // bounded: an extraction tier that is gone
+  EXPECT_EQ(m.passed_over(), 1u);
 }
 
 TEST(EventTimeMerger, AReaderTellsWhatItsPartitionMayStillDeliver) {
