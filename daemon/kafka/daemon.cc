@@ -45,6 +45,17 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
                     if (lease_lost()) return "the dedup lease is gone";
                     return std::nullopt;
                   }}),
+      dead_letters_(config_, collector_, metrics_,
+                    [this](const rd_kafka_message_t* msg, const Failure& failure) {
+                      ++progress_.dead_letters;
+                      std::lock_guard lock(status_mu_);
+                      status_.dead_letters.push_front({unix_now(), failure.reason, failure.detail,
+                                                       rd_kafka_topic_name(msg->rkt),
+                                                       msg->partition, msg->offset});
+                      if (status_.dead_letters.size() > StatusSnapshot::kMaxDeadLetters) {
+                        status_.dead_letters.pop_back();
+                      }
+                    }),
       exactly_once_(config.kafka.delivery == config::Delivery::kExactlyOnce),
       crash_guard_(config.state.dir),
       merger_(order_options(config.kafka)),
@@ -315,7 +326,10 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
   subscribed_ = true;
   // Pages that failed for a reason time may cure are tried again beside the pipeline (roles
   // that fetch: all and extract).
-  if (fetch_retries_enabled()) {
+  dead_letters_.allow_fetch_retries(fetcher_ && config_.role != config::Role::kDedup &&
+                                    !config_.topics.fetch_retries.empty() &&
+                                    config_.fetch.requeue_attempts > 0);
+  if (dead_letters_.fetch_retries()) {
     auto retrier = FetchRetrier::start(config_, bootstrap, metrics_);
     if (!retrier) {
       return tl::unexpected(
@@ -387,117 +401,9 @@ int Daemon::on_statistics(rd_kafka_t*, char* json, size_t len, void* opaque) {
   return 0;  // librdkafka frees the JSON
 }
 
-namespace {
-
-constexpr std::size_t kMaxErrorDetailBytes = 4096;      // of a dead letter's error_detail header
-constexpr std::size_t kDeadLetterOverheadBytes = 1024;  // record framing, the headers added last
-
-}  // namespace
-
 std::vector<std::string> Daemon::input_topics() const {
   if (config_.role == config::Role::kDedup) return {config_.topics.extracted};
   return {config_.topics.pages, config_.topics.feeds};
-}
-
-void Daemon::dead_letter(rd_kafka_message_t* msg, const Failure& failure) {
-  Headers headers = message_headers(msg);
-  headers.emplace_back("error_reason", failure.reason);
-  headers.emplace_back("error_detail", failure.detail.substr(0, kMaxErrorDetailBytes));
-  headers.emplace_back("source_topic", rd_kafka_topic_name(msg->rkt));
-  headers.emplace_back("source_partition", std::to_string(msg->partition));
-  headers.emplace_back("source_offset", std::to_string(msg->offset));
-  headers.emplace_back("schema", "newsflow.dead-letter/1");
-  std::string_view value = payload(msg);
-  // At most kafka.dlq_max_payload_bytes of the input, and never more than the producer may send
-  // with the headers and key: a dead letter refused for its size would lose the input's trace.
-  auto cap =
-      static_cast<std::size_t>(std::max<std::int64_t>(0, config_.kafka.dlq_max_payload_bytes));
-  if (const std::size_t max = collector_.max_record_bytes(); max > 0) {
-    std::size_t around = key_of(msg).size() + kDeadLetterOverheadBytes;
-    for (const auto& [name, v] : headers) around += name.size() + v.size() + 8;
-    cap = std::min(cap, max > around ? max - around : 0);
-  }
-  if (value.size() > cap) {
-    headers.emplace_back("payload_truncated_from", std::to_string(value.size()));
-    value = value.substr(0, cap);
-  }
-  record_dead_letter(msg, failure);
-  collector_.produce(config_.topics.dlq, std::string(key_of(msg)), std::string(value), headers);
-}
-
-bool Daemon::fetch_retries_enabled() const {
-  return fetcher_ && config_.role != config::Role::kDedup &&
-         !config_.topics.fetch_retries.empty() && config_.fetch.requeue_attempts > 0;
-}
-
-bool Daemon::schedule_fetch_retry(rd_kafka_message_t* msg, const Pipeline::Extracted& item,
-                                  const Input& input) {
-  const Failure& failure = *item.fetch_failure;
-  if (!fetch_retries_enabled() || !fetch_retry_left(config_.fetch, 1, failure.reason)) {
-    return false;
-  }
-  FetchRetry retry;
-  retry.id = item.article.id;
-  retry.link = item.fetch_url;
-  retry.title = item.article.title;
-  retry.published_at = item.article.published_at;
-  retry.feed_url = input.url;
-  retry.feed_id = input.id;
-  retry.published = !item.skip;  // it goes out with its own short text now
-  retry.attempts = 1;
-  retry.due_ms = unix_now_ms() + fetch_retry_delay_ms(config_.fetch, 1, item.retry_after_seconds);
-  retry.reason = failure.reason;
-  retry.detail = failure.detail.substr(0, kMaxErrorDetailBytes);
-  collector_.produce(config_.topics.fetch_retries, retry.id, fetch_retry_json(retry),
-                     {{"schema", "newsflow.fetch-retry/1"},
-                      {"source_topic", rd_kafka_topic_name(msg->rkt)},
-                      {"source_partition", std::to_string(msg->partition)},
-                      {"source_offset", std::to_string(msg->offset)}});
-  metrics_.fetch_retry("scheduled");
-  log::debug("fetch_retry_scheduled", {{"id", retry.id},
-                                       {"link", retry.link},
-                                       {"reason", failure.reason},
-                                       {"due_ms", std::to_string(retry.due_ms)}});
-  return true;
-}
-
-// A feed item whose page could not be had: the DLQ record names the item (a small JSON value,
-// keyed by its link) rather than repeating the whole feed, with the feed message's coordinates.
-void Daemon::item_dead_letter(rd_kafka_message_t* msg, const Pipeline::Extracted& item) {
-  const Failure& failure = *item.fetch_failure;
-  Headers headers{{"url", item.fetch_url},
-                  {"error_reason", failure.reason},
-                  {"error_detail", failure.detail.substr(0, kMaxErrorDetailBytes)},
-                  {"source_topic", rd_kafka_topic_name(msg->rkt)},
-                  {"source_partition", std::to_string(msg->partition)},
-                  {"source_offset", std::to_string(msg->offset)},
-                  {"schema", "newsflow.dead-letter/1"}};
-  nlohmann::ordered_json value;
-  value["id"] = item.article.id;
-  value["link"] = item.fetch_url;
-  value["title"] = item.article.title;
-  value["feed_key"] = std::string(key_of(msg));
-  value["kept_feed_text"] = !item.skip;
-  record_dead_letter(msg, failure);
-  collector_.produce(config_.topics.dlq, item.fetch_url,
-                     value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), headers);
-}
-
-void Daemon::record_dead_letter(rd_kafka_message_t* msg, const Failure& failure) {
-  metrics_.dead_letter(failure.reason);
-  ++progress_.dead_letters;
-  {
-    std::lock_guard lock(status_mu_);
-    status_.dead_letters.push_front({unix_now(), failure.reason, failure.detail,
-                                     rd_kafka_topic_name(msg->rkt), msg->partition, msg->offset});
-    if (status_.dead_letters.size() > StatusSnapshot::kMaxDeadLetters) {
-      status_.dead_letters.pop_back();
-    }
-  }
-  log::debug("dead_letter", {{"reason", failure.reason},
-                             {"detail", failure.detail},
-                             {"topic", rd_kafka_topic_name(msg->rkt)},
-                             {"offset", std::to_string(msg->offset)}});
 }
 
 ParsedInput Daemon::parse(rd_kafka_message_t* msg) const {

@@ -19,6 +19,7 @@
 #include "config/config.h"
 #include "daemon/kafka/changelog_tail.h"
 #include "daemon/kafka/crash_guard.h"
+#include "daemon/kafka/dead_letters.h"
 #include "daemon/kafka/event_order.h"
 #include "daemon/kafka/faults.h"
 #include "daemon/kafka/fetch_retries.h"
@@ -182,15 +183,6 @@ class Daemon {
   void hand_over(rd_kafka_message_t* msg, Work& work);
   /// The topics this role consumes: pages and feeds, or the extracted articles.
   std::vector<std::string> input_topics() const;
-  void dead_letter(rd_kafka_message_t* msg, const Failure& failure);
-  void item_dead_letter(rd_kafka_message_t* msg, const Pipeline::Extracted& item);
-  /// Whether pages that failed for a reason time may cure are tried again (`FetchRetrier`).
-  bool fetch_retries_enabled() const;
-  /// Queues the retry record of `item` (of input `msg`) when its failure may be cured by time;
-  /// false when it may not (then it is a dead letter).
-  bool schedule_fetch_retry(rd_kafka_message_t* msg, const Pipeline::Extracted& item,
-                            const Input& input);
-  void record_dead_letter(rd_kafka_message_t* msg, const Failure& failure);
   static void on_rebalance(rd_kafka_t* rk, int err, void* partitions, void* opaque);
   // The inputs the dedup role judged of each input partition (`HandoverLedger`), from what it
   // judges and from the state records it restores or follows.
@@ -210,6 +202,8 @@ class Daemon {
   std::size_t workers_;
   // The producer, the batches whose records are on their way, and what became of them.
   RecordCollector collector_;
+  // Inputs that yield no article, and feed items whose page is to be fetched again later.
+  DeadLetters dead_letters_;
   // at_least_once: a batch extracted while the one before it was judged; judged next.
   std::optional<Stage> waiting_;
   const Stage* extracting_ = nullptr;  // the batch the pool extracts while `waiting_` is judged

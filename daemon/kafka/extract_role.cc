@@ -48,7 +48,7 @@ void Daemon::hand_over(rd_kafka_message_t* msg, Work& work) {
       if (!refused) refused = collector_.too_large("extracted", id, record.size());
     }
     if (refused) {
-      dead_letter(msg, *refused);
+      dead_letters_.input(msg, *refused);
       return;
     }
     for (const auto& [id, record] : records) {
@@ -59,7 +59,7 @@ void Daemon::hand_over(rd_kafka_message_t* msg, Work& work) {
       ++progress_.articles;
     }
   } catch (const std::exception& e) {
-    dead_letter(msg, {"internal_error", e.what()});
+    dead_letters_.input(msg, {"internal_error", e.what()});
   }
 }
 

@@ -26,17 +26,17 @@ using namespace internal;
 
 bool Daemon::dead_letters_of(rd_kafka_message_t* msg, Work& work) {
   if (work.parsed.failure) {
-    dead_letter(msg, *work.parsed.failure);
+    dead_letters_.input(msg, *work.parsed.failure);
     return true;
   }
   if (!work.prepared) {
-    dead_letter(msg, work.prepared.error());
+    dead_letters_.input(msg, work.prepared.error());
     return true;
   }
   for (const auto& item : *work.prepared) {
     if (!item.fetch_failure) continue;
     // Tried again later when time may cure it; else a dead letter now.
-    if (!schedule_fetch_retry(msg, item, work.parsed.input)) item_dead_letter(msg, item);
+    dead_letters_.item(msg, item, work.parsed.input);
   }
   return false;
 }
@@ -48,7 +48,7 @@ void Daemon::judge_one(rd_kafka_message_t* msg, Work& work) {
     work.outputs = pipeline_.commit(std::move(*work.prepared), work.parsed.input);
     work.judged = true;
   } catch (const std::exception& e) {
-    dead_letter(msg, {"internal_error", e.what()});
+    dead_letters_.input(msg, {"internal_error", e.what()});
   }
 }
 
@@ -81,7 +81,7 @@ void Daemon::publish(rd_kafka_message_t* msg, Work& work) {
   if (!work.judged) return;  // dead-lettered while judged
   if (auto refused = collector_.take_refused(msg)) work.failed = std::move(refused);
   if (work.failed) {
-    dead_letter(msg, *work.failed);
+    dead_letters_.input(msg, *work.failed);
     return;
   }
   // An extracted record's input (the dedup role): judged, it is a repeat when handed over again.
