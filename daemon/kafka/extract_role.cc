@@ -128,4 +128,30 @@ void Daemon::emit_watermarks(bool own_transaction) {
   }
 }
 
+tl::expected<void, std::string> Daemon::lay_out_extracted() {
+  // An extractor hands each input partition's articles to a partition of its own, numbered
+  // in (topic, partition) order: the dedup role's event-time merge then meets them as the
+  // all-in-one daemon meets the inputs, ties included.
+  auto n = topic_partitions(consumer_.get(), config_.topics.extracted);
+  if (!n) return tl::unexpected(n.error());
+  extracted_partitions_ = *n;
+  std::vector<std::string> inputs = input_topics();
+  std::sort(inputs.begin(), inputs.end());
+  int offset = 0;
+  for (const auto& t : inputs) {
+    extracted_offset_[t] = offset;
+    offset += topic_partitions(consumer_.get(), t).value_or(0);
+  }
+  if (extracted_partitions_ < offset) {
+    log::warn("extracted_partitions_shared",
+              {{"topic", config_.topics.extracted},
+               {"partitions", std::to_string(extracted_partitions_)},
+               {"input_partitions", std::to_string(offset)},
+               {"consequence",
+                "input partitions share extracted partitions: a backlog is judged in an order "
+                "close to, not exactly, the event-time order"}});
+  }
+  return {};
+}
+
 }  // namespace newsflow::daemon

@@ -335,4 +335,59 @@ bool Daemon::take_fetched() {
   return true;
 }
 
+void Daemon::close_input_consumer() {
+  if (!consumer_) return;
+  // librdkafka 2.0 aborts when a cooperative-sticky consumer that never had an assignment is
+  // destroyed (its issue 4312, fixed in 2.3): one stopped in its first seconds (a daemon
+  // started and stopped at once, or one that joined while a rebalance handed everything to
+  // the others) waits a little for its first assignment, and is left to the process's exit
+  // when none comes. (A dedup owner assigns its partitions itself: no group hands them out.)
+  const bool hazard = subscribed_ && consumer_cooperative_ && !assigned_once_;
+  const auto until = Clock::now() + std::chrono::seconds(5);
+  while (hazard && !assigned_once_ && Clock::now() < until) {
+    if (rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer_.get(), 100)) {
+      rd_kafka_message_destroy(m);  // uncommitted: read again by the partition's next owner
+    }
+  }
+  // What a late first assignment adopted is let go with the consumer.
+  for (rd_kafka_message_t* m : merger_.clear()) rd_kafka_message_destroy(m);
+  for (auto& [p, q] : partition_queues_) rd_kafka_queue_destroy(q);
+  partition_queues_.clear();
+  const bool keep = hazard && !assigned_once_;
+  if (keep) {
+    log::warn("consumer_left_undestroyed",
+              {{"reason", "no assignment yet (librdkafka 2.0 aborts destroying it)"}});
+  }
+  close_consumer(consumer_, std::chrono::milliseconds(config_.kafka.drain_timeout_ms), "input",
+                 &Daemon::on_rebalance, this, keep);
+}
+
+int Daemon::on_statistics(rd_kafka_t*, char* json, size_t len, void* opaque) {
+  auto* self = static_cast<Daemon*>(opaque);
+  const auto stats = nlohmann::json::parse(std::string_view(json, len), nullptr, false);
+  if (!stats.is_object() || !stats.contains("topics") || !stats["topics"].is_object()) return 0;
+  for (const auto& [topic, t] : stats["topics"].items()) {
+    if (!t.is_object() || !t.contains("partitions") || !t["partitions"].is_object()) continue;
+    for (const auto& [partition, p] : t["partitions"].items()) {
+      if (partition == "-1" || !p.is_object()) continue;  // -1: librdkafka's internal partition
+      // Only partitions this consumer fetches; consumer_lag is -1 until both offsets are known.
+      if (p.value("fetch_state", "") != "active") continue;
+      // Before the first message of a group without committed offsets it is what lies between
+      // the partition's ends (auto.offset.reset is earliest), so the gauge exists from the start.
+      std::int64_t lag = p.value("consumer_lag", std::int64_t{-1});
+      const std::int64_t hi = p.value("hi_offset", std::int64_t{-1});
+      const std::int64_t lo = p.value("lo_offset", std::int64_t{-1});
+      if (lag < 0 && p.value("committed_offset", std::int64_t{-1}) < 0 &&
+          p.value("app_offset", std::int64_t{-1}) < 0 && hi >= 0 && lo >= 0) {
+        lag = hi - lo;
+      }
+      if (lag < 0) continue;
+      self->metrics_.consumer_lag(topic,
+                                  static_cast<int>(std::strtol(partition.c_str(), nullptr, 10)),
+                                  static_cast<double>(lag));
+    }
+  }
+  return 0;  // librdkafka frees the JSON
+}
+
 }  // namespace newsflow::daemon
