@@ -1,7 +1,7 @@
 #include "daemon/kafka/daemon.h"
 
-// The intake: partitions assigned and revoked, their records put in event-time order, and the
-// batches collected from that order.
+// The intake: partitions assigned and revoked, their records put in event-time order, the
+// batches collected from that order, the partitions' lag, and the consumer's close.
 
 #include <librdkafka/rdkafka.h>
 
