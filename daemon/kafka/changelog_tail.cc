@@ -76,7 +76,7 @@ tl::expected<std::unique_ptr<ChangelogTail>, std::string> ChangelogTail::open(
 ChangelogTail::~ChangelogTail() {
   for (auto& [seq, held] : buffer_) rd_kafka_message_destroy(held.msg);
   // Assigned, not subscribed: closing asks no coordinator, but is bounded all the same.
-  close_consumer(consumer_, std::chrono::seconds(10), "changelog_tail");
+  close_consumer(consumer_, std::chrono::seconds(5), "changelog_tail");
 }
 
 void ChangelogTail::file(rd_kafka_message_t* m) {

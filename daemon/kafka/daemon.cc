@@ -131,9 +131,8 @@ Daemon::~Daemon() {
   retrier_.reset();
   close_input_consumer();
   tail_.reset();
-  close_consumer(lease_, std::chrono::milliseconds(config_.kafka.drain_timeout_ms), "lease",
-                 &Daemon::on_lease_rebalance, this);
-  if (collector_.producer()) rd_kafka_flush(collector_.producer(), config_.kafka.flush_timeout_ms);
+  close_consumer(lease_, close_timeout(), "lease", &Daemon::on_lease_rebalance, this);
+  if (collector_.producer()) rd_kafka_flush(collector_.producer(), flush_timeout_ms());
 }
 
 namespace {
@@ -335,6 +334,19 @@ ParsedInput Daemon::parse(rd_kafka_message_t* msg) const {
     parsed.input.kind = BodyKind::kFeedBytes;
   }
   return parsed;
+}
+
+std::chrono::milliseconds Daemon::close_timeout() const {
+  // After SIGTERM, what is left of the drain limit, and at least 5 s: a consumer closes in a
+  // few milliseconds while its coordinator answers; with the brokers gone the process's
+  // consumers together add 15 s at most to the drain limit (20 s), within systemd's and
+  // Kubernetes' 45 s.
+  constexpr std::int64_t kLeast = 5000;
+  if (!stop_.load())
+    return std::chrono::milliseconds(
+        std::max<std::int64_t>(kLeast, config_.kafka.drain_timeout_ms));
+  return std::chrono::milliseconds(
+      std::max<std::int64_t>(kLeast, drain_deadline_ms_.load() - steady_ms()));
 }
 
 int Daemon::flush_timeout_ms() const {
@@ -547,8 +559,7 @@ int Daemon::run() {
   }
   // The lease goes last, when every output is acknowledged: a standby takes over at once.
   tail_.reset();
-  close_consumer(lease_, std::chrono::milliseconds(config_.kafka.drain_timeout_ms), "lease",
-                 &Daemon::on_lease_rebalance, this);
+  close_consumer(lease_, close_timeout(), "lease", &Daemon::on_lease_rebalance, this);
   refresh_status(true);
   return exit_code;
 }

@@ -194,6 +194,8 @@ class Daemon {
   static int on_statistics(rd_kafka_t* rk, char* json, size_t len, void* opaque);
   void refresh_status(bool force);
   int flush_timeout_ms() const;
+  /// How long a consumer's close may take (`close_consumer`).
+  std::chrono::milliseconds close_timeout() const;
   void tick();
 
   config::Config config_;

@@ -203,9 +203,11 @@ tl::expected<std::unique_ptr<FetchRetrier>, std::string> FetchRetrier::start(
 FetchRetrier::~FetchRetrier() {
   stop_ = true;
   if (thread_.joinable()) thread_.join();
-  close_consumer(consumer_, std::chrono::milliseconds(config_.kafka.drain_timeout_ms),
-                 "fetch_retries", &FetchRetrier::on_rebalance, this);
-  if (producer_) rd_kafka_flush(producer_.get(), config_.kafka.flush_timeout_ms);
+  // Its offsets are the retries it took: one not committed is read again, and waits again.
+  close_consumer(consumer_, std::chrono::seconds(5), "fetch_retries", &FetchRetrier::on_rebalance,
+                 this);
+  // What it could not send in 5 s was not committed either: read again after the restart.
+  if (producer_) rd_kafka_flush(producer_.get(), 5000);
 }
 
 void FetchRetrier::run() {

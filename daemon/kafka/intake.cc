@@ -358,8 +358,7 @@ void Daemon::close_input_consumer() {
     log::warn("consumer_left_undestroyed",
               {{"reason", "no assignment yet (librdkafka 2.0 aborts destroying it)"}});
   }
-  close_consumer(consumer_, std::chrono::milliseconds(config_.kafka.drain_timeout_ms), "input",
-                 &Daemon::on_rebalance, this, keep);
+  close_consumer(consumer_, close_timeout(), "input", &Daemon::on_rebalance, this, keep);
 }
 
 int Daemon::on_statistics(rd_kafka_t*, char* json, size_t len, void* opaque) {
