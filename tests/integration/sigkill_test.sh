@@ -68,6 +68,9 @@ for round in 1 2 3 4 5; do
       first=$(python3 -c "import time; print(f'{time.time() - $t0:.1f}')")
     fi
     [ "${done_now:-0}" -ge $((60 + 17 * round)) ] && [ -n "$first" ] && break
+    # Nothing left to publish: killed once it has restored and taken its partitions (waiting
+    # out the loop cost a minute a round).
+    [ -n "$idle" ] && grep -q daemon_ready "$work/run$round.log" && break
     sleep 0.05
   done
   kill -KILL $pid
