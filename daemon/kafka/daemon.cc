@@ -72,13 +72,14 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
             return static_cast<int>(err);
           },
           // A partition revoked since its batch was judged is its new owner's to commit.
-          [this](const OffsetCommitter::Partition& p) { return merger_.assigned(p); }) {
+          [this](const OffsetCommitter::Partition& p) { return merger_.assigned(p); }),
+      store_(config_, metrics_, pipeline_, notifier_, stop_) {
   pool_ = std::make_unique<WorkerPool>(workers_);
   output_pool_ = std::make_unique<WorkerPool>(workers_);
   if (config.role == config::Role::kExtract) {
-    metrics_.initialize(input_topics(), {config.topics.extracted, config.topics.dlq});
+    metrics_.initialize(input_topics(config_), {config.topics.extracted, config.topics.dlq});
   } else {
-    metrics_.initialize(input_topics(),
+    metrics_.initialize(input_topics(config_),
                         {config.topics.articles, config.topics.stories, config.topics.dlq});
   }
   metrics_.window_limit(static_cast<double>(config.window.max_articles));
@@ -259,7 +260,8 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
     // What every extractor fetched comes back through the changelog: a link published once is
     // not fetched again here, whichever extractor saw it first (or this one before a restart).
     if (fetcher_ && !config_.topics.state.empty()) {
-      auto tail = open_changelog_tail(bootstrap, std::chrono::milliseconds(0));
+      auto tail = store_.open_tail(bootstrap, std::chrono::milliseconds(0));
+      if (tail) tail_ = std::move(*tail);
       auto learned =
           tail
               ? tail_->catch_up(
@@ -272,7 +274,7 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
       log::info("published_links_learned",
                 {{"records", std::to_string(*learned)}, {"from", config_.topics.state}});
     }
-  } else if (auto restored = restore_state(bootstrap); !restored) {
+  } else if (auto restored = store_.restore(bootstrap, consumer_.get()); !restored) {
     return tl::unexpected(std::vector<config::Problem>{
         {"window", "cannot restore the dedup window from " + config_.topics.articles + ": " +
                        restored.error()}});
@@ -287,7 +289,7 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
     return {};
   }
   rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(2);
-  for (const std::string& t : input_topics()) {
+  for (const std::string& t : input_topics(config_)) {
     rd_kafka_topic_partition_list_add(topics, t.c_str(), RD_KAFKA_PARTITION_UA);
   }
   const rd_kafka_resp_err_t e = rd_kafka_subscribe(consumer_.get(), topics);
@@ -310,18 +312,13 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
     retrier_ = std::move(*retrier);
   }
   std::string names;
-  for (const std::string& t : input_topics()) names += (names.empty() ? "" : ",") + t;
+  for (const std::string& t : input_topics(config_)) names += (names.empty() ? "" : ",") + t;
   log::info("kafka_subscribed", {{"bootstrap", bootstrap},
                                  {"group_id", group},
                                  {"group_instance_id", instance_id_},
                                  {"role", std::string(config::role_name(config_.role))},
                                  {"topics", names}});
   return {};
-}
-
-std::vector<std::string> Daemon::input_topics() const {
-  if (config_.role == config::Role::kDedup) return {config_.topics.extracted};
-  return {config_.topics.pages, config_.topics.feeds};
 }
 
 ParsedInput Daemon::parse(rd_kafka_message_t* msg) const {

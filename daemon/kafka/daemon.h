@@ -26,6 +26,7 @@
 #include "daemon/kafka/kafka.h"
 #include "daemon/kafka/offset_committer.h"
 #include "daemon/kafka/record_collector.h"
+#include "daemon/kafka/state_store.h"
 #include "daemon/kafka/transaction.h"
 #include "daemon/kafka/worker_pool.h"
 #include "daemon/ops/notify.h"
@@ -66,21 +67,9 @@ class Daemon {
   Daemon(const config::Config& config, Metrics& metrics);
   ~Daemon();
 
-  /// Creates the Kafka clients against `bootstrap`, restores the window (`restore_state`) and
+  /// Creates the Kafka clients against `bootstrap`, restores the window (`StateStore::restore`) and
   /// subscribes. Property errors and connection setup errors come back as one message each.
   tl::expected<void, std::vector<config::Problem>> start(const std::string& bootstrap);
-
-  /// Rebuilds the dedup window and the stories from the articles topic (every partition from
-  /// its start to its current end; the window keeps what is recent enough), so a copy arriving
-  /// after a restart is still recognized. Returns the number of articles read.
-  tl::expected<std::size_t, std::string> restore_state(const std::string& bootstrap);
-
-  /// The restore from the state changelog (`topics.state`), with the restore consumer `c`: the
-  /// number of articles put back, or nothing when the changelog holds no records.
-  tl::expected<std::optional<std::size_t>, std::string> restore_changelog(
-      rd_kafka_t* c, const std::string& bootstrap);
-  /// A consumer for reading the changelog from its start (no group membership, no commits).
-  tl::expected<KafkaHandle, std::string> restore_consumer(const std::string& bootstrap) const;
 
   /// Processes batches until `stop`; returns the process exit code (0 after a clean drain).
   int run();
@@ -181,14 +170,7 @@ class Daemon {
   bool dead_letters_of(rd_kafka_message_t* msg, Work& work);
   /// `--role extract`: the message's articles to `topics.extracted` (dead letters as `publish`).
   void hand_over(rd_kafka_message_t* msg, Work& work);
-  /// The topics this role consumes: pages and feeds, or the extracted articles.
-  std::vector<std::string> input_topics() const;
   static void on_rebalance(rd_kafka_t* rk, int err, void* partitions, void* opaque);
-  // The inputs the dedup role judged of each input partition (`HandoverLedger`), from what it
-  // judges and from the state records it restores or follows.
-  HandoverLedger handover_ledger_;
-  void note_judged(const rd_kafka_message_t* state_record);
-  void note_judged(std::string_view source_header, std::string_view input_header);
   // The result of an asynchronous commit, served by the consumer poll.
   static void on_commit(rd_kafka_t* rk, int err, void* partitions, void* opaque);
   static int on_statistics(rd_kafka_t* rk, char* json, size_t len, void* opaque);
@@ -278,79 +260,25 @@ class Daemon {
       sent_watermarks_;
   std::set<std::int32_t> wrote_since_watermark_;  // extracted partitions with records since
 
-  // `--role dedup` with `topics.dedup_lease`: the lease consumer (its group's owner of the one
-  // lease partition judges), the changelog tail a standby keeps its state current with (an
-  // extractor's tail only learns the links published), and where the restore left the
-  // changelog.
-  KafkaHandle lease_;
-  bool lease_cooperative_ = false;
-  std::unique_ptr<ChangelogTail> tail_;
-  std::map<int, std::int64_t> changelog_positions_;
-  std::uint64_t changelog_last_seq_ = 0;
-
-  // Snapshots of the judging state in the changelog (`kafka.state_snapshot_articles`): the last
-  // one's `seq` and chunk count, the keys of the records written or read since it (tombstoned
-  // by the next one), and chunks of older snapshots found by the restore.
-  std::uint64_t snapshot_seq_ = 0;
-  std::uint64_t snapshot_chunks_ = 0;
-  std::uint64_t snapshot_retry_seq_ = 0;  // after a failed snapshot: the next try's seq
-  std::vector<std::pair<std::uint64_t, std::string>> changelog_keys_;  // (seq, key)
-  // A standby: the owner's newest snapshot read whole by the tail covers the records up to it.
-  void note_snapshot_read();
-  std::vector<std::string> stale_snapshot_keys_;
+  // The changelog's state: restore, snapshots, committed offsets, the handover ledger.
+  StateStore store_;
   /// Writes a snapshot when `state_snapshot_articles` articles were judged since the last one,
   /// once every judged input is acknowledged and committed (the snapshot holds committed state
   /// only). The owner's loop calls it between batches.
   void maybe_snapshot();
-  bool write_snapshot();
-  /// The changelog's newest complete snapshot: its `seq`, chunk count and bytes.
-  // No default member initializers: clang then takes a nested struct as not default
-  // constructible inside the class (`std::optional::emplace()` fails); value-initialized instead.
-  struct FoundSnapshot {
-    std::uint64_t seq;
-    std::uint64_t chunks;
-    std::string bytes;
-  };
-  /// A state record as the restore holds it between reading and applying it.
-  struct ChangelogRecord {
-    std::uint64_t seq = 0;
-    std::int32_t partition = 0;
-    std::int64_t offset = 0;
-    std::string key;
-    std::string value;  // "" once a complete snapshot read before it covers its `seq`
-    std::string input;  // its `input` and `source` headers
-    std::string source;
-  };
-  /// What one read of the whole changelog found: the newest complete snapshot (the keys of the
-  /// chunks of any other go to `stale_snapshot_keys_`) and, unless they outgrew the restore's
-  /// buffer, every state record in the order of its partition, so the changelog is read once.
-  struct ChangelogRead {
-    std::optional<FoundSnapshot> snapshot;
-    bool buffered = true;            // false: the records must be read again
-    std::uint64_t stripped_seq = 0;  // records up to this `seq` are held without their values
-    std::map<int, std::deque<ChangelogRecord>> records;
-    std::map<int, std::int64_t> ends;  // partition -> its end offset
-    std::size_t skipped = 0;           // tombstones and records of another version
-  };
-  tl::expected<ChangelogRead, std::string> read_changelog(
-      const std::string& bootstrap, const std::vector<std::pair<int, std::int64_t>>& partitions);
-  // The input offsets this role's group has committed: a state record of an input beyond them
-  // is not state yet (`admit_state_record`). Read before the restore, and by a standby about
-  // twice a second and once more when it takes over.
-  CommittedOffsets committed_;
-  std::chrono::steady_clock::time_point committed_at_{};
-  tl::expected<void, std::string> refresh_committed();
-  Admission admit(const rd_kafka_message_t* state_record, bool final) const;
-  Admission admit(std::string_view input_header, bool final) const;
+
+  // `--role dedup` with `topics.dedup_lease`: the lease consumer (its group's owner of the one
+  // lease partition judges) and the changelog tail a standby keeps its state current with (an
+  // extractor's tail only learns the links published).
+  KafkaHandle lease_;
+  bool lease_cooperative_ = false;
+  std::unique_ptr<ChangelogTail> tail_;
   bool owner_ = false;
   bool lease_granted_ = false;  // set by the lease consumer's rebalance callback
   bool lease_revoked_ = false;
   std::atomic<bool> standby_{false};
   std::chrono::steady_clock::time_point last_standby_log_{};
   static void on_lease_rebalance(rd_kafka_t* rk, int err, void* partitions, void* opaque);
-  /// The changelog tail (`tail_`) from where the restore left the changelog.
-  tl::expected<void, std::string> open_changelog_tail(const std::string& bootstrap,
-                                                      std::chrono::milliseconds hold);
   /// Creates the lease consumer and the changelog tail (after the restore).
   tl::expected<void, std::string> start_standby(const std::string& bootstrap);
   /// Serves the lease: a standby applies the changelog, and takes over (catches up, assigns

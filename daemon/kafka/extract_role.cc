@@ -135,7 +135,7 @@ tl::expected<void, std::string> Daemon::lay_out_extracted() {
   auto n = topic_partitions(consumer_.get(), config_.topics.extracted);
   if (!n) return tl::unexpected(n.error());
   extracted_partitions_ = *n;
-  std::vector<std::string> inputs = input_topics();
+  std::vector<std::string> inputs = input_topics(config_);
   std::sort(inputs.begin(), inputs.end());
   int offset = 0;
   for (const auto& t : inputs) {

@@ -283,7 +283,7 @@ bool Daemon::take(rd_kafka_message_t* msg) {
     }
     // An input judged before, extracted again: its articles are out already.
     if (const auto source = parse_position(header_of(msg, kSourceHeader));
-        source && handover_ledger_.repeat(*source, msg->partition, msg->offset)) {
+        source && store_.ledger().repeat(*source, msg->partition, msg->offset)) {
       next_offset_[p] = msg->offset + 1;
       metrics_.handed_over_again();
       rd_kafka_message_destroy(msg);

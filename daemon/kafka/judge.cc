@@ -88,7 +88,7 @@ void Daemon::publish(rd_kafka_message_t* msg, Work& work) {
   const std::string_view source =
       config_.role == config::Role::kDedup ? header_of(msg, kSourceHeader) : std::string_view();
   if (const auto s = parse_position(source); s && !work.outputs.empty()) {
-    handover_ledger_.judged(*s, msg->partition, msg->offset);
+    store_.note_judged(*s, msg->partition, msg->offset);
   }
   for (std::size_t k = 0; k < work.outputs.size(); ++k) {
     const Output& o = work.outputs[k];
@@ -103,7 +103,7 @@ void Daemon::publish(rd_kafka_message_t* msg, Work& work) {
           {kInputHeader, input_header(rd_kafka_topic_name(msg->rkt), msg->partition, msg->offset)}};
       if (!source.empty()) headers.emplace_back(kSourceHeader, std::string(source));
       collector_.produce(config_.topics.state, o.article.id, r.state, headers);
-      changelog_keys_.emplace_back(o.state.seq, o.article.id);
+      store_.note_record(o.state.seq, o.article.id);
       metrics_.state_written();
     }
     collector_.produce(config_.topics.stories, o.story.story_id, r.story,
@@ -462,6 +462,21 @@ void Daemon::on_commit(rd_kafka_t*, int err_int, void* partitions_ptr, void* opa
   if (const auto result = self->committer_.answered(err, offsets, rd_kafka_err2str(err))) {
     self->note_commit(*result);
   }
+}
+
+void Daemon::maybe_snapshot() {
+  if (!store_.snapshot_due()) return;
+  if (lease_ && !owner_) return;  // a standby follows the owner's changelog
+  // Fault injection makes commits fail or records go missing: what is judged is not state.
+  if (faults_.state_unreliable() || stop_.load()) return;
+  judge_waiting();
+  const bool settled = settle(/*drain=*/true);  // not delivered: judged again first
+  if (!settled || !collector_.empty() || waiting_ || !committer_.idle()) {
+    // Each try waits for every output and commits synchronously.
+    store_.snapshot_later();
+    return;
+  }
+  store_.write_snapshot(collector_, exactly_once_, flush_timeout_ms(), [this] { tick(); });
 }
 
 }  // namespace newsflow::daemon

@@ -1,4 +1,4 @@
-#include "daemon/kafka/daemon.h"
+#include "daemon/kafka/state_store.h"
 
 // Restore at start: the window, the document frequencies, the boilerplate filter and the
 // stories rebuilt from the state changelog (or, without one, from the articles topic), only
@@ -8,18 +8,15 @@
 
 #include <algorithm>
 #include <chrono>
-#include <csignal>
-#include <cstdlib>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
-#include <thread>
 
+#include "daemon/kafka/event_order.h"
 #include "daemon/kafka/message.h"
 #include "daemon/ops/log.h"
 #include "daemon/ops/metrics.h"
-#include "daemon/pipeline/input.h"
-#include "daemon/version.h"
+#include "daemon/ops/notify.h"
+#include "daemon/pipeline/pipeline.h"
 #include "dedup/state.h"
 
 namespace newsflow::daemon {
@@ -53,12 +50,12 @@ tl::expected<std::vector<PartitionRange>, std::string> partitions_with_data(
 
 }  // namespace
 
-tl::expected<Daemon::ChangelogRead, std::string> Daemon::read_changelog(
+tl::expected<StateStore::Read, std::string> StateStore::read_changelog(
     const std::string& bootstrap, const std::vector<std::pair<int, std::int64_t>>& partitions) {
   const std::string& topic = config_.topics.state;
   // A consumer of its own: when the records outgrow the buffer, the restore's consumer reads
   // them again from the start afterwards.
-  auto consumer = restore_consumer(bootstrap);
+  auto consumer = reader(bootstrap);
   if (!consumer) return tl::unexpected(consumer.error());
   rd_kafka_t* c = consumer->get();
   rd_kafka_topic_partition_list_t* list =
@@ -68,7 +65,7 @@ tl::expected<Daemon::ChangelogRead, std::string> Daemon::read_changelog(
   }
   rd_kafka_assign(c, list);
   rd_kafka_topic_partition_list_destroy(list);
-  ChangelogRead read;
+  Read read;
   read.buffered = config_.kafka.restore_buffer_bytes > 0;
   std::size_t buffered_bytes = 0;
   // seq -> (chunk count once its last chunk is read, chunks by index)
@@ -108,13 +105,13 @@ tl::expected<Daemon::ChangelogRead, std::string> Daemon::read_changelog(
     } else if (const auto seq = m->payload ? dedup::state_seq(payload(m)) : std::nullopt; !seq) {
       ++read.skipped;  // a tombstone or a record of another version
     } else if (read.buffered) {
-      ChangelogRecord r{*seq,
-                        m->partition,
-                        m->offset,
-                        std::string(key),
-                        *seq <= read.stripped_seq ? std::string() : std::string(payload(m)),
-                        std::string(header_of(m, kInputHeader)),
-                        std::string(header_of(m, kSourceHeader))};
+      Record r{*seq,
+               m->partition,
+               m->offset,
+               std::string(key),
+               *seq <= read.stripped_seq ? std::string() : std::string(payload(m)),
+               std::string(header_of(m, kInputHeader)),
+               std::string(header_of(m, kSourceHeader))};
       buffered_bytes += r.value.size() + r.key.size() + r.input.size() + r.source.size();
       read.records[m->partition].push_back(std::move(r));
       if (buffered_bytes > static_cast<std::size_t>(config_.kafka.restore_buffer_bytes)) {
@@ -125,11 +122,7 @@ tl::expected<Daemon::ChangelogRead, std::string> Daemon::read_changelog(
       }
     }
     rd_kafka_message_destroy(m);
-    if (Clock::now() - last_extend > std::chrono::seconds(10)) {
-      last_extend = Clock::now();
-      notifier_.extend_timeout(30'000'000);
-      notifier_.status("reading " + topic);
-    }
+    still_restoring("reading " + topic, last_extend);
   }
   rd_kafka_consumer_close(c);
   if (ended < partitions.size() && !stop_.load()) {
@@ -154,55 +147,7 @@ tl::expected<Daemon::ChangelogRead, std::string> Daemon::read_changelog(
   return read;
 }
 
-tl::expected<void, std::string> Daemon::refresh_committed() {
-  committed_at_ = Clock::now();
-  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(64);
-  for (const std::string& topic : input_topics()) {
-    const auto n = topic_partitions(consumer_.get(), topic);
-    if (!n) continue;  // no such topic yet: nothing of it was judged
-    for (int p = 0; p < *n; ++p) rd_kafka_topic_partition_list_add(list, topic.c_str(), p);
-  }
-  const rd_kafka_resp_err_t e = rd_kafka_committed(consumer_.get(), list, 10000);
-  if (e == RD_KAFKA_RESP_ERR_NO_ERROR) {
-    committed_.clear();
-    for (int i = 0; i < list->cnt; ++i) {
-      const auto& tp = list->elems[i];
-      if (tp.err == RD_KAFKA_RESP_ERR_NO_ERROR && tp.offset >= 0) {
-        committed_[{tp.topic, tp.partition}] = tp.offset;
-      }
-    }
-  }
-  rd_kafka_topic_partition_list_destroy(list);
-  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return tl::unexpected(std::string("committed offsets: ") + rd_kafka_err2str(e));
-  }
-  return {};
-}
-
-void Daemon::note_judged(const rd_kafka_message_t* state_record) {
-  if (config_.role != config::Role::kDedup) return;
-  note_judged(header_of(state_record, kSourceHeader), header_of(state_record, kInputHeader));
-}
-
-void Daemon::note_judged(std::string_view source_header, std::string_view input_header) {
-  if (config_.role != config::Role::kDedup) return;
-  const auto source = parse_position(source_header);
-  const auto at = parse_position(input_header);
-  if (source && at && at->topic == config_.topics.extracted) {
-    handover_ledger_.judged(*source, at->partition, at->offset);
-  }
-}
-
-Admission Daemon::admit(const rd_kafka_message_t* state_record, bool final) const {
-  return admit(header_of(state_record, kInputHeader), final);
-}
-
-Admission Daemon::admit(std::string_view input_header, bool final) const {
-  return admit_state_record(input_header, input_topics(), committed_, final);
-}
-
-tl::expected<KafkaHandle, std::string> Daemon::restore_consumer(
-    const std::string& bootstrap) const {
+tl::expected<KafkaHandle, std::string> StateStore::reader(const std::string& bootstrap) const {
   auto conf = make_kafka_conf({{"bootstrap.servers", bootstrap},
                                {"group.id", config_.kafka.group_id + ".restore"},
                                {"enable.auto.commit", "false"},
@@ -217,26 +162,49 @@ tl::expected<KafkaHandle, std::string> Daemon::restore_consumer(
                        {{"enable.partition.eof", "true"}, {"enable.auto.commit", "false"}});
 }
 
-tl::expected<std::size_t, std::string> Daemon::restore_state(const std::string& bootstrap) {
+void StateStore::still_restoring(const std::string& what, Clock::time_point& last) {
+  if (Clock::now() - last <= std::chrono::seconds(10)) return;
+  // A long restore is progress, not a hung start: asks systemd for more start-up time.
+  last = Clock::now();
+  notifier_.extend_timeout(30'000'000);
+  notifier_.status(what);
+}
+
+void StateStore::count_window() {
+  metrics_.window_size(static_cast<double>(pipeline_.window().size()),
+                       static_cast<double>(pipeline_.window().memory_bytes()));
+  metrics_.stories_active(static_cast<double>(pipeline_.stories().size()));
+}
+
+tl::expected<std::size_t, std::string> StateStore::restore(const std::string& bootstrap,
+                                                           rd_kafka_t* group) {
   const auto t0 = Clock::now();
-  auto consumer = restore_consumer(bootstrap);
+  auto consumer = reader(bootstrap);
   if (!consumer) return tl::unexpected(consumer.error());
   KafkaHandle c = std::move(*consumer);
   if (!config_.topics.state.empty()) {
     // What the group committed says which records are state (`admit_state_record`).
-    if (auto committed = refresh_committed(); !committed) return tl::unexpected(committed.error());
+    if (auto committed = refresh_committed(group); !committed) {
+      return tl::unexpected(committed.error());
+    }
     // The changelog when it holds anything; the articles topic otherwise (a first start after
     // an upgrade from a version without it).
     auto from_changelog = restore_changelog(c.get(), bootstrap);
     if (!from_changelog) return tl::unexpected(from_changelog.error());
     if (*from_changelog) {
-      const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-      metrics_.restored(static_cast<double>(**from_changelog), seconds);
+      metrics_.restored(static_cast<double>(**from_changelog), seconds_since(t0));
       rd_kafka_consumer_close(c.get());
       return **from_changelog;
     }
   }
-  auto ranges = partitions_with_data(c.get(), config_.topics.articles);
+  auto restored = restore_articles(c.get());
+  rd_kafka_consumer_close(c.get());
+  return restored;
+}
+
+tl::expected<std::size_t, std::string> StateStore::restore_articles(rd_kafka_t* c) {
+  const auto t0 = Clock::now();
+  auto ranges = partitions_with_data(c, config_.topics.articles);
   if (!ranges) return tl::unexpected(ranges.error());
   if (ranges->empty()) {
     log::info("window_restored", {{"articles", "0"}, {"reason", "no articles yet"}});
@@ -249,19 +217,15 @@ tl::expected<std::size_t, std::string> Daemon::restore_state(const std::string& 
         r.low;
   }
   auto pending = static_cast<int>(ranges->size());
-  rd_kafka_assign(c.get(), list);
+  rd_kafka_assign(c, list);
   rd_kafka_topic_partition_list_destroy(list);
   std::size_t restored = 0, skipped = 0;
   const auto deadline = Clock::now() + std::chrono::minutes(10);
   auto last_extend = Clock::time_point{};
   while (pending > 0 && !stop_.load() && Clock::now() < deadline) {
-    if (Clock::now() - last_extend > std::chrono::seconds(10)) {
-      // A long restore is progress, not a hung start: ask systemd for more start-up time.
-      last_extend = Clock::now();
-      notifier_.extend_timeout(30'000'000);
-      notifier_.status("restoring the dedup window: " + std::to_string(restored) + " articles");
-    }
-    rd_kafka_message_t* m = rd_kafka_consumer_poll(c.get(), 500);
+    still_restoring("restoring the dedup window: " + std::to_string(restored) + " articles",
+                    last_extend);
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(c, 500);
     if (!m) continue;
     if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
       --pending;
@@ -274,24 +238,18 @@ tl::expected<std::size_t, std::string> Daemon::restore_state(const std::string& 
     }
     rd_kafka_message_destroy(m);
   }
-  rd_kafka_consumer_close(c.get());
-  metrics_.window_size(static_cast<double>(pipeline_.window().size()),
-                       static_cast<double>(pipeline_.window().memory_bytes()));
-  metrics_.stories_active(static_cast<double>(pipeline_.stories().size()));
-  metrics_.restored(static_cast<double>(restored),
-                    std::chrono::duration<double>(Clock::now() - t0).count());
-  log::info(
-      "window_restored",
-      {{"articles", std::to_string(restored)},
-       {"skipped", std::to_string(skipped)},
-       {"held", std::to_string(pipeline_.window().size())},
-       {"seconds", std::to_string(std::chrono::duration<double>(Clock::now() - t0).count())}});
+  count_window();
+  metrics_.restored(static_cast<double>(restored), seconds_since(t0));
+  log::info("window_restored", {{"articles", std::to_string(restored)},
+                                {"skipped", std::to_string(skipped)},
+                                {"held", std::to_string(pipeline_.window().size())},
+                                {"seconds", std::to_string(seconds_since(t0))}});
   if (pending > 0 && !stop_.load())
     return tl::unexpected(std::string("restore did not reach the end of every partition"));
   return restored;
 }
 
-tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(
+tl::expected<std::optional<std::size_t>, std::string> StateStore::restore_changelog(
     rd_kafka_t* c, const std::string& bootstrap) {
   const auto t0 = Clock::now();
   const std::string& topic = config_.topics.state;
@@ -313,7 +271,7 @@ tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(
       covered_seq = found->seq;
       snapshot_seq_ = found->seq;
       snapshot_chunks_ = found->chunks;
-      changelog_last_seq_ = std::max(changelog_last_seq_, covered_seq);
+      last_seq_ = std::max(last_seq_, covered_seq);
       log::info("state_snapshot_loaded", {{"seq", std::to_string(covered_seq)},
                                           {"bytes", std::to_string(found->bytes.size())},
                                           {"held", std::to_string(pipeline_.window().size())},
@@ -339,7 +297,7 @@ tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(
   // orders input by event time), they are applied in the order the articles were judged. They
   // come from the read above, or from a second read when they did not fit in its buffer.
   const bool again = !read->buffered;
-  EventTimeMerger<ChangelogRecord> merger({std::chrono::hours(1), std::chrono::hours(1)});
+  EventTimeMerger<Record> merger({std::chrono::hours(1), std::chrono::hours(1)});
   std::map<int, rd_kafka_queue_t*> queues;
   const auto now = Clock::now();
   for (const auto& r : *ranges) merger.assign({topic, r.partition}, now);
@@ -365,7 +323,7 @@ tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(
   auto end_partition = [&](int p, std::int64_t end) {
     merger.end_of_partition({topic, p});
     // Where a standby's tail goes on: what the restore did not read.
-    changelog_positions_[p] = std::max(changelog_positions_[p], end);
+    positions_[p] = std::max(positions_[p], end);
     at_end.insert(p);
     ++ended;
   };
@@ -375,16 +333,16 @@ tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(
     } else if (m->err) {
       log::warn("window_restore_error", {{"error", rd_kafka_message_errstr(m)}});
     } else if (const auto seq = m->payload ? dedup::state_seq(payload(m)) : std::nullopt; !seq) {
-      changelog_positions_[m->partition] = m->offset + 1;
+      positions_[m->partition] = m->offset + 1;
       // A tombstone or a record of another version (a snapshot's chunk was read before).
       if (!key_of(m).starts_with("snapshot/")) ++skipped;
     } else {
-      changelog_positions_[m->partition] = m->offset + 1;
-      merger.add({topic, m->partition},
-                 ChangelogRecord{*seq, m->partition, m->offset, std::string(key_of(m)),
-                                 std::string(payload(m)), std::string(header_of(m, kInputHeader)),
-                                 std::string(header_of(m, kSourceHeader))},
-                 static_cast<std::int64_t>(*seq), 0);
+      positions_[m->partition] = m->offset + 1;
+      merger.add(
+          {topic, m->partition},
+          Record{*seq, m->partition, m->offset, std::string(key_of(m)), std::string(payload(m)),
+                 std::string(header_of(m, kInputHeader)), std::string(header_of(m, kSourceHeader))},
+          static_cast<std::int64_t>(*seq), 0);
     }
     rd_kafka_message_destroy(m);
   };
@@ -425,14 +383,14 @@ tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(
       } else if (r->seq <= covered_seq) {
         ++covered;  // in the snapshot
         note_judged(r->source, r->input);
-        changelog_keys_.emplace_back(r->seq, std::move(r->key));
+        keys_.emplace_back(r->seq, std::move(r->key));
       } else if (auto state = dedup::decode_state(r->value)) {
-        changelog_keys_.emplace_back(state->seq, std::move(r->key));
+        keys_.emplace_back(state->seq, std::move(r->key));
         // The same `seq` again: a batch written once more after a crash, the same judgment.
         if (!applied_seq || *applied_seq != state->seq) {
           pipeline_.restore(*state);
           note_judged(r->source, r->input);
-          changelog_last_seq_ = std::max(changelog_last_seq_, state->seq);
+          last_seq_ = std::max(last_seq_, state->seq);
           applied_seq = state->seq;
           ++restored;
         } else {
@@ -447,20 +405,15 @@ tl::expected<std::optional<std::size_t>, std::string> Daemon::restore_changelog(
       // Serves the consumer (and anything fetched before a partition got its own queue).
       if (rd_kafka_message_t* m = rd_kafka_consumer_poll(c, 5)) file(m);
     }
-    if (Clock::now() - last_extend > std::chrono::seconds(10)) {
-      last_extend = Clock::now();
-      notifier_.extend_timeout(30'000'000);
-      notifier_.status("restoring from " + topic + ": " + std::to_string(restored) + " articles");
-    }
+    still_restoring("restoring from " + topic + ": " + std::to_string(restored) + " articles",
+                    last_extend);
   }
   merger.clear();
   for (auto& [p, q] : queues) rd_kafka_queue_destroy(q);
   for (const auto& [p, from] : defer_from) {
-    changelog_positions_[p] = std::min(changelog_positions_[p], from);
+    positions_[p] = std::min(positions_[p], from);
   }
-  metrics_.window_size(static_cast<double>(pipeline_.window().size()),
-                       static_cast<double>(pipeline_.window().memory_bytes()));
-  metrics_.stories_active(static_cast<double>(pipeline_.stories().size()));
+  count_window();
   log::info("window_restored", {{"from", topic},
                                 {"articles", std::to_string(restored)},
                                 {"skipped", std::to_string(skipped)},

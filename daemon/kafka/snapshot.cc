@@ -1,4 +1,4 @@
-#include "daemon/kafka/daemon.h"
+#include "daemon/kafka/state_store.h"
 
 // Snapshots of the judging state in the state changelog: every `kafka.state_snapshot_articles`
 // articles, at a moment when every judged input is committed, the owner writes its whole state
@@ -10,8 +10,11 @@
 
 #include <chrono>
 
+#include "daemon/kafka/record_collector.h"
+#include "daemon/kafka/transaction.h"
 #include "daemon/ops/log.h"
 #include "daemon/ops/metrics.h"
+#include "daemon/pipeline/pipeline.h"
 #include "dedup/state.h"
 
 namespace newsflow::daemon {
@@ -27,41 +30,28 @@ double seconds_from(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-void Daemon::maybe_snapshot() {
+bool StateStore::snapshot_due() const {
   const auto every = static_cast<std::uint64_t>(config_.kafka.state_snapshot_articles);
-  if (every == 0 || config_.topics.state.empty() || config_.role == config::Role::kExtract) return;
-  if (lease_ && !owner_) return;  // a standby follows the owner's changelog
-  if (pipeline_.last_seq() < std::max(snapshot_seq_ + every, snapshot_retry_seq_)) return;
-  // Fault injection makes commits fail or records go missing: what is judged is not state.
-  if (faults_.state_unreliable() || stop_.load()) return;
-  judge_waiting();
-  const bool settled = settle(/*drain=*/true);  // not delivered: judged again first
-  if (!settled || !collector_.empty() || waiting_ || !committer_.idle()) {
-    // Tried again a few batches later, not at every turn of the loop (each try waits for every
-    // output and commits synchronously).
-    snapshot_retry_seq_ = pipeline_.last_seq() + std::max<std::uint64_t>(1, every / 100);
-    return;
+  if (every == 0 || config_.topics.state.empty() || config_.role == config::Role::kExtract) {
+    return false;
   }
-  write_snapshot();
+  return pipeline_.last_seq() >= std::max(snapshot_seq_ + every, snapshot_retry_seq_);
 }
 
-void Daemon::note_snapshot_read() {
-  if (!tail_) return;
-  const auto [seq, chunks] = tail_->snapshot();
-  if (seq <= snapshot_seq_) return;
-  snapshot_seq_ = seq;
-  snapshot_chunks_ = chunks;
-  std::erase_if(changelog_keys_, [seq = seq](const auto& k) { return k.first <= seq; });
+void StateStore::snapshot_later() {
+  const auto every = static_cast<std::uint64_t>(config_.kafka.state_snapshot_articles);
+  snapshot_retry_seq_ = pipeline_.last_seq() + std::max<std::uint64_t>(1, every / 100);
 }
 
-bool Daemon::write_snapshot() {
+bool StateStore::write_snapshot(RecordCollector& collector, bool transactional, int timeout_ms,
+                                const std::function<void()>& tick) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::uint64_t seq = pipeline_.last_seq();
   std::uint64_t chunks = 0, bytes = 0;
   const std::string& topic = config_.topics.state;
   // The snapshot is as large as the state (a gigabyte at 750,000 articles): the acknowledgements
   // may take longer than a batch's.
-  const int timeout = std::max(120000, flush_timeout_ms());
+  const int timeout = std::max(120000, timeout_ms);
   auto failed = [&](const std::string& error) {
     // Nothing is lost: the records stay. Chunks of this snapshot that made it are deleted with
     // the next one; it is tried again after as many articles more.
@@ -69,87 +59,87 @@ bool Daemon::write_snapshot() {
     for (std::uint64_t i = 0; i < chunks; ++i) {
       stale_snapshot_keys_.push_back(dedup::snapshot_key(seq, i));
     }
-    collector_.reset_errors();
+    collector.reset_errors();
     snapshot_retry_seq_ = seq + static_cast<std::uint64_t>(config_.kafka.state_snapshot_articles);
     return false;
   };
   std::optional<Transaction> transaction;
-  if (exactly_once_) {
-    auto begun = Transaction::begin(collector_.producer(), timeout);
+  if (transactional) {
+    auto begun = Transaction::begin(collector.producer(), timeout);
     if (!begun) return failed(begun.error().message);
     transaction.emplace(std::move(*begun));
   }
-  collector_.reset_errors();
+  collector.reset_errors();
   bool ok = true;
   // Chunks go out as they are made, at most kQueued waiting in the producer: the snapshot is
   // never held whole beside the state.
   constexpr int kQueued = 64;
   pipeline_.save_state(kChunkBytes, [&](std::string_view part, bool last) {
     if (!ok) return;
-    while (rd_kafka_outq_len(collector_.producer()) > kQueued && collector_.errors() == 0) {
-      rd_kafka_poll(collector_.producer(), 10);
+    while (rd_kafka_outq_len(collector.producer()) > kQueued && collector.errors() == 0) {
+      rd_kafka_poll(collector.producer(), 10);
       tick();  // a long snapshot is progress, not a hung loop
     }
-    ok = collector_.errors() == 0 &&
-         collector_.produce(topic, dedup::snapshot_key(seq, chunks),
-                            dedup::encode_snapshot_chunk(seq, chunks, last, part),
-                            {{"schema", "newsflow.state-snapshot/1"}});
+    ok = collector.errors() == 0 &&
+         collector.produce(topic, dedup::snapshot_key(seq, chunks),
+                           dedup::encode_snapshot_chunk(seq, chunks, last, part),
+                           {{"schema", "newsflow.state-snapshot/1"}});
     ++chunks;
     bytes += part.size();
   });
   // Without a transaction the chunks are acknowledged before anything they replace is deleted.
-  if (ok && !exactly_once_) {
-    ok = rd_kafka_flush(collector_.producer(), timeout) == RD_KAFKA_RESP_ERR_NO_ERROR &&
-         collector_.errors() == 0;
+  if (ok && !transactional) {
+    ok = rd_kafka_flush(collector.producer(), timeout) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+         collector.errors() == 0;
   }
   if (!ok) {
     if (transaction) transaction->abort();
-    return failed(collector_.last_error().empty() ? "chunks not acknowledged"
-                                                  : collector_.last_error());
+    return failed(collector.last_error().empty() ? "chunks not acknowledged"
+                                                 : collector.last_error());
   }
   // What the snapshot covers: the records since the last one, that one's chunks, and chunks of
   // any older snapshot.
   std::vector<std::string> gone;
-  gone.reserve(changelog_keys_.size() + stale_snapshot_keys_.size() + snapshot_chunks_);
-  for (const auto& [s, key] : changelog_keys_) gone.push_back(key);
+  gone.reserve(keys_.size() + stale_snapshot_keys_.size() + snapshot_chunks_);
+  for (const auto& [s, key] : keys_) gone.push_back(key);
   for (std::uint64_t i = 0; snapshot_seq_ > 0 && i < snapshot_chunks_; ++i) {
     gone.push_back(dedup::snapshot_key(snapshot_seq_, i));
   }
   gone.insert(gone.end(), stale_snapshot_keys_.begin(), stale_snapshot_keys_.end());
   bool deleted = true;
   for (const std::string& key : gone)
-    deleted = deleted && collector_.produce(topic, key, {}, {}, true);
+    deleted = deleted && collector.produce(topic, key, {}, {}, true);
   if (transaction) {
     if (!deleted) {
       transaction->abort();
-      return failed(collector_.last_error().empty() ? "tombstones not queued"
-                                                    : collector_.last_error());
+      return failed(collector.last_error().empty() ? "tombstones not queued"
+                                                   : collector.last_error());
     }
     const auto committed =
-        transaction->commit({}, nullptr, [this] { return collector_.failure(); });
+        transaction->commit({}, nullptr, [&collector] { return collector.failure(); });
     if (!committed) {
       return failed(committed.error().message.empty() ? "transaction not committed"
                                                       : committed.error().message);
     }
   } else {
     deleted = deleted &&
-              rd_kafka_flush(collector_.producer(), timeout) == RD_KAFKA_RESP_ERR_NO_ERROR &&
-              collector_.errors() == 0;
+              rd_kafka_flush(collector.producer(), timeout) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+              collector.errors() == 0;
   }
   const std::uint64_t previous = snapshot_seq_, previous_chunks = snapshot_chunks_;
   snapshot_seq_ = seq;
   snapshot_chunks_ = chunks;
   if (deleted) {
-    changelog_keys_.clear();
+    keys_.clear();
     stale_snapshot_keys_.clear();
   } else {
     // The snapshot stands; what was not deleted is deleted with the next one.
     log::warn("snapshot_tombstones_failed",
-              {{"seq", std::to_string(seq)}, {"error", collector_.last_error()}});
+              {{"seq", std::to_string(seq)}, {"error", collector.last_error()}});
     for (std::uint64_t i = 0; previous > 0 && i < previous_chunks; ++i) {
       stale_snapshot_keys_.push_back(dedup::snapshot_key(previous, i));
     }
-    collector_.reset_errors();
+    collector.reset_errors();
   }
   const double seconds = seconds_from(t0);
   metrics_.snapshot_written(static_cast<double>(bytes), seconds);

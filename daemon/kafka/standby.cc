@@ -23,40 +23,10 @@ namespace newsflow::daemon {
 
 using namespace internal;
 
-tl::expected<void, std::string> Daemon::open_changelog_tail(const std::string& bootstrap,
-                                                            std::chrono::milliseconds hold) {
-  // A consumer of its own, assigned every changelog partition where the restore ended.
-  auto tconf = make_kafka_conf({{"bootstrap.servers", bootstrap},
-                                {"group.id", config_.kafka.group_id + ".tail"},
-                                {"enable.auto.commit", "false"},
-                                {"isolation.level", "read_committed"},
-                                {"client.id", "newsflow-tail"}},
-                               config_.kafka.client, config_.kafka.consumer, "kafka.consumer");
-  if (!tconf) return tl::unexpected(tconf.error().front().message);
-  auto tc = create_client(ClientKind::kConsumer, std::move(*tconf),
-                          {{"enable.partition.eof", "true"}, {"enable.auto.commit", "false"}});
-  if (!tc) return tl::unexpected(tc.error());
-  // A standby applies the owner's records once their inputs are committed (`admit`); an
-  // extractor learns links from every record.
-  ChangelogTail::Admit gate;
-  if (config_.role == config::Role::kDedup) {
-    gate = [this](const rd_kafka_message_t* m, bool final) {
-      const Admission a = admit(m, final);
-      if (a == Admission::kApply) note_judged(m);  // applied next
-      return a;
-    };
-  }
-  auto tail = ChangelogTail::open(std::move(*tc), config_.topics.state, changelog_positions_,
-                                  changelog_last_seq_, hold, std::move(gate));
+tl::expected<void, std::string> Daemon::start_standby(const std::string& bootstrap) {
+  auto tail = store_.open_tail(bootstrap, std::chrono::milliseconds(1000));
   if (!tail) return tl::unexpected(tail.error());
   tail_ = std::move(*tail);
-  return {};
-}
-
-tl::expected<void, std::string> Daemon::start_standby(const std::string& bootstrap) {
-  if (auto tail = open_changelog_tail(bootstrap, std::chrono::milliseconds(1000)); !tail) {
-    return tl::unexpected(tail.error());
-  }
 
   if (auto n = topic_partitions(consumer_.get(), config_.topics.dedup_lease); !n) {
     return tl::unexpected(n.error() + " (create it with one partition)");
@@ -98,7 +68,7 @@ tl::expected<void, std::string> Daemon::start_standby(const std::string& bootstr
   log::info("dedup_standby", {{"lease_topic", config_.topics.dedup_lease},
                               {"lease_group", group},
                               {"changelog", config_.topics.state},
-                              {"last_seq", std::to_string(changelog_last_seq_)}});
+                              {"last_seq", std::to_string(store_.last_seq())}});
   return {};
 }
 
@@ -161,17 +131,14 @@ bool Daemon::serve_lease() {
     return true;
   }
   lease_revoked_ = false;  // a lease granted and taken back before this standby used it
-  auto apply = [this](const dedup::ArticleState& s) {
-    pipeline_.restore(s);
-    changelog_keys_.emplace_back(s.seq, s.id);
-  };
+  auto apply = [this](const dedup::ArticleState& s) { store_.apply(s); };
   if (lease_granted_) return take_over();
-  if (Clock::now() - committed_at_ > std::chrono::milliseconds(500)) {
-    if (auto c = refresh_committed(); !c)
+  if (store_.committed_age() > std::chrono::milliseconds(500)) {
+    if (auto c = store_.refresh_committed(consumer_.get()); !c)
       log::warn("committed_offsets_failed", {{"error", c.error()}});
   }
   const std::size_t applied = tail_->poll(apply);
-  note_snapshot_read();
+  store_.note_snapshot_read(*tail_);
   metrics_.standby_lag(static_cast<double>(tail_->pending() + tail_->behind()));
   if (applied > 0) {
     metrics_.window_size(static_cast<double>(pipeline_.window().size()),
@@ -199,13 +166,10 @@ bool Daemon::take_over() {
       return false;
     }
   }
-  auto apply = [this](const dedup::ArticleState& s) {
-    pipeline_.restore(s);
-    changelog_keys_.emplace_back(s.seq, s.id);
-  };
+  auto apply = [this](const dedup::ArticleState& s) { store_.apply(s); };
   // The old owner is gone (the group gave its lease away): nothing older can arrive, and its
   // commits are final; the records of inputs it did not commit are judged again here.
-  if (auto c = refresh_committed(); !c) {
+  if (auto c = store_.refresh_committed(consumer_.get()); !c) {
     log::error("takeover_failed", {{"error", c.error()}});
     return false;
   }
@@ -214,7 +178,7 @@ bool Daemon::take_over() {
     log::error("takeover_failed", {{"error", applied.error()}});
     return false;
   }
-  note_snapshot_read();
+  store_.note_snapshot_read(*tail_);
   const std::uint64_t last_seq = tail_->last_seq();
   const std::uint64_t tail_dropped = tail_->dropped();
   const double catch_up_seconds = seconds_since(t0);
