@@ -33,7 +33,7 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
                    ? static_cast<std::size_t>(config.kafka.workers)
                    : std::max<std::size_t>(1, std::thread::hardware_concurrency())),
       collector_(metrics, config.topics.dlq,
-                 {.fenced = [this] { return lease_ && owner_ && lease_revoked_; },
+                 {.fenced = [this] { return lease_.fenced(); },
                   .stop_waiting = [this]() -> std::optional<std::string> {
                     // After SIGTERM the wait ends at the drain deadline: the batch is not
                     // acknowledged, its inputs are not committed, and the process exits in time.
@@ -42,7 +42,7 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
                     }
                     // A dedup owner stuck here past the group's session gives its lease to a
                     // standby: from then on nothing of this batch may be published.
-                    if (lease_lost()) return "the dedup lease is gone";
+                    if (lease_.lost()) return "the dedup lease is gone";
                     return std::nullopt;
                   }}),
       dead_letters_(config_, collector_, metrics_,
@@ -73,7 +73,8 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
           },
           // A partition revoked since its batch was judged is its new owner's to commit.
           [this](const OffsetCommitter::Partition& p) { return merger_.assigned(p); }),
-      store_(config_, metrics_, pipeline_, notifier_, stop_) {
+      store_(config_, metrics_, pipeline_, notifier_, stop_),
+      lease_(config_, metrics_, pipeline_, store_) {
   pool_ = std::make_unique<WorkerPool>(workers_);
   output_pool_ = std::make_unique<WorkerPool>(workers_);
   if (config.role == config::Role::kExtract) {
@@ -131,8 +132,8 @@ EventOrderOptions order_options(const config::KafkaConfig& kafka) {
 Daemon::~Daemon() {
   retrier_.reset();
   close_input_consumer();
-  tail_.reset();
-  close_consumer(lease_, close_timeout(), "lease", &Daemon::on_lease_rebalance, this);
+  links_tail_.reset();
+  lease_.close(close_timeout());
   if (collector_.producer()) rd_kafka_flush(collector_.producer(), flush_timeout_ms());
 }
 
@@ -261,10 +262,10 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
     // not fetched again here, whichever extractor saw it first (or this one before a restart).
     if (fetcher_ && !config_.topics.state.empty()) {
       auto tail = store_.open_tail(bootstrap, std::chrono::milliseconds(0));
-      if (tail) tail_ = std::move(*tail);
+      if (tail) links_tail_ = std::move(*tail);
       auto learned =
           tail
-              ? tail_->catch_up(
+              ? links_tail_->catch_up(
                     [this](const dedup::ArticleState& s) { pipeline_.remember_published_links(s); },
                     std::chrono::minutes(10))
               : tl::expected<std::size_t, std::string>(tl::unexpected(tail.error()));
@@ -283,7 +284,10 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
   if (config_.role == config::Role::kDedup && !config_.topics.dedup_lease.empty()) {
     // One owner judges, standbys follow the changelog: no subscription to the extracted topic
     // (a second subscriber would split its partitions and the window with them).
-    if (auto standby = start_standby(bootstrap); !standby) {
+    auto standby =
+        lease_.start(bootstrap, consumer_.get(), exactly_once_ ? collector_.producer() : nullptr,
+                     [this] { return assign_every_partition(config_.topics.extracted); });
+    if (!standby) {
       return tl::unexpected(std::vector<config::Problem>{{"topics.dedup_lease", standby.error()}});
     }
     return {};
@@ -427,13 +431,14 @@ int Daemon::run() {
   refresh_status(true);
   while (!stop_.load()) {
     tick();
-    if (lease_ && !serve_lease()) {
+    if (lease_.active() && !lease_.serve()) {
       exit_code = 3;
       break;
     }
     maybe_snapshot();
-    if (config_.role == config::Role::kExtract && tail_) {
-      tail_->poll([this](const dedup::ArticleState& s) { pipeline_.remember_published_links(s); });
+    if (links_tail_) {
+      links_tail_->poll(
+          [this](const dedup::ArticleState& s) { pipeline_.remember_published_links(s); });
     }
     // With a batch extracted and waiting to be judged, take only what is here already.
     if (!collect_batch(batch, /*wait=*/!waiting_)) {
@@ -555,8 +560,8 @@ int Daemon::run() {
                {"drain_timeout_ms", std::to_string(config_.kafka.drain_timeout_ms)}});
   }
   // The lease goes last, when every output is acknowledged: a standby takes over at once.
-  tail_.reset();
-  close_consumer(lease_, close_timeout(), "lease", &Daemon::on_lease_rebalance, this);
+  links_tail_.reset();
+  lease_.close(close_timeout());
   refresh_status(true);
   return exit_code;
 }

@@ -20,6 +20,7 @@
 #include "daemon/kafka/changelog_tail.h"
 #include "daemon/kafka/crash_guard.h"
 #include "daemon/kafka/dead_letters.h"
+#include "daemon/kafka/dedup_lease.h"
 #include "daemon/kafka/event_order.h"
 #include "daemon/kafka/faults.h"
 #include "daemon/kafka/fetch_retries.h"
@@ -80,7 +81,7 @@ class Daemon {
 
   /// True while partitions are assigned (or, a dedup standby, while it tails the changelog) and
   /// the last poll succeeded.
-  bool ready() const { return (assigned_.load() > 0 || standby_.load()) && !stop_.load(); }
+  bool ready() const { return (assigned_.load() > 0 || lease_.standby()) && !stop_.load(); }
 
   const Progress& progress() const { return progress_; }
 
@@ -267,28 +268,13 @@ class Daemon {
   /// only). The owner's loop calls it between batches.
   void maybe_snapshot();
 
-  // `--role dedup` with `topics.dedup_lease`: the lease consumer (its group's owner of the one
-  // lease partition judges) and the changelog tail a standby keeps its state current with (an
-  // extractor's tail only learns the links published).
-  KafkaHandle lease_;
-  bool lease_cooperative_ = false;
-  std::unique_ptr<ChangelogTail> tail_;
-  bool owner_ = false;
-  bool lease_granted_ = false;  // set by the lease consumer's rebalance callback
-  bool lease_revoked_ = false;
-  std::atomic<bool> standby_{false};
-  std::chrono::steady_clock::time_point last_standby_log_{};
-  static void on_lease_rebalance(rd_kafka_t* rk, int err, void* partitions, void* opaque);
-  /// Creates the lease consumer and the changelog tail (after the restore).
-  tl::expected<void, std::string> start_standby(const std::string& bootstrap);
-  /// Serves the lease: a standby applies the changelog, and takes over (catches up, assigns
-  /// every extracted partition) when the lease comes to it. False when the process must stop:
-  /// the lease was lost, or a takeover failed.
-  bool serve_lease();
-  /// A dedup owner whose lease is gone (revoked or lost, polled now): it must publish and
-  /// commit nothing more, even in at_least_once, where no transaction fences it.
-  bool lease_lost();
-  bool take_over();
+  // `--role dedup` with `topics.dedup_lease`: the owner judges, a standby follows.
+  DedupLease lease_;
+  /// Assigns every partition of `topic` to the input consumer by hand (a dedup owner's
+  /// takeover): their number.
+  tl::expected<int, std::string> assign_every_partition(const std::string& topic);
+  // `--role extract` with a changelog: the links published, learned from it.
+  std::unique_ptr<ChangelogTail> links_tail_;
 };
 
 }  // namespace newsflow::daemon

@@ -43,6 +43,23 @@ void Daemon::adopt_partition(rd_kafka_t* rk, const std::string& topic, int parti
   }
 }
 
+tl::expected<int, std::string> Daemon::assign_every_partition(const std::string& topic) {
+  auto n = topic_partitions(consumer_.get(), topic);
+  if (!n) return tl::unexpected(n.error());
+  // From the offsets the group committed.
+  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(*n);
+  const auto now = Clock::now();
+  for (int p = 0; p < *n; ++p) {
+    rd_kafka_topic_partition_list_add(list, topic.c_str(), p)->offset = RD_KAFKA_OFFSET_INVALID;
+    adopt_partition(consumer_.get(), topic, p, now);
+  }
+  const rd_kafka_resp_err_t e = rd_kafka_assign(consumer_.get(), list);
+  rd_kafka_topic_partition_list_destroy(list);
+  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) return tl::unexpected(std::string(rd_kafka_err2str(e)));
+  assigned_ = *n;
+  return *n;
+}
+
 void Daemon::on_rebalance(rd_kafka_t* rk, int err_int, void* partitions_ptr, void* opaque) {
   auto* self = static_cast<Daemon*>(opaque);
   auto* partitions = static_cast<rd_kafka_topic_partition_list_t*>(partitions_ptr);

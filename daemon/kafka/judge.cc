@@ -428,7 +428,7 @@ bool Daemon::commit_offsets(bool sync) {
   if (!committer_.waiting() || faults_.commits_blocked()) return true;
   // A dedup owner that lost its lease commits nothing: its consumer is assigned by hand, so the
   // broker would take the commit and move the new owner's position.
-  if (lease_lost()) return false;
+  if (lease_.lost()) return false;
   const OffsetCommitter::Result result = committer_.commit(sync, Clock::now());
   note_commit(result);
   return result.ok;
@@ -466,7 +466,7 @@ void Daemon::on_commit(rd_kafka_t*, int err_int, void* partitions_ptr, void* opa
 
 void Daemon::maybe_snapshot() {
   if (!store_.snapshot_due()) return;
-  if (lease_ && !owner_) return;  // a standby follows the owner's changelog
+  if (lease_.active() && !lease_.owner()) return;  // a standby follows the owner's changelog
   // Fault injection makes commits fail or records go missing: what is judged is not state.
   if (faults_.state_unreliable() || stop_.load()) return;
   judge_waiting();

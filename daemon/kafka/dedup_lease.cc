@@ -1,34 +1,44 @@
-#include "daemon/kafka/daemon.h"
+#include "daemon/kafka/dedup_lease.h"
 
 // `--role dedup` with a lease: a standby follows the changelog and takes over (catches up, then
 // assigns every extracted partition) when the lease comes to it.
 
 #include <librdkafka/rdkafka.h>
 
-#include <algorithm>
 #include <chrono>
-#include <csignal>
-#include <cstdlib>
-#include <map>
-#include <nlohmann/json.hpp>
-#include <thread>
 
 #include "daemon/kafka/message.h"
+#include "daemon/kafka/state_store.h"
 #include "daemon/ops/log.h"
 #include "daemon/ops/metrics.h"
-#include "daemon/pipeline/input.h"
-#include "daemon/version.h"
+#include "daemon/pipeline/pipeline.h"
 
 namespace newsflow::daemon {
 
 using namespace internal;
 
-tl::expected<void, std::string> Daemon::start_standby(const std::string& bootstrap) {
+DedupLease::DedupLease(const config::Config& config, Metrics& metrics, const Pipeline& pipeline,
+                       StateStore& store)
+    : config_(config), metrics_(metrics), pipeline_(pipeline), store_(store) {}
+
+DedupLease::~DedupLease() { close(std::chrono::seconds(5)); }
+
+void DedupLease::close(std::chrono::milliseconds limit) {
+  tail_.reset();
+  close_consumer(lease_, limit, "lease", &DedupLease::on_rebalance, this);
+}
+
+tl::expected<void, std::string> DedupLease::start(const std::string& bootstrap, rd_kafka_t* input,
+                                                  rd_kafka_t* transactional_producer,
+                                                  TakePartitions take) {
+  input_ = input;
+  transactional_producer_ = transactional_producer;
+  take_ = std::move(take);
   auto tail = store_.open_tail(bootstrap, std::chrono::milliseconds(1000));
   if (!tail) return tl::unexpected(tail.error());
   tail_ = std::move(*tail);
 
-  if (auto n = topic_partitions(consumer_.get(), config_.topics.dedup_lease); !n) {
+  if (auto n = topic_partitions(input_, config_.topics.dedup_lease); !n) {
     return tl::unexpected(n.error() + " (create it with one partition)");
   } else if (*n != 1) {
     log::warn("dedup_lease_partitions",
@@ -50,10 +60,10 @@ tl::expected<void, std::string> Daemon::start_standby(const std::string& bootstr
                                config_.kafka.client, config_.kafka.lease, "kafka.lease");
   if (!lconf)
     return tl::unexpected(lconf.error().front().path + ": " + lconf.error().front().message);
-  lease_cooperative_ = cooperative_strategy(lconf->get());
+  cooperative_ = cooperative_strategy(lconf->get());
   ClientCallbacks lease_callbacks;
   lease_callbacks.opaque = this;
-  lease_callbacks.rebalance = &Daemon::on_lease_rebalance;
+  lease_callbacks.rebalance = &DedupLease::on_rebalance;
   auto lease = create_client(ClientKind::kConsumer, std::move(*lconf), {}, lease_callbacks);
   if (!lease) return tl::unexpected(lease.error());
   lease_ = std::move(*lease);
@@ -72,23 +82,23 @@ tl::expected<void, std::string> Daemon::start_standby(const std::string& bootstr
   return {};
 }
 
-void Daemon::on_lease_rebalance(rd_kafka_t* rk, int err_int, void* partitions_ptr, void* opaque) {
-  auto* self = static_cast<Daemon*>(opaque);
+void DedupLease::on_rebalance(rd_kafka_t* rk, int err_int, void* partitions_ptr, void* opaque) {
+  auto* self = static_cast<DedupLease*>(opaque);
   auto* partitions = static_cast<rd_kafka_topic_partition_list_t*>(partitions_ptr);
   const auto err = static_cast<rd_kafka_resp_err_t>(err_int);
-  const bool cooperative = self->lease_cooperative_;
+  const bool cooperative = self->cooperative_;
   const bool assign = err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS;
   // The lease is partition 0 (a topic created with more would otherwise make several owners).
   bool lease = false;
   for (int i = 0; i < partitions->cnt; ++i) lease = lease || partitions->elems[i].partition == 0;
   if (lease) {
-    self->lease_granted_ = assign;
+    self->granted_ = assign;
     // An owner that lost the lease stays fenced even when the group gives it back at once: a
-    // standby may have judged in between (`serve_lease` makes it exit and start again).
+    // standby may have judged in between (`serve` makes it exit and start again).
     if (!assign) {
-      self->lease_revoked_ = true;
+      self->revoked_ = true;
     } else if (!self->owner_) {
-      self->lease_revoked_ = false;
+      self->revoked_ = false;
     }
   }
   rd_kafka_error_t* e = nullptr;
@@ -103,26 +113,26 @@ void Daemon::on_lease_rebalance(rd_kafka_t* rk, int err_int, void* partitions_pt
             {{"partitions", std::to_string(partitions->cnt)}, {"reason", rd_kafka_err2name(err)}});
 }
 
-bool Daemon::lease_lost() {
+bool DedupLease::lost() {
   if (!lease_ || !owner_) return false;
-  if (!lease_revoked_) {
+  if (!revoked_) {
     // Served here too (not only once a loop turn): an owner stuck waiting on a full producer
     // queue must see its lease go before it publishes or commits anything more.
     while (rd_kafka_message_t* m = rd_kafka_consumer_poll(lease_.get(), 0)) {
       rd_kafka_message_destroy(m);
     }
-    if (rd_kafka_assignment_lost(lease_.get())) lease_revoked_ = true;
+    if (rd_kafka_assignment_lost(lease_.get())) revoked_ = true;
   }
-  return lease_revoked_;
+  return revoked_;
 }
 
-bool Daemon::serve_lease() {
+bool DedupLease::serve() {
   // Serves the lease group (heartbeats run in the background; rebalances need this poll).
   while (rd_kafka_message_t* m = rd_kafka_consumer_poll(lease_.get(), 0)) {
     rd_kafka_message_destroy(m);
   }
   if (owner_) {
-    if (lease_revoked_) {
+    if (revoked_) {
       // Another process judges now; this one's window went on past the changelog it shares
       // with the new owner. It stops (its supervisor starts it again: a fresh standby).
       log::error("dedup_lease_lost", {{"consequence", "exiting; restart to rejoin as standby"}});
@@ -130,11 +140,11 @@ bool Daemon::serve_lease() {
     }
     return true;
   }
-  lease_revoked_ = false;  // a lease granted and taken back before this standby used it
+  revoked_ = false;  // a lease granted and taken back before this standby used it
   auto apply = [this](const dedup::ArticleState& s) { store_.apply(s); };
-  if (lease_granted_) return take_over();
+  if (granted_) return take_over();
   if (store_.committed_age() > std::chrono::milliseconds(500)) {
-    if (auto c = store_.refresh_committed(consumer_.get()); !c)
+    if (auto c = store_.refresh_committed(input_); !c)
       log::warn("committed_offsets_failed", {{"error", c.error()}});
   }
   const std::size_t applied = tail_->poll(apply);
@@ -145,8 +155,8 @@ bool Daemon::serve_lease() {
                          static_cast<double>(pipeline_.window().memory_bytes()));
     metrics_.stories_active(static_cast<double>(pipeline_.stories().size()));
   }
-  if (Clock::now() - last_standby_log_ > std::chrono::seconds(30)) {
-    last_standby_log_ = Clock::now();
+  if (Clock::now() - last_log_ > std::chrono::seconds(30)) {
+    last_log_ = Clock::now();
     log::info("dedup_standby_following", {{"last_seq", std::to_string(tail_->last_seq())},
                                           {"late_records", std::to_string(tail_->late())},
                                           {"held", std::to_string(pipeline_.window().size())}});
@@ -154,12 +164,12 @@ bool Daemon::serve_lease() {
   return true;
 }
 
-bool Daemon::take_over() {
+bool DedupLease::take_over() {
   const auto t0 = Clock::now();
-  if (exactly_once_) {
+  if (transactional_producer_) {
     // Fences the old owner's producer, should it still be alive somewhere, and aborts its open
     // transaction, so the changelog's stable end is its end.
-    if (rd_kafka_error_t* e = rd_kafka_init_transactions(collector_.producer(), 60000)) {
+    if (rd_kafka_error_t* e = rd_kafka_init_transactions(transactional_producer_, 60000)) {
       log::error("takeover_failed", {{"error", std::string("cannot initialize transactions: ") +
                                                    rd_kafka_error_string(e)}});
       rd_kafka_error_destroy(e);
@@ -169,7 +179,7 @@ bool Daemon::take_over() {
   auto apply = [this](const dedup::ArticleState& s) { store_.apply(s); };
   // The old owner is gone (the group gave its lease away): nothing older can arrive, and its
   // commits are final; the records of inputs it did not commit are judged again here.
-  if (auto c = store_.refresh_committed(consumer_.get()); !c) {
+  if (auto c = store_.refresh_committed(input_); !c) {
     log::error("takeover_failed", {{"error", c.error()}});
     return false;
   }
@@ -184,26 +194,12 @@ bool Daemon::take_over() {
   const double catch_up_seconds = seconds_since(t0);
   tail_.reset();
   standby_ = false;
-  auto n = topic_partitions(consumer_.get(), config_.topics.extracted);
+  // Every extracted partition, from the offsets the dedup group committed.
+  auto n = take_();
   if (!n) {
     log::error("takeover_failed", {{"error", n.error()}});
     return false;
   }
-  // Every extracted partition, from the offsets the dedup group committed.
-  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(*n);
-  const auto now = Clock::now();
-  for (int p = 0; p < *n; ++p) {
-    rd_kafka_topic_partition_list_add(list, config_.topics.extracted.c_str(), p)->offset =
-        RD_KAFKA_OFFSET_INVALID;
-    adopt_partition(consumer_.get(), config_.topics.extracted, p, now);
-  }
-  const rd_kafka_resp_err_t e = rd_kafka_assign(consumer_.get(), list);
-  rd_kafka_topic_partition_list_destroy(list);
-  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    log::error("takeover_failed", {{"error", rd_kafka_err2str(e)}});
-    return false;
-  }
-  assigned_ = *n;
   owner_ = true;
   const double seconds = seconds_since(t0);
   metrics_.dedup_owner(true);
