@@ -24,100 +24,6 @@ namespace newsflow::daemon {
 
 using namespace internal;
 
-bool Daemon::dead_letters_of(rd_kafka_message_t* msg, Work& work) {
-  if (work.parsed.failure) {
-    dead_letters_.input(msg, *work.parsed.failure);
-    return true;
-  }
-  if (!work.prepared) {
-    dead_letters_.input(msg, work.prepared.error());
-    return true;
-  }
-  for (const auto& item : *work.prepared) {
-    if (!item.fetch_failure) continue;
-    // Tried again later when time may cure it; else a dead letter now.
-    dead_letters_.item(msg, item, work.parsed.input);
-  }
-  return false;
-}
-
-void Daemon::judge_one(rd_kafka_message_t* msg, Work& work) {
-  // One try/catch per message: no input can crash-loop the daemon.
-  try {
-    if (dead_letters_of(msg, work)) return;
-    work.outputs = pipeline_.commit(std::move(*work.prepared), work.parsed.input);
-    work.judged = true;
-  } catch (const std::exception& e) {
-    dead_letters_.input(msg, {"internal_error", e.what()});
-  }
-}
-
-void Daemon::serialize(Work& work) const {
-  if (!work.judged) return;
-  try {
-    work.records.reserve(work.outputs.size());
-    for (const Output& o : work.outputs) {
-      work.records.push_back({article_json(o),
-                              config_.topics.state.empty() ? "" : dedup::encode_state(o.state),
-                              story_json(o.story)});
-      // A record the producer may not send is refused before anything of the input is: the
-      // input ends as one dead letter, and its batch goes on.
-      const Work::Records& r = work.records.back();
-      for (const auto& [what, bytes] :
-           {std::pair{"article", r.article.size()}, std::pair{"state", r.state.size()},
-            std::pair{"story", r.story.size()}}) {
-        if (auto refused = collector_.too_large(what, o.article.id, bytes)) {
-          work.failed = std::move(refused);
-          return;
-        }
-      }
-    }
-  } catch (const std::exception& e) {
-    work.failed = Failure{"internal_error", e.what()};
-  }
-}
-
-void Daemon::publish(rd_kafka_message_t* msg, Work& work) {
-  if (!work.judged) return;  // dead-lettered while judged
-  if (auto refused = collector_.take_refused(msg)) work.failed = std::move(refused);
-  if (work.failed) {
-    dead_letters_.input(msg, *work.failed);
-    return;
-  }
-  // An extracted record's input (the dedup role): judged, it is a repeat when handed over again.
-  const std::string_view source =
-      config_.role == config::Role::kDedup ? header_of(msg, kSourceHeader) : std::string_view();
-  if (const auto s = parse_position(source); s && !work.outputs.empty()) {
-    store_.note_judged(*s, msg->partition, msg->offset);
-  }
-  for (std::size_t k = 0; k < work.outputs.size(); ++k) {
-    const Output& o = work.outputs[k];
-    Work::Records& r = work.records[k];
-    const std::string kind(dedup::dup_kind_name(o.verdict.kind));
-    collector_.produce(config_.topics.articles, o.article.id, r.article,
-                       {{"schema", "newsflow.article/1"}});
-    const bool lose_state = faults_.loses_state(payload(msg));
-    if (!config_.topics.state.empty() && !lose_state) {
-      std::vector<std::pair<std::string, std::string>> headers{
-          {"schema", "newsflow.state/3"},
-          {kInputHeader, input_header(rd_kafka_topic_name(msg->rkt), msg->partition, msg->offset)}};
-      if (!source.empty()) headers.emplace_back(kSourceHeader, std::string(source));
-      collector_.produce(config_.topics.state, o.article.id, r.state, headers);
-      store_.note_record(o.state.seq, o.article.id);
-      metrics_.state_written();
-    }
-    collector_.produce(config_.topics.stories, o.story.story_id, r.story,
-                       {{"schema", "newsflow.story/1"}});
-    // A merged story is gone: a tombstone, so compaction drops it.
-    for (const auto& gone : o.story.merged_from)
-      collector_.produce(config_.topics.stories, gone, {}, {}, true);
-    metrics_.article(kind, o.article.language);
-    ++progress_.articles;
-    if (o.verdict.kind != dedup::DupKind::kUnique) ++progress_.duplicates;
-  }
-  progress_.stories = pipeline_.stories().size();
-}
-
 void Daemon::extract(Stage& stage, bool wait) {
   stage.messages.clear();
   for (const Taken& t : stage.batch) stage.messages.push_back(t.msg);
@@ -156,7 +62,7 @@ void Daemon::extract(Stage& stage, bool wait) {
             work[i].prepared->push_back(std::move(record->first));
             return;
           }
-          work[i].parsed = parse(messages[i]);
+          work[i].parsed = inputs_.parse(messages[i]);
           metrics_.stage_seconds("parse", seconds_since(t0));
           if (!work[i].parsed.failure) {
             // An extractor hands its articles over: the judging is another process's.
@@ -186,7 +92,7 @@ Transaction::Offsets next_offsets(const std::vector<rd_kafka_message_t*>& messag
 
 bool Daemon::commit_transaction(Transaction& transaction,
                                 const std::vector<rd_kafka_message_t*>& messages) {
-  const auto committed = transaction.commit(next_offsets(messages), consumer_.get(),
+  const auto committed = transaction.commit(next_offsets(messages), intake_.consumer(),
                                             [this] { return collector_.failure(); });
   if (committed) return true;
   log::error("transaction_failed", {{"error", committed.error().message},
@@ -271,7 +177,7 @@ bool Daemon::judge(Stage& stage) {
       // Bounded by the fetcher's batch deadline; the loop is not stalled meanwhile.
       while (stage.linked_pages.wait_for(std::chrono::milliseconds(250)) !=
              std::future_status::ready) {
-        tick();
+        status_.tick(ready(), intake_.assigned());
       }
       std::vector<Pipeline::LinkedPage> pages;
       try {
@@ -285,7 +191,7 @@ bool Daemon::judge(Stage& stage) {
   const auto t0 = Clock::now();
   std::optional<Transaction> transaction;
   if (exactly_once_) {
-    auto begun = Transaction::begin(collector_.producer(), std::max(1, flush_timeout_ms()));
+    auto begun = Transaction::begin(collector_.producer(), std::max(1, drain_.flush_timeout_ms()));
     if (!begun) {
       log::error("transaction_begin_failed", {{"error", begun.error().message}});
       return false;
@@ -300,25 +206,27 @@ bool Daemon::judge(Stage& stage) {
     pipeline_.hold_expiry_at(batch[i].low_watermark);
     if (config_.role == config::Role::kExtract) {
       collector_.begin_input(messages[i]);
-      hand_over(messages[i], work[i]);
+      inputs_.hand_over(messages[i], work[i]);
       collector_.end_input();
     } else {
-      judge_one(messages[i], work[i]);
+      inputs_.judge(messages[i], work[i]);
     }
   }
   if (config_.role != config::Role::kExtract) {
     // The records are written on the output pool (and this thread) while the extraction pool
     // extracts the next batch, then queued in input order.
-    output_pool_->start(work.size(), [this, &work](std::size_t i) { serialize(work[i]); });
+    output_pool_->start(work.size(), [this, &work](std::size_t i) { inputs_.serialize(work[i]); });
     output_pool_->wait();
     for (std::size_t i = 0; i < messages.size(); ++i) {
       collector_.begin_input(messages[i]);
-      publish(messages[i], work[i]);
+      inputs_.publish(messages[i], work[i]);
       collector_.end_input();
     }
   }
   // After the batch's records, in the same partitions: how far the inputs have come.
-  if (config_.role == config::Role::kExtract) emit_watermarks();
+  if (config_.role == config::Role::kExtract) {
+    extracted_.emit_watermarks(intake_.watermarks(), extracting_ ? &extracting_->batch : nullptr);
+  }
   std::unique_ptr<InFlight> flight = collector_.end_batch();
   metrics_.producer_queue(rd_kafka_outq_len(collector_.producer()));
   if (!exactly_once_) {
@@ -357,7 +265,7 @@ void Daemon::release(InFlight& f) {
 bool Daemon::settle(bool drain, bool rewind) {
   if (drain && !collector_.empty()) {
     // Everything queued, acknowledged within the flush limit (after SIGTERM, the drain limit).
-    rd_kafka_flush(collector_.producer(), flush_timeout_ms());
+    rd_kafka_flush(collector_.producer(), drain_.flush_timeout_ms());
   } else {
     rd_kafka_poll(collector_.producer(), 0);
   }
@@ -365,9 +273,7 @@ bool Daemon::settle(bool drain, bool rewind) {
   // Outputs in flight are bounded: the judging waits while the oldest of kMaxInFlight batches
   // is on its way.
   constexpr std::size_t kMaxInFlight = 4;
-  collector_.wait_for_room(kMaxInFlight, limit, [this] {
-    return stop_.load() && steady_ms() >= drain_deadline_ms_.load();
-  });
+  collector_.wait_for_room(kMaxInFlight, limit, [this] { return drain_.over(); });
   bool ok = true;
   const auto now = Clock::now();
   while (!collector_.empty()) {
@@ -387,12 +293,12 @@ bool Daemon::settle(bool drain, bool rewind) {
       // the latest first, and are judged again (the window repeats its verdicts for ids it
       // knows). Delivery reports still due for them find them among the retired.
       if (waiting_) {
-        give_back(waiting_->batch.begin(), waiting_->batch.end());
+        intake_.give_back(waiting_->batch.begin(), waiting_->batch.end());
         waiting_.reset();
         note_processing({});
       }
       collector_.retire_all([this](InFlight& later) {
-        give_back(later.inputs.begin(), later.inputs.end());
+        intake_.give_back(later.inputs.begin(), later.inputs.end());
         later.inputs.clear();
       });
       ok = false;
@@ -410,7 +316,7 @@ bool Daemon::settle(bool drain, bool rewind) {
         // A partition revoked since its batch was judged is its new owner's to commit: its
         // offsets would move that owner's position (as on_commit knows too).
         const auto tp = partition_of(t.msg);
-        if (!merger_.assigned(tp)) continue;
+        if (!intake_.owns(tp)) continue;
         committer_.acknowledged(tp, t.msg->offset + 1);
       }
     }
@@ -448,20 +354,54 @@ void Daemon::note_commit(const OffsetCommitter::Result& result) {
   }
 }
 
-void Daemon::on_commit(rd_kafka_t*, int err_int, void* partitions_ptr, void* opaque) {
-  auto* self = static_cast<Daemon*>(opaque);
-  const auto* partitions = static_cast<const rd_kafka_topic_partition_list_t*>(partitions_ptr);
-  if (!partitions) return;
-  auto err = static_cast<rd_kafka_resp_err_t>(err_int);
-  OffsetCommitter::Offsets offsets;
-  for (int i = 0; i < partitions->cnt; ++i) {
-    const auto& tp = partitions->elems[i];
-    offsets[{tp.topic, tp.partition}] = tp.offset;
-    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) err = tp.err;
-  }
-  if (const auto result = self->committer_.answered(err, offsets, rd_kafka_err2str(err))) {
-    self->note_commit(*result);
-  }
+PartitionIntake::Listener Daemon::intake_listener() {
+  PartitionIntake::Listener l;
+  // Batches judged before a revoke are acknowledged and their offsets committed now, so the new
+  // owner does not judge them again; one that fails is judged again once the rebalance is done
+  // (its inputs of partitions still assigned).
+  l.before_revoke = [this] { settle(/*drain=*/true, /*rewind=*/false); };
+  l.revoked = [this](const PartitionIntake::Partition& p) {
+    // Its new owner starts from the last committed offset (at least once).
+    committer_.revoked(p);
+    if (!waiting_) return std::size_t{0};
+    // Extracted, not judged: its inputs of the partition go with it.
+    Stage& w = *waiting_;
+    std::size_t kept = 0;
+    for (std::size_t j = 0; j < w.batch.size(); ++j) {
+      rd_kafka_message_t* m = w.batch[j].msg;
+      if (partition_of(m) == p) {
+        rd_kafka_message_destroy(m);
+        continue;
+      }
+      if (kept != j) {
+        w.batch[kept] = w.batch[j];
+        w.messages[kept] = w.messages[j];
+        w.work[kept] = std::move(w.work[j]);
+      }
+      ++kept;
+    }
+    const std::size_t dropped = w.batch.size() - kept;
+    w.batch.resize(kept);
+    w.messages.resize(kept);
+    w.work.resize(kept);
+    return dropped;
+  };
+  l.commit_answered = [this](int err_int, void* partitions_ptr) {
+    const auto* partitions = static_cast<const rd_kafka_topic_partition_list_t*>(partitions_ptr);
+    if (!partitions) return;
+    auto err = static_cast<rd_kafka_resp_err_t>(err_int);
+    OffsetCommitter::Offsets offsets;
+    for (int i = 0; i < partitions->cnt; ++i) {
+      const auto& tp = partitions->elems[i];
+      offsets[{tp.topic, tp.partition}] = tp.offset;
+      if (err == RD_KAFKA_RESP_ERR_NO_ERROR) err = tp.err;
+    }
+    if (const auto result = committer_.answered(err, offsets, rd_kafka_err2str(err))) {
+      note_commit(*result);
+    }
+  };
+  l.busy = [this] { return !collector_.empty() || committer_.waiting(); };
+  return l;
 }
 
 void Daemon::maybe_snapshot() {
@@ -476,7 +416,8 @@ void Daemon::maybe_snapshot() {
     store_.snapshot_later();
     return;
   }
-  store_.write_snapshot(collector_, exactly_once_, flush_timeout_ms(), [this] { tick(); });
+  store_.write_snapshot(collector_, exactly_once_, drain_.flush_timeout_ms(),
+                        [this] { status_.tick(ready(), intake_.assigned()); });
 }
 
 }  // namespace newsflow::daemon

@@ -1,4 +1,4 @@
-#include "daemon/kafka/daemon.h"
+#include "daemon/kafka/partition_intake.h"
 
 // The intake: partitions assigned and revoked, their records put in event-time order, the
 // batches collected from that order, the partitions' lag, and the consumer's close.
@@ -7,24 +7,134 @@
 
 #include <algorithm>
 #include <chrono>
-#include <csignal>
 #include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "daemon/kafka/message.h"
+#include "daemon/kafka/state_store.h"
 #include "daemon/ops/log.h"
 #include "daemon/ops/metrics.h"
-#include "daemon/pipeline/input.h"
-#include "daemon/version.h"
 
 namespace newsflow::daemon {
 
 using namespace internal;
 
-void Daemon::adopt_partition(rd_kafka_t* rk, const std::string& topic, int partition,
-                             Clock::time_point now) {
+namespace {
+
+// Each role is its own consumer group: extractors share the input partitions, the dedup role
+// the extracted ones.
+std::string consumer_group(const config::Config& config) {
+  return config.role == config::Role::kAll
+             ? config.kafka.group_id
+             : config.kafka.group_id + "-" + std::string(config::role_name(config.role));
+}
+
+// The input consumer's properties before the user's.
+std::map<std::string, std::string> consumer_properties(const std::string& bootstrap,
+                                                       const std::string& group) {
+  return {{"bootstrap.servers", bootstrap},
+          {"group.id", group},
+          {"enable.auto.commit", "false"},
+          {"enable.auto.offset.store", "false"},
+          {"auto.offset.reset", "earliest"},
+          {"partition.assignment.strategy", "cooperative-sticky"},
+          // A SIGKILLed member's partitions wait for its session to end: 6 s (the brokers' default
+          // minimum), not librdkafka's 45 s, so a restarted daemon publishes again within about
+          // 10 s. A C++ process has no GC pauses to ride out; heartbeats go from a thread of
+          // librdkafka's own, every 1.5 s.
+          {"session.timeout.ms", "6000"},
+          {"heartbeat.interval.ms", "1500"},
+          {"statistics.interval.ms", "5000"},
+          // Per partition: each has its own queue (event-time order).
+          {"queued.max.messages.kbytes", "4096"},
+          // A fetch that finds nothing new waits at most this long. A real broker answers as soon
+          // as a record arrives; the mock cluster (demo, dev-broker) holds an empty fetch for the
+          // whole wait: librdkafka's 500 ms was most of a quiet stream's latency there. Idle, it
+          // costs ten fetch requests a second per broker.
+          {"fetch.wait.max.ms", "100"},
+          {"client.id", "newsflow"}};
+}
+
+}  // namespace
+
+EventOrderOptions order_options(const config::KafkaConfig& kafka) {
+  EventOrderOptions o;
+  o.max_idle = std::chrono::milliseconds(kafka.max_idle_ms);
+  o.writer_silence = std::chrono::milliseconds(kafka.extractor_silence_ms);
+  // A partition no extractor has spoken for yet is waited for as long as one whose extractor
+  // fell silent, and at least until an idle extractor says its end again: its input may be
+  // held by an extractor still starting, or by one that joined the group while a rebalance
+  // handed out the partitions. Going on without it reorders the backlog it then hands over
+  // (30 s, shorter than the silence allowed, cost the roles test 24% of its verdicts on a
+  // loaded machine, where an extractor's first assignment came 30 s after the dedup started).
+  o.first_watermark = std::max<std::chrono::milliseconds>(o.writer_silence, kEndRepeat);
+  // A partition known to lag holds the others back for up to 10 s: longer than a slow fetch
+  // round, short enough that a partition whose leader is gone stalls little.
+  o.behind = std::chrono::seconds(10);
+  return o;
+}
+
+PartitionIntake::PartitionIntake(const config::Config& config, Metrics& metrics,
+                                 const StateStore& store, const std::atomic<bool>& stop,
+                                 Listener listener)
+    : config_(config),
+      metrics_(metrics),
+      store_(store),
+      stop_(stop),
+      listener_(std::move(listener)),
+      merger_(order_options(config.kafka)) {}
+
+PartitionIntake::~PartitionIntake() { close(std::chrono::seconds(5)); }
+
+tl::expected<void, std::vector<config::Problem>> PartitionIntake::open(const std::string& bootstrap,
+                                                                       bool leased) {
+  group_ = consumer_group(config_);
+  std::map<std::string, std::string> defaults = consumer_properties(bootstrap, group_);
+  // Static membership for the subscribing roles: a process restarted under its id (a crashed
+  // container in the same pod, a systemd restart) takes its partitions back without a
+  // rebalance. A leased dedup process assigns its partitions itself and is not a member.
+  if (!leased && !config_.kafka.consumer.count("group.instance.id")) {
+    instance_id_ = group_instance_id(config_.kafka.group_instance_id,
+                                     std::string(config::role_name(config_.role)), host_name());
+    if (!instance_id_.empty()) defaults["group.instance.id"] = instance_id_;
+  } else if (auto it = config_.kafka.consumer.find("group.instance.id");
+             it != config_.kafka.consumer.end()) {
+    instance_id_ = it->second;
+  }
+  auto conf =
+      make_kafka_conf(defaults, config_.kafka.client, config_.kafka.consumer, "kafka.consumer");
+  if (!conf) return tl::unexpected(conf.error());
+  cooperative_ = cooperative_strategy(conf->get());
+  ClientCallbacks callbacks;
+  callbacks.opaque = this;
+  callbacks.rebalance = &PartitionIntake::on_rebalance;
+  callbacks.offset_commit = &PartitionIntake::on_commit;
+  callbacks.statistics = &PartitionIntake::on_statistics;
+  // Event-time order needs to know when a partition has nothing older to deliver.
+  auto consumer = create_client(ClientKind::kConsumer, std::move(*conf),
+                                {{"enable.partition.eof", "true"}}, callbacks);
+  if (!consumer) {
+    return tl::unexpected(std::vector<config::Problem>{{"kafka.consumer", consumer.error()}});
+  }
+  consumer_ = std::move(*consumer);
+  return {};
+}
+
+tl::expected<void, std::string> PartitionIntake::subscribe() {
+  rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(2);
+  for (const std::string& t : input_topics(config_)) {
+    rd_kafka_topic_partition_list_add(topics, t.c_str(), RD_KAFKA_PARTITION_UA);
+  }
+  const rd_kafka_resp_err_t e = rd_kafka_subscribe(consumer_.get(), topics);
+  rd_kafka_topic_partition_list_destroy(topics);
+  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) return tl::unexpected(std::string(rd_kafka_err2str(e)));
+  subscribed_ = true;
+  return {};
+}
+
+void PartitionIntake::adopt(rd_kafka_t* rk, const std::string& topic, int partition,
+                            Clock::time_point now) {
   merger_.assign({topic, partition}, now);
   next_offset_.erase({topic, partition});
   // What extractors write is read while it is written: its end means nothing until the
@@ -37,13 +147,13 @@ void Daemon::adopt_partition(rd_kafka_t* rk, const std::string& topic, int parti
   // consumer queue instead could overtake (or fall behind) its partition's others.
   if (rd_kafka_queue_t* q = rd_kafka_queue_get_partition(rk, topic.c_str(), partition)) {
     rd_kafka_queue_forward(q, nullptr);
-    auto& slot = partition_queues_[{topic, partition}];
+    auto& slot = queues_[{topic, partition}];
     if (slot) rd_kafka_queue_destroy(slot);
     slot = q;
   }
 }
 
-tl::expected<int, std::string> Daemon::assign_every_partition(const std::string& topic) {
+tl::expected<int, std::string> PartitionIntake::assign_every_partition(const std::string& topic) {
   auto n = topic_partitions(consumer_.get(), topic);
   if (!n) return tl::unexpected(n.error());
   // From the offsets the group committed.
@@ -51,7 +161,7 @@ tl::expected<int, std::string> Daemon::assign_every_partition(const std::string&
   const auto now = Clock::now();
   for (int p = 0; p < *n; ++p) {
     rd_kafka_topic_partition_list_add(list, topic.c_str(), p)->offset = RD_KAFKA_OFFSET_INVALID;
-    adopt_partition(consumer_.get(), topic, p, now);
+    adopt(consumer_.get(), topic, p, now);
   }
   const rd_kafka_resp_err_t e = rd_kafka_assign(consumer_.get(), list);
   rd_kafka_topic_partition_list_destroy(list);
@@ -60,103 +170,80 @@ tl::expected<int, std::string> Daemon::assign_every_partition(const std::string&
   return *n;
 }
 
-void Daemon::on_rebalance(rd_kafka_t* rk, int err_int, void* partitions_ptr, void* opaque) {
-  auto* self = static_cast<Daemon*>(opaque);
-  auto* partitions = static_cast<rd_kafka_topic_partition_list_t*>(partitions_ptr);
-  const auto err = static_cast<rd_kafka_resp_err_t>(err_int);
-  const bool cooperative = self->consumer_cooperative_;
+void PartitionIntake::on_rebalance(rd_kafka_t* rk, int err, void* partitions, void* opaque) {
+  auto* self = static_cast<PartitionIntake*>(opaque);
   if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
-    const auto now = Clock::now();
-    for (int i = 0; i < partitions->cnt; ++i) {
-      self->adopt_partition(rk, partitions->elems[i].topic, partitions->elems[i].partition, now);
-    }
-    if (cooperative) {
-      if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk, partitions))
-        rd_kafka_error_destroy(e);
-      self->assigned_ += partitions->cnt;
-      self->assigned_once_ = true;
-    } else {
-      rd_kafka_assign(rk, partitions);
-      self->assigned_ = partitions->cnt;
-      self->assigned_once_ = true;
-    }
-    log::info("partitions_assigned", {{"count", std::to_string(partitions->cnt)}});
+    self->assigned(rk, partitions);
   } else {
-    // Rebalance callbacks run inside the consumer poll, while a batch is being collected and
-    // never while one is judged: the collected messages of revoked partitions are dropped
-    // (uncommitted, so their new owner reads them again). Batches judged before are
-    // acknowledged and their offsets committed now, so the new owner does not judge them again;
-    // one that fails is judged again here (its inputs of partitions still assigned) once the
-    // rebalance is done.
-    self->settle(/*drain=*/true, /*rewind=*/false);
-    std::size_t abandoned = 0;
-    for (int i = 0; i < partitions->cnt; ++i) {
-      const auto& tp = partitions->elems[i];
-      self->metrics_.forget_lag(tp.topic, tp.partition);
-      self->next_offset_.erase({tp.topic, tp.partition});
-      // Its new owner starts from the last committed offset (at least once).
-      self->committer_.revoked({tp.topic, tp.partition});
-      for (rd_kafka_message_t* m : self->merger_.revoke({tp.topic, tp.partition})) {
-        rd_kafka_message_destroy(m);
-        ++abandoned;
-      }
-      if (auto q = self->partition_queues_.find({tp.topic, tp.partition});
-          q != self->partition_queues_.end()) {
-        rd_kafka_queue_destroy(q->second);
-        self->partition_queues_.erase(q);
-      }
-      if (self->waiting_) {
-        // Extracted, not judged: its inputs of the partition go with it.
-        Stage& w = *self->waiting_;
-        std::size_t kept = 0;
-        for (std::size_t j = 0; j < w.batch.size(); ++j) {
-          rd_kafka_message_t* m = w.batch[j].msg;
-          if (m->partition == tp.partition &&
-              rd_kafka_topic_name(m->rkt) == std::string_view(tp.topic)) {
-            rd_kafka_message_destroy(m);
-            ++abandoned;
-            continue;
-          }
-          if (kept != j) {
-            w.batch[kept] = w.batch[j];
-            w.messages[kept] = w.messages[j];
-            w.work[kept] = std::move(w.work[j]);
-          }
-          ++kept;
-        }
-        w.batch.resize(kept);
-        w.messages.resize(kept);
-        w.work.resize(kept);
-      }
-      if (!self->collecting_) continue;
-      auto& batch = *self->collecting_;
-      for (auto it = batch.begin(); it != batch.end();) {
-        if (it->msg->partition == tp.partition &&
-            rd_kafka_topic_name(it->msg->rkt) == std::string_view(tp.topic)) {
-          rd_kafka_message_destroy(it->msg);
-          it = batch.erase(it);
-          ++abandoned;
-        } else {
-          ++it;
-        }
-      }
-    }
-    if (cooperative) {
-      if (rd_kafka_error_t* e = rd_kafka_incremental_unassign(rk, partitions))
-        rd_kafka_error_destroy(e);
-      self->assigned_ -= partitions->cnt;
-    } else {
-      rd_kafka_assign(rk, nullptr);
-      self->assigned_ = 0;
-    }
-    log::info("partitions_revoked", {{"count", std::to_string(partitions->cnt)},
-                                     {"reason", rd_kafka_err2name(err)},
-                                     {"abandoned_messages", std::to_string(abandoned)}});
+    self->revoked(rk, err, partitions);
   }
 }
 
-void Daemon::give_back(std::vector<Taken>::const_iterator first,
-                       std::vector<Taken>::const_iterator last) {
+void PartitionIntake::assigned(rd_kafka_t* rk, void* partitions_ptr) {
+  auto* partitions = static_cast<rd_kafka_topic_partition_list_t*>(partitions_ptr);
+  const auto now = Clock::now();
+  for (int i = 0; i < partitions->cnt; ++i) {
+    adopt(rk, partitions->elems[i].topic, partitions->elems[i].partition, now);
+  }
+  if (cooperative_) {
+    if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk, partitions)) {
+      rd_kafka_error_destroy(e);
+    }
+    assigned_ += partitions->cnt;
+  } else {
+    rd_kafka_assign(rk, partitions);
+    assigned_ = partitions->cnt;
+  }
+  assigned_once_ = true;
+  log::info("partitions_assigned", {{"count", std::to_string(partitions->cnt)}});
+}
+
+void PartitionIntake::revoked(rd_kafka_t* rk, int err, void* partitions_ptr) {
+  auto* partitions = static_cast<rd_kafka_topic_partition_list_t*>(partitions_ptr);
+  // Rebalance callbacks run inside the consumer poll, while a batch is being collected and never
+  // while one is judged: the collected messages of revoked partitions are dropped (uncommitted,
+  // so their new owner reads them again), and so is what the listener holds of them. Batches
+  // judged before are acknowledged and their offsets committed first, so the new owner does not
+  // judge them again.
+  if (listener_.before_revoke) listener_.before_revoke();
+  std::size_t abandoned = 0;
+  for (int i = 0; i < partitions->cnt; ++i) {
+    const Partition p{partitions->elems[i].topic, partitions->elems[i].partition};
+    metrics_.forget_lag(p.first, p.second);
+    next_offset_.erase(p);
+    if (listener_.revoked) abandoned += listener_.revoked(p);
+    for (rd_kafka_message_t* m : merger_.revoke(p)) {
+      rd_kafka_message_destroy(m);
+      ++abandoned;
+    }
+    if (auto q = queues_.find(p); q != queues_.end()) {
+      rd_kafka_queue_destroy(q->second);
+      queues_.erase(q);
+    }
+    if (!collecting_) continue;
+    abandoned += std::erase_if(*collecting_, [&](const Taken& t) {
+      if (partition_of(t.msg) != p) return false;
+      rd_kafka_message_destroy(t.msg);
+      return true;
+    });
+  }
+  if (cooperative_) {
+    if (rd_kafka_error_t* e = rd_kafka_incremental_unassign(rk, partitions)) {
+      rd_kafka_error_destroy(e);
+    }
+    assigned_ -= partitions->cnt;
+  } else {
+    rd_kafka_assign(rk, nullptr);
+    assigned_ = 0;
+  }
+  log::info("partitions_revoked",
+            {{"count", std::to_string(partitions->cnt)},
+             {"reason", rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err))},
+             {"abandoned_messages", std::to_string(abandoned)}});
+}
+
+void PartitionIntake::give_back(std::vector<Taken>::const_iterator first,
+                                std::vector<Taken>::const_iterator last) {
   while (last != first) {
     --last;
     rd_kafka_message_t* m = last->msg;
@@ -169,15 +256,11 @@ void Daemon::give_back(std::vector<Taken>::const_iterator first,
   }
 }
 
-bool Daemon::collect_batch(std::vector<Taken>& batch, bool wait) {
+bool PartitionIntake::collect(std::vector<Taken>& batch, bool wait, int most) {
   const auto deadline =
       Clock::now() + std::chrono::milliseconds(wait ? config_.kafka.batch_max_ms : 0);
   std::int64_t batch_bytes = 0;
   collecting_ = &batch;  // the rebalance callback drops messages of revoked partitions
-  // A batch that starts the pipeline (nothing extracted waits to be judged) is a quarter of the
-  // most: its extraction has no judging to overlap with, so the sooner it goes the better.
-  const int most = wait && !exactly_once_ ? std::max(1, config_.kafka.batch_max_messages / 4)
-                                          : config_.kafka.batch_max_messages;
   auto full = [&] {
     return static_cast<int>(batch.size()) >= most || batch_bytes >= config_.kafka.batch_max_bytes;
   };
@@ -238,7 +321,7 @@ bool Daemon::collect_batch(std::vector<Taken>& batch, bool wait) {
     if (!batch.empty() && !waiting && released == 0 && polled) break;
     // Nothing to collect, and outputs on their way or offsets to commit: back to the loop,
     // which serves their acknowledgements and commits, rather than wait out batch_max_ms.
-    if (batch.empty() && polled && (!collector_.empty() || committer_.waiting())) break;
+    if (batch.empty() && polled && listener_.busy && listener_.busy()) break;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
     if (left.count() <= 0) break;
     // The consumer queue serves rebalances and errors (and messages forwarded before their
@@ -256,7 +339,7 @@ bool Daemon::collect_batch(std::vector<Taken>& batch, bool wait) {
   return ok;
 }
 
-bool Daemon::take(rd_kafka_message_t* msg) {
+bool PartitionIntake::take(rd_kafka_message_t* msg) {
   if (msg->err) {
     if (msg->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
       if (msg->rkt) merger_.end_of_partition(partition_of(msg));
@@ -312,7 +395,7 @@ bool Daemon::take(rd_kafka_message_t* msg) {
   return true;
 }
 
-bool Daemon::fetch_lags(const std::pair<std::string, int>& p) const {
+bool PartitionIntake::fetch_lags(const Partition& p) const {
   std::int64_t low = -1, high = -1;
   // librdkafka's view as of the partition's last fetch response (no request to a broker).
   if (rd_kafka_get_watermark_offsets(consumer_.get(), p.first.c_str(), p.second, &low, &high) !=
@@ -327,11 +410,11 @@ bool Daemon::fetch_lags(const std::pair<std::string, int>& p) const {
   return next == next_offset_.end() || next->second < high;
 }
 
-bool Daemon::take_fetched() {
+bool PartitionIntake::take_fetched() {
   // A few messages per partition are enough to order by; the rest wait in librdkafka, which
   // stops fetching a partition whose queue is full.
   constexpr std::size_t kLookahead = 2;
-  for (auto& [p, q] : partition_queues_) {
+  for (auto& [p, q] : queues_) {
     while (merger_.buffered_records(p) < kLookahead) {
       rd_kafka_message_t* msg = rd_kafka_consume_queue(q, 0);
       if (!msg) break;
@@ -352,14 +435,14 @@ bool Daemon::take_fetched() {
   return true;
 }
 
-void Daemon::close_input_consumer() {
+void PartitionIntake::close(std::chrono::milliseconds limit) {
   if (!consumer_) return;
   // librdkafka 2.0 aborts when a cooperative-sticky consumer that never had an assignment is
   // destroyed (its issue 4312, fixed in 2.3): one stopped in its first seconds (a daemon
   // started and stopped at once, or one that joined while a rebalance handed everything to
   // the others) waits a little for its first assignment, and is left to the process's exit
   // when none comes. (A dedup owner assigns its partitions itself: no group hands them out.)
-  const bool hazard = subscribed_ && consumer_cooperative_ && !assigned_once_;
+  const bool hazard = subscribed_ && cooperative_ && !assigned_once_;
   const auto until = Clock::now() + std::chrono::seconds(5);
   while (hazard && !assigned_once_ && Clock::now() < until) {
     if (rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer_.get(), 100)) {
@@ -368,18 +451,18 @@ void Daemon::close_input_consumer() {
   }
   // What a late first assignment adopted is let go with the consumer.
   for (rd_kafka_message_t* m : merger_.clear()) rd_kafka_message_destroy(m);
-  for (auto& [p, q] : partition_queues_) rd_kafka_queue_destroy(q);
-  partition_queues_.clear();
+  for (auto& [p, q] : queues_) rd_kafka_queue_destroy(q);
+  queues_.clear();
   const bool keep = hazard && !assigned_once_;
   if (keep) {
     log::warn("consumer_left_undestroyed",
               {{"reason", "no assignment yet (librdkafka 2.0 aborts destroying it)"}});
   }
-  close_consumer(consumer_, close_timeout(), "input", &Daemon::on_rebalance, this, keep);
+  close_consumer(consumer_, limit, "input", &PartitionIntake::on_rebalance, this, keep);
 }
 
-int Daemon::on_statistics(rd_kafka_t*, char* json, size_t len, void* opaque) {
-  auto* self = static_cast<Daemon*>(opaque);
+int PartitionIntake::on_statistics(rd_kafka_t*, char* json, std::size_t len, void* opaque) {
+  auto* self = static_cast<PartitionIntake*>(opaque);
   const auto stats = nlohmann::json::parse(std::string_view(json, len), nullptr, false);
   if (!stats.is_object() || !stats.contains("topics") || !stats["topics"].is_object()) return 0;
   for (const auto& [topic, t] : stats["topics"].items()) {
@@ -404,6 +487,28 @@ int Daemon::on_statistics(rd_kafka_t*, char* json, size_t len, void* opaque) {
     }
   }
   return 0;  // librdkafka frees the JSON
+}
+
+void PartitionIntake::on_commit(rd_kafka_t*, int err, void* partitions, void* opaque) {
+  auto* self = static_cast<PartitionIntake*>(opaque);
+  if (self->listener_.commit_answered) self->listener_.commit_answered(err, partitions);
+}
+
+std::vector<std::pair<PartitionIntake::Partition, std::optional<std::int64_t>>>
+PartitionIntake::watermarks() const {
+  std::vector<std::pair<Partition, std::optional<std::int64_t>>> out;
+  out.reserve(queues_.size());
+  for (const auto& [p, q] : queues_) out.emplace_back(p, merger_.watermark_of(p));
+  return out;
+}
+
+void PartitionIntake::count_order() {
+  metrics_.order_buffer(static_cast<double>(merger_.buffered_records()),
+                        static_cast<double>(merger_.buffered_bytes()));
+  if (const std::uint64_t n = merger_.passed_over(); n > passed_over_reported_) {
+    metrics_.order_passed_over(static_cast<double>(n - passed_over_reported_));
+    passed_over_reported_ = n;
+  }
 }
 
 }  // namespace newsflow::daemon
