@@ -66,6 +66,140 @@ std::string default_samples_path() {
   return "samples/pages.jsonl.gz";
 }
 
+// `extract.model_file`: the extraction model it names, in place of the built-in one. False (with
+// the reason on stderr) when it cannot be loaded.
+bool load_model(config::Config& c) {
+  static std::optional<extractors::MssModel> custom_model;
+  if (c.extract_model_file.empty()) return true;
+  std::ifstream in(c.extract_model_file, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto m = extractors::MssModel::parse(text.str());
+  if (!in || !m) {
+    std::fprintf(stderr, "config error: extract.model_file: cannot load %s: %s\n",
+                 c.extract_model_file.c_str(), in ? m.error().c_str() : "cannot read");
+    return false;
+  }
+  custom_model = std::move(*m);
+  c.extract.model = &*custom_model;
+  return true;
+}
+
+// The line `replay` ends with: what came in and what it became (and, `stage_times`, where the
+// time went).
+void print_replay_summary(const daemon::ReplayStats& stats, bool stage_times) {
+  std::string kinds;
+  for (const auto& [k, n] : stats.by_dup_kind) kinds += " " + k + "=" + std::to_string(n);
+  std::string reasons;
+  for (const auto& [r, n] : stats.by_dlq_reason) reasons += " " + r + "=" + std::to_string(n);
+  if (stage_times) {
+    const double ordered = stats.read_seconds + stats.ordered_seconds;
+    std::fprintf(stderr,
+                 "replay: %zu threads; reading %.2f s, parsing and extracting %.2f s (summed "
+                 "over the threads), judging and writing in order %.2f s: the ordered part "
+                 "keeps up with extraction on up to %.1f threads\n",
+                 stats.jobs, stats.read_seconds, stats.prepare_seconds, stats.ordered_seconds,
+                 ordered > 0 ? (ordered + stats.prepare_seconds) / ordered : 0.0);
+  }
+  const std::string files =
+      stats.files > 1 ? " from " + std::to_string(stats.files) + " files" : std::string();
+  if (stats.warc) {
+    std::string skips;
+    for (const auto& [r, n] : stats.by_skip_reason) skips += " " + r + "=" + std::to_string(n);
+    std::fprintf(stderr,
+                 "replay: %zu WARC records%s -> %zu articles (%s ) + %zu dead letters (%s ) + "
+                 "%zu skipped (%s ), %zu stories\n",
+                 stats.lines, files.c_str(), stats.articles, kinds.c_str(), stats.dead_letters,
+                 reasons.c_str(), stats.skipped, skips.c_str(), stats.stories);
+    return;
+  }
+  std::fprintf(stderr,
+               "replay: %zu lines%s -> %zu articles (%s ) + %zu dead letters (%s ), %zu "
+               "stories\n",
+               stats.lines, files.c_str(), stats.articles, kinds.c_str(), stats.dead_letters,
+               reasons.c_str(), stats.stories);
+}
+
+// `extract --explain`: each block's features, score and verdict, then where each metadata
+// field came from.
+int explain_page(const config::Config& c, const std::string& bytes, const std::string& page_path,
+                 const std::string& page_url) {
+  auto decoded = extractors::decode_to_utf8(bytes, "");
+  if (!decoded) return 1;
+  auto page = extractors::parse_page(decoded->text,
+                                     {c.extract.max_html_bytes, c.extract.max_nesting_depth, true});
+  if (!page) {
+    std::fprintf(stderr, "extract: %s\n", page.error().detail.c_str());
+    return 1;
+  }
+  const auto& model = c.extract.model ? *c.extract.model : extractors::MssModel::builtin();
+  const auto kept = extractors::segment_mss(*page, model, c.extract.segment);
+  const auto probabilities = model.probabilities(*page);
+  std::printf("block\twords\tlink_words\tp_article\tkept\ttext\n");
+  for (std::size_t i = 0; i < page->blocks.size(); ++i) {
+    const auto& b = page->blocks[i];
+    std::string text = extractors::render_words(*page, b.first_word, b.end_word);
+    if (extractors::truncate_text(text, 80)) text += "...";  // at a character boundary
+    std::printf("%zu\t%u\t%u\t%.3f\t%d\t%s\n", i, b.word_count(), b.link_words, probabilities[i],
+                std::find(kept.begin(), kept.end(), i) != kept.end() ? 1 : 0, text.c_str());
+  }
+  // Then where each metadata field came from.
+  const std::string url = page_url.empty() ? "file://" + page_path : page_url;
+  auto article = extractors::extract_html(*decoded, url, c.extract);
+  if (!article) return 0;
+  std::printf("\nfield\tsource\tvalue\n");
+  for (const auto& [field, source] : article->sources) {
+    std::string value;
+    if (field == "published_at" && article->published_at) {
+      value = extractors::format_rfc3339(*article->published_at);
+    } else if (field == "modified_at" && article->modified_at) {
+      value = extractors::format_rfc3339(*article->modified_at);
+    } else if (field == "image" && article->image) {
+      value = article->image->url;
+    } else if (field == "description") {
+      value = article->description;
+    } else if (field == "authors" || field == "tags") {
+      for (const auto& v : field == "authors" ? article->authors : article->tags) {
+        value += (value.empty() ? "" : "; ") + v;
+      }
+    } else if (field == "section") {
+      value = article->section;
+    } else if (field == "site_name") {
+      value = article->site_name;
+    } else if (field == "paywalled") {
+      value = article->paywalled ? "true" : "false";
+    }
+    std::printf("%s\t%s\t%s\n", field.c_str(), source.c_str(), value.c_str());
+  }
+  return 0;
+}
+
+// `extract`: one page's article JSON (or, `explain`, how it was found).
+int run_extract(const config::Config& c, const std::string& page_path, const std::string& page_url,
+                bool explain) {
+  std::ifstream in(page_path, std::ios::binary);
+  if (!in) {
+    std::fprintf(stderr, "extract: cannot read %s\n", page_path.c_str());
+    return 1;
+  }
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (explain) return explain_page(c, bytes.str(), page_path, page_url);
+  daemon::Pipeline pipeline(c, nullptr);
+  daemon::Input input;
+  input.url = page_url.empty() ? "file://" + page_path : page_url;
+  input.kind = daemon::BodyKind::kHtmlBytes;
+  input.body = bytes.str();
+  auto out = pipeline.process(input);
+  if (!out) {
+    std::fprintf(stderr, "extract: %s: %s\n", out.error().reason.c_str(),
+                 out.error().detail.c_str());
+    return 1;
+  }
+  for (const auto& o : *out) std::printf("%s\n", daemon::article_json(o).c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -311,20 +445,7 @@ int main(int argc, char** argv) {
 
   auto c = load(config_path);
   if (!c) return 2;
-  static std::optional<extractors::MssModel> custom_model;
-  if (!c->extract_model_file.empty()) {
-    std::ifstream in(c->extract_model_file, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    auto m = extractors::MssModel::parse(text.str());
-    if (!in || !m) {
-      std::fprintf(stderr, "config error: extract.model_file: cannot load %s: %s\n",
-                   c->extract_model_file.c_str(), in ? m.error().c_str() : "cannot read");
-      return 2;
-    }
-    custom_model = std::move(*m);
-    c->extract.model = &*custom_model;
-  }
+  if (!load_model(*c)) return 2;
   if (!role.empty()) c->role = *config::parse_role(role);  // checked by the option
   if (c->role != config::Role::kAll && c->kafka.brokers.empty()) {
     std::fprintf(stderr,
@@ -376,110 +497,9 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "replay: %s\n", stats.error().c_str());
       return 1;
     }
-    std::string kinds;
-    for (const auto& [k, n] : stats->by_dup_kind) kinds += " " + k + "=" + std::to_string(n);
-    std::string reasons;
-    for (const auto& [r, n] : stats->by_dlq_reason) reasons += " " + r + "=" + std::to_string(n);
-    if (stage_times) {
-      const double ordered = stats->read_seconds + stats->ordered_seconds;
-      std::fprintf(stderr,
-                   "replay: %zu threads; reading %.2f s, parsing and extracting %.2f s (summed "
-                   "over the threads), judging and writing in order %.2f s: the ordered part "
-                   "keeps up with extraction on up to %.1f threads\n",
-                   stats->jobs, stats->read_seconds, stats->prepare_seconds, stats->ordered_seconds,
-                   ordered > 0 ? (ordered + stats->prepare_seconds) / ordered : 0.0);
-    }
-    const std::string files =
-        stats->files > 1 ? " from " + std::to_string(stats->files) + " files" : std::string();
-    if (stats->warc) {
-      std::string skips;
-      for (const auto& [r, n] : stats->by_skip_reason) skips += " " + r + "=" + std::to_string(n);
-      std::fprintf(stderr,
-                   "replay: %zu WARC records%s -> %zu articles (%s ) + %zu dead letters (%s ) + "
-                   "%zu skipped (%s ), %zu stories\n",
-                   stats->lines, files.c_str(), stats->articles, kinds.c_str(), stats->dead_letters,
-                   reasons.c_str(), stats->skipped, skips.c_str(), stats->stories);
-      return 0;
-    }
-    std::fprintf(stderr,
-                 "replay: %zu lines%s -> %zu articles (%s ) + %zu dead letters (%s ), %zu "
-                 "stories\n",
-                 stats->lines, files.c_str(), stats->articles, kinds.c_str(), stats->dead_letters,
-                 reasons.c_str(), stats->stories);
+    print_replay_summary(*stats, stage_times);
     return 0;
   }
-  if (*extract) {
-    std::ifstream in(page_path, std::ios::binary);
-    if (!in) {
-      std::fprintf(stderr, "extract: cannot read %s\n", page_path.c_str());
-      return 1;
-    }
-    std::ostringstream bytes;
-    bytes << in.rdbuf();
-    if (explain) {
-      auto decoded = extractors::decode_to_utf8(bytes.str(), "");
-      if (!decoded) return 1;
-      auto page = extractors::parse_page(
-          decoded->text, {c->extract.max_html_bytes, c->extract.max_nesting_depth, true});
-      if (!page) {
-        std::fprintf(stderr, "extract: %s\n", page.error().detail.c_str());
-        return 1;
-      }
-      const auto& model = c->extract.model ? *c->extract.model : extractors::MssModel::builtin();
-      const auto kept = extractors::segment_mss(*page, model, c->extract.segment);
-      const auto probabilities = model.probabilities(*page);
-      std::printf("block\twords\tlink_words\tp_article\tkept\ttext\n");
-      for (std::size_t i = 0; i < page->blocks.size(); ++i) {
-        const auto& b = page->blocks[i];
-        std::string text = extractors::render_words(*page, b.first_word, b.end_word);
-        if (extractors::truncate_text(text, 80)) text += "...";  // at a character boundary
-        std::printf("%zu\t%u\t%u\t%.3f\t%d\t%s\n", i, b.word_count(), b.link_words,
-                    probabilities[i], std::find(kept.begin(), kept.end(), i) != kept.end() ? 1 : 0,
-                    text.c_str());
-      }
-      // Then where each metadata field came from.
-      const std::string url = page_url.empty() ? "file://" + page_path : page_url;
-      auto article = extractors::extract_html(*decoded, url, c->extract);
-      if (!article) return 0;
-      std::printf("\nfield\tsource\tvalue\n");
-      for (const auto& [field, source] : article->sources) {
-        std::string value;
-        if (field == "published_at" && article->published_at) {
-          value = extractors::format_rfc3339(*article->published_at);
-        } else if (field == "modified_at" && article->modified_at) {
-          value = extractors::format_rfc3339(*article->modified_at);
-        } else if (field == "image" && article->image) {
-          value = article->image->url;
-        } else if (field == "description") {
-          value = article->description;
-        } else if (field == "authors" || field == "tags") {
-          for (const auto& v : field == "authors" ? article->authors : article->tags) {
-            value += (value.empty() ? "" : "; ") + v;
-          }
-        } else if (field == "section") {
-          value = article->section;
-        } else if (field == "site_name") {
-          value = article->site_name;
-        } else if (field == "paywalled") {
-          value = article->paywalled ? "true" : "false";
-        }
-        std::printf("%s\t%s\t%s\n", field.c_str(), source.c_str(), value.c_str());
-      }
-      return 0;
-    }
-    daemon::Pipeline pipeline(*c, nullptr);
-    daemon::Input input;
-    input.url = page_url.empty() ? "file://" + page_path : page_url;
-    input.kind = daemon::BodyKind::kHtmlBytes;
-    input.body = bytes.str();
-    auto out = pipeline.process(input);
-    if (!out) {
-      std::fprintf(stderr, "extract: %s: %s\n", out.error().reason.c_str(),
-                   out.error().detail.c_str());
-      return 1;
-    }
-    for (const auto& o : *out) std::printf("%s\n", daemon::article_json(o).c_str());
-    return 0;
-  }
+  if (*extract) return run_extract(*c, page_path, page_url, explain);
   return 0;
 }

@@ -173,13 +173,13 @@ tl::expected<int, std::string> PartitionIntake::assign_every_partition(const std
 void PartitionIntake::on_rebalance(rd_kafka_t* rk, int err, void* partitions, void* opaque) {
   auto* self = static_cast<PartitionIntake*>(opaque);
   if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
-    self->assigned(rk, partitions);
+    self->take_assignment(rk, partitions);
   } else {
-    self->revoked(rk, err, partitions);
+    self->let_go(rk, err, partitions);
   }
 }
 
-void PartitionIntake::assigned(rd_kafka_t* rk, void* partitions_ptr) {
+void PartitionIntake::take_assignment(rd_kafka_t* rk, void* partitions_ptr) {
   auto* partitions = static_cast<rd_kafka_topic_partition_list_t*>(partitions_ptr);
   const auto now = Clock::now();
   for (int i = 0; i < partitions->cnt; ++i) {
@@ -198,7 +198,7 @@ void PartitionIntake::assigned(rd_kafka_t* rk, void* partitions_ptr) {
   log::info("partitions_assigned", {{"count", std::to_string(partitions->cnt)}});
 }
 
-void PartitionIntake::revoked(rd_kafka_t* rk, int err, void* partitions_ptr) {
+void PartitionIntake::let_go(rd_kafka_t* rk, int err, void* partitions_ptr) {
   auto* partitions = static_cast<rd_kafka_topic_partition_list_t*>(partitions_ptr);
   // Rebalance callbacks run inside the consumer poll, while a batch is being collected and never
   // while one is judged: the collected messages of revoked partitions are dropped (uncommitted,

@@ -101,8 +101,8 @@ class PartitionIntake {
   static void on_rebalance(rd_kafka_t* rk, int err, void* partitions, void* opaque);
   static void on_commit(rd_kafka_t* rk, int err, void* partitions, void* opaque);
   static int on_statistics(rd_kafka_t* rk, char* json, std::size_t len, void* opaque);
-  void assigned(rd_kafka_t* rk, void* partitions);
-  void revoked(rd_kafka_t* rk, int err, void* partitions);
+  void take_assignment(rd_kafka_t* rk, void* partitions);
+  void let_go(rd_kafka_t* rk, int err, void* partitions);
   /// A partition this consumer now reads: event-time order, metrics, its own queue.
   void adopt(rd_kafka_t* rk, const std::string& topic, int partition, Clock::time_point now);
   /// Files a polled message (or end-of-partition event) with the merge; false on a fatal error.
