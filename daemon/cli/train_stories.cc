@@ -147,6 +147,204 @@ struct Events {
   }
 };
 
+// How the labelled pairs came out online: in one story or not, pooled and per language
+// (same-event pairs, in one story, different-event pairs, merged).
+struct Online {
+  std::size_t pos = 0, together = 0, neg = 0, merged = 0;
+  std::map<std::string, std::array<std::size_t, 4>> by_language;
+};
+
+// The streams replayed with model `w` at `threshold` (merging at `merge_cut` or above): how the
+// pairs outside the held-out fold came out, in one story or not.
+std::optional<Online> replay_online(const config::Config& config,
+                                    const TrainStoriesCommand& command,
+                                    const std::vector<Sample>& samples,
+                                    const std::array<double, 3>& w, double threshold,
+                                    double merge_cut) {
+  config::Config c = config;
+  c.stories.model = {w[0], w[1], w[2]};
+  c.stories.similarity_threshold = threshold;
+  c.stories.merge_threshold = std::max(merge_cut, threshold);
+  Online o;
+  for (std::size_t set = 0; set < command.inputs.size(); ++set) {
+    std::unordered_map<std::string, std::string> story;
+    ReplayPaths paths;
+    paths.inputs = {command.inputs[set]};
+    paths.output = "/dev/null";
+    paths.dlq = "/dev/null";
+    paths.quiet = true;
+    paths.observe = [&](const Output& out) { story.emplace(out.article.id, out.story_id); };
+    if (const auto stats = run_replay(c, paths, nullptr); !stats) {
+      std::fprintf(stderr, "train-stories: %s\n", stats.error().c_str());
+      return std::nullopt;
+    }
+    for (const Sample& s : samples) {
+      if (s.set != set || s.fold == command.hold_out) continue;
+      const std::size_t space = s.key.find(' ');
+      const auto a = story.find(s.key.substr(0, space)), b = story.find(s.key.substr(space + 1));
+      const bool same = a != story.end() && b != story.end() && a->second == b->second;
+      auto& row = o.by_language[s.language];
+      if (s.y) {
+        ++o.pos;
+        o.together += same;
+        ++row[0];
+        row[1] += same;
+      } else {
+        ++o.neg;
+        o.merged += same;
+        ++row[2];
+        row[3] += same;
+      }
+    }
+  }
+  return o;
+}
+
+// `--folds-output` (each pair's fold) and `--out` (the model and thresholds as configuration).
+// 0, or the exit code.
+int write_outputs(const TrainStoriesCommand& command, const std::vector<Sample>& samples,
+                  const std::array<double, 3>& w, double similarity, double merging) {
+  if (!command.folds_output.empty()) {
+    nlohmann::json j = nlohmann::json::object();
+    for (const Sample& s : samples) j[s.key] = s.fold;
+    std::ofstream f(command.folds_output);
+    f << j.dump(1) << "\n";
+    if (!f) {
+      std::fprintf(stderr, "train-stories: cannot write %s\n", command.folds_output.c_str());
+      return 1;
+    }
+  }
+  if (!command.out.empty()) {
+    std::ostringstream y;
+    y.precision(4);
+    y << std::fixed;
+    y << "# Written by newsflow train-stories (dedup/model/README.md): a logistic model of an\n"
+         "# article and a story reporting one event, from their TF-IDF cosine and containment.\n"
+         "stories:\n"
+      << "  similarity_threshold: " << similarity << "\n"
+      << "  merge_threshold: " << merging << "\n"
+      << "  model:\n"
+      << "    bias: " << w[0] << "\n"
+      << "    cosine: " << w[1] << "\n"
+      << "    containment: " << w[2] << "\n";
+    std::ofstream f(command.out);
+    f << y.str();
+    if (!f) {
+      std::fprintf(stderr, "train-stories: cannot write %s\n", command.out.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+// The labelled pairs of input `set` as samples (into `samples`): the stream replayed as the
+// daemon judges it, each pair's features as the story book has them when its later article
+// arrives, its fold by event. 0, or the exit code.
+int add_samples(const config::Config& config, const TrainStoriesCommand& command, std::size_t set,
+                int folds, std::vector<Sample>& samples) {
+  std::ifstream lf(command.labels[set]);
+  nlohmann::json labels = nlohmann::json::parse(lf, nullptr, false);
+  if (!lf || labels.is_discarded() || !labels.is_object()) {
+    std::fprintf(stderr, "train-stories: cannot read labels %s\n", command.labels[set].c_str());
+    return 1;
+  }
+  // The labelled pairs: 1 same event, 0 different events.
+  std::map<std::pair<std::string, std::string>, int> pairs;
+  auto label = [&](const nlohmann::json& list, int y) {
+    if (!list.is_array()) return;
+    for (const auto& p : list) {
+      if (!p.is_array() || p.size() < 2 || !p[0].is_string() || !p[1].is_string()) continue;
+      pairs.emplace(std::pair{p[0].get<std::string>(), p[1].get<std::string>()}, y);
+    }
+  };
+  label(labels.value("story_pos", nlohmann::json::array()), 1);
+  label(labels.value("story_neg", nlohmann::json::array()), 0);
+  // Graded pairs: clearly one event (<= 1.5) or clearly not (>= 3.5); the middle is left out.
+  for (const auto& p : labels.value("scored_pairs", nlohmann::json::array())) {
+    if (!p.is_array() || p.size() < 3 || !p[0].is_string() || !p[1].is_string() ||
+        !p[2].is_number()) {
+      continue;
+    }
+    const double overall = p[2].get<double>();
+    if (overall > 1.5 && overall < 3.5) continue;
+    pairs.emplace(std::pair{p[0].get<std::string>(), p[1].get<std::string>()},
+                  overall <= 1.5 ? 1 : 0);
+  }
+  // Events: what same-event pairs and copies connect (a different-event pair joins nothing;
+  // it goes to the fold of its later article's event).
+  Events events;
+  for (const auto& [p, y] : pairs) {
+    if (y == 1) events.join(p.first, p.second);
+  }
+  for (const auto& g : labels.value("dup_groups", nlohmann::json::array())) {
+    for (std::size_t i = 1; g.is_array() && i < g.size(); ++i) {
+      if (g[0].is_string() && g[i].is_string()) {
+        events.join(g[0].get<std::string>(), g[i].get<std::string>());
+      }
+    }
+  }
+
+  std::unordered_map<std::string, Seen> seen;
+  std::vector<std::string> order;
+  ReplayPaths paths;
+  paths.inputs = {command.inputs[set]};
+  paths.output = "/dev/null";
+  paths.dlq = "/dev/null";
+  paths.quiet = true;
+  paths.observe = [&](const Output& o) {
+    Seen s;
+    s.order = order.size();
+    s.event_time = o.event_time;
+    s.language = primary(o.article.language);
+    s.terms = dedup::StoryBook::Terms(o.state.story_terms.begin(), o.state.story_terms.end());
+    if (seen.emplace(o.article.id, std::move(s)).second) order.push_back(o.article.id);
+  };
+  const auto stats = run_replay(config, paths, nullptr);
+  if (!stats) {
+    std::fprintf(stderr, "train-stories: %s\n", stats.error().c_str());
+    return 1;
+  }
+  // The pairs each article closes (it arrives after the other one).
+  std::unordered_map<std::string, std::vector<std::pair<std::string, int>>> closes;
+  std::size_t missing = 0;
+  for (const auto& [p, y] : pairs) {
+    const auto a = seen.find(p.first), b = seen.find(p.second);
+    if (a == seen.end() || b == seen.end()) {
+      ++missing;
+      continue;
+    }
+    const bool a_later = a->second.order > b->second.order;
+    closes[a_later ? p.first : p.second].emplace_back(a_later ? p.second : p.first, y);
+  }
+  // The document frequencies as the story book has them when each article arrives.
+  dedup::StoryBook book(config.stories);
+  for (const std::string& id : order) {
+    const Seen& later = seen[id];
+    book.count_terms(later.terms, later.event_time, later.language);
+    const auto it = closes.find(id);
+    if (it == closes.end()) continue;
+    for (const auto& [other_id, y] : it->second) {
+      const Seen& earlier = seen[other_id];
+      const double hours = static_cast<double>(later.event_time - earlier.event_time) / 3600;
+      const dedup::StoryFeatures f =
+          book.features(later.terms, earlier.terms, hours, later.language);
+      Sample s;
+      s.x = {f.cosine, f.containment};
+      s.y = y;
+      s.language = earlier.language.empty() ? later.language : earlier.language;
+      const std::string root = events.find(id);
+      s.fold = static_cast<int>(XXH3_64bits(root.data(), root.size()) %
+                                static_cast<std::uint64_t>(folds));
+      s.key = std::min(id, other_id) + " " + std::max(id, other_id);
+      s.set = set;
+      samples.push_back(std::move(s));
+    }
+  }
+  std::fprintf(stderr, "train-stories: %s: %zu articles, %zu labelled pairs (%zu not found)\n",
+               command.inputs[set].c_str(), order.size(), pairs.size(), missing);
+  return 0;
+}
+
 }  // namespace
 
 int run_train_stories(const config::Config& config, const TrainStoriesCommand& command) {
@@ -157,106 +355,7 @@ int run_train_stories(const config::Config& config, const TrainStoriesCommand& c
   const int folds = std::max(2, command.folds);
   std::vector<Sample> samples;
   for (std::size_t set = 0; set < command.inputs.size(); ++set) {
-    std::ifstream lf(command.labels[set]);
-    nlohmann::json labels = nlohmann::json::parse(lf, nullptr, false);
-    if (!lf || labels.is_discarded() || !labels.is_object()) {
-      std::fprintf(stderr, "train-stories: cannot read labels %s\n", command.labels[set].c_str());
-      return 1;
-    }
-    // The labelled pairs: 1 same event, 0 different events.
-    std::map<std::pair<std::string, std::string>, int> pairs;
-    auto label = [&](const nlohmann::json& list, int y) {
-      if (!list.is_array()) return;
-      for (const auto& p : list) {
-        if (!p.is_array() || p.size() < 2 || !p[0].is_string() || !p[1].is_string()) continue;
-        pairs.emplace(std::pair{p[0].get<std::string>(), p[1].get<std::string>()}, y);
-      }
-    };
-    label(labels.value("story_pos", nlohmann::json::array()), 1);
-    label(labels.value("story_neg", nlohmann::json::array()), 0);
-    // Graded pairs: clearly one event (<= 1.5) or clearly not (>= 3.5); the middle is left out.
-    for (const auto& p : labels.value("scored_pairs", nlohmann::json::array())) {
-      if (!p.is_array() || p.size() < 3 || !p[0].is_string() || !p[1].is_string() ||
-          !p[2].is_number()) {
-        continue;
-      }
-      const double overall = p[2].get<double>();
-      if (overall > 1.5 && overall < 3.5) continue;
-      pairs.emplace(std::pair{p[0].get<std::string>(), p[1].get<std::string>()},
-                    overall <= 1.5 ? 1 : 0);
-    }
-    // Events: what same-event pairs and copies connect (a different-event pair joins nothing;
-    // it goes to the fold of its later article's event).
-    Events events;
-    for (const auto& [p, y] : pairs) {
-      if (y == 1) events.join(p.first, p.second);
-    }
-    for (const auto& g : labels.value("dup_groups", nlohmann::json::array())) {
-      for (std::size_t i = 1; g.is_array() && i < g.size(); ++i) {
-        if (g[0].is_string() && g[i].is_string()) {
-          events.join(g[0].get<std::string>(), g[i].get<std::string>());
-        }
-      }
-    }
-
-    std::unordered_map<std::string, Seen> seen;
-    std::vector<std::string> order;
-    ReplayPaths paths;
-    paths.inputs = {command.inputs[set]};
-    paths.output = "/dev/null";
-    paths.dlq = "/dev/null";
-    paths.quiet = true;
-    paths.observe = [&](const Output& o) {
-      Seen s;
-      s.order = order.size();
-      s.event_time = o.event_time;
-      s.language = primary(o.article.language);
-      s.terms = dedup::StoryBook::Terms(o.state.story_terms.begin(), o.state.story_terms.end());
-      if (seen.emplace(o.article.id, std::move(s)).second) order.push_back(o.article.id);
-    };
-    const auto stats = run_replay(config, paths, nullptr);
-    if (!stats) {
-      std::fprintf(stderr, "train-stories: %s\n", stats.error().c_str());
-      return 1;
-    }
-    // The pairs each article closes (it arrives after the other one).
-    std::unordered_map<std::string, std::vector<std::pair<std::string, int>>> closes;
-    std::size_t missing = 0;
-    for (const auto& [p, y] : pairs) {
-      const auto a = seen.find(p.first), b = seen.find(p.second);
-      if (a == seen.end() || b == seen.end()) {
-        ++missing;
-        continue;
-      }
-      const bool a_later = a->second.order > b->second.order;
-      closes[a_later ? p.first : p.second].emplace_back(a_later ? p.second : p.first, y);
-    }
-    // The document frequencies as the story book has them when each article arrives.
-    dedup::StoryBook book(config.stories);
-    for (const std::string& id : order) {
-      const Seen& later = seen[id];
-      book.count_terms(later.terms, later.event_time, later.language);
-      const auto it = closes.find(id);
-      if (it == closes.end()) continue;
-      for (const auto& [other_id, y] : it->second) {
-        const Seen& earlier = seen[other_id];
-        const double hours = static_cast<double>(later.event_time - earlier.event_time) / 3600;
-        const dedup::StoryFeatures f =
-            book.features(later.terms, earlier.terms, hours, later.language);
-        Sample s;
-        s.x = {f.cosine, f.containment};
-        s.y = y;
-        s.language = earlier.language.empty() ? later.language : earlier.language;
-        const std::string root = events.find(id);
-        s.fold = static_cast<int>(XXH3_64bits(root.data(), root.size()) %
-                                  static_cast<std::uint64_t>(folds));
-        s.key = std::min(id, other_id) + " " + std::max(id, other_id);
-        s.set = set;
-        samples.push_back(std::move(s));
-      }
-    }
-    std::fprintf(stderr, "train-stories: %s: %zu articles, %zu labelled pairs (%zu not found)\n",
-                 command.inputs[set].c_str(), order.size(), pairs.size(), missing);
+    if (const int failed = add_samples(config, command, set, folds, samples)) return failed;
   }
   std::size_t positives = 0;
   for (const Sample& s : samples) positives += static_cast<std::size_t>(s.y);
@@ -340,51 +439,11 @@ int run_train_stories(const config::Config& config, const TrainStoriesCommand& c
   // streams at each threshold tried; the lowest whose stories merge at most `merge_rate` of the
   // different-event pairs outside the held-out fold is written (merges are near monotone in
   // it: a bisection).
-  struct Online {
-    std::size_t pos = 0, together = 0, neg = 0, merged = 0;
-    std::map<std::string, std::array<std::size_t, 4>> by_language;
-  };
   // Thresholds as written (four decimals), so the one written is the one measured.
   const auto written = [](double t) { return std::ceil(t * 1e4) / 1e4; };
   const double merge_cut = written(merge.threshold);
-  const auto online = [&](double threshold) -> std::optional<Online> {
-    config::Config c = config;
-    c.stories.model = {w[0], w[1], w[2]};
-    c.stories.similarity_threshold = threshold;
-    c.stories.merge_threshold = std::max(merge_cut, threshold);
-    Online o;
-    for (std::size_t set = 0; set < command.inputs.size(); ++set) {
-      std::unordered_map<std::string, std::string> story;
-      ReplayPaths paths;
-      paths.inputs = {command.inputs[set]};
-      paths.output = "/dev/null";
-      paths.dlq = "/dev/null";
-      paths.quiet = true;
-      paths.observe = [&](const Output& out) { story.emplace(out.article.id, out.story_id); };
-      if (const auto stats = run_replay(c, paths, nullptr); !stats) {
-        std::fprintf(stderr, "train-stories: %s\n", stats.error().c_str());
-        return std::nullopt;
-      }
-      for (const Sample& s : samples) {
-        if (s.set != set || s.fold == command.hold_out) continue;
-        const std::size_t space = s.key.find(' ');
-        const auto a = story.find(s.key.substr(0, space)), b = story.find(s.key.substr(space + 1));
-        const bool same = a != story.end() && b != story.end() && a->second == b->second;
-        auto& row = o.by_language[s.language];
-        if (s.y) {
-          ++o.pos;
-          o.together += same;
-          ++row[0];
-          row[1] += same;
-        } else {
-          ++o.neg;
-          o.merged += same;
-          ++row[2];
-          row[3] += same;
-        }
-      }
-    }
-    return o;
+  const auto online = [&](double threshold) {
+    return replay_online(config, command, samples, w, threshold, merge_cut);
   };
   double low = 0, high = 1;
   std::optional<Online> at_high = online(high);
@@ -430,37 +489,7 @@ int run_train_stories(const config::Config& config, const TrainStoriesCommand& c
       command.hold_out >= 0 ? ("fold " + std::to_string(command.hold_out) + " held out").c_str()
                             : "all folds",
       w[0], w[1], w[2], similarity, merging);
-  if (!command.folds_output.empty()) {
-    nlohmann::json j = nlohmann::json::object();
-    for (const Sample& s : samples) j[s.key] = s.fold;
-    std::ofstream f(command.folds_output);
-    f << j.dump(1) << "\n";
-    if (!f) {
-      std::fprintf(stderr, "train-stories: cannot write %s\n", command.folds_output.c_str());
-      return 1;
-    }
-  }
-  if (!command.out.empty()) {
-    std::ostringstream y;
-    y.precision(4);
-    y << std::fixed;
-    y << "# Written by newsflow train-stories (dedup/model/README.md): a logistic model of an\n"
-         "# article and a story reporting one event, from their TF-IDF cosine and containment.\n"
-         "stories:\n"
-      << "  similarity_threshold: " << similarity << "\n"
-      << "  merge_threshold: " << merging << "\n"
-      << "  model:\n"
-      << "    bias: " << w[0] << "\n"
-      << "    cosine: " << w[1] << "\n"
-      << "    containment: " << w[2] << "\n";
-    std::ofstream f(command.out);
-    f << y.str();
-    if (!f) {
-      std::fprintf(stderr, "train-stories: cannot write %s\n", command.out.c_str());
-      return 1;
-    }
-  }
-  return 0;
+  return write_outputs(command, samples, w, similarity, merging);
 }
 
 }  // namespace newsflow::daemon
