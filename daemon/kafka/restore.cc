@@ -249,6 +249,38 @@ tl::expected<std::size_t, std::string> StateStore::restore_articles(rd_kafka_t* 
   return restored;
 }
 
+std::uint64_t StateStore::load_snapshot(Read& read) {
+  auto& found = read.snapshot;
+  if (!found) return 0;
+  std::uint64_t covered_seq = 0;
+  const auto t1 = Clock::now();
+  if (pipeline_.load_state(found->bytes)) {
+    covered_seq = found->seq;
+    snapshot_seq_ = found->seq;
+    snapshot_chunks_ = found->chunks;
+    last_seq_ = std::max(last_seq_, covered_seq);
+    log::info("state_snapshot_loaded", {{"seq", std::to_string(covered_seq)},
+                                        {"bytes", std::to_string(found->bytes.size())},
+                                        {"held", std::to_string(pipeline_.window().size())},
+                                        {"seconds", std::to_string(seconds_since(t1))}});
+  } else {
+    // Written by another version or under another configuration (the document frequencies'
+    // size, say): the records are all the state there is.
+    log::error("state_snapshot_not_loaded",
+               {{"seq", std::to_string(found->seq)},
+                {"consequence",
+                 "the window is rebuilt from the records the changelog still "
+                 "holds; those the snapshot covered may be gone"}});
+    for (std::uint64_t i = 0; i < found->chunks; ++i) {
+      stale_snapshot_keys_.push_back(dedup::snapshot_key(found->seq, i));
+    }
+    // The records it covers were held without their values: read them again.
+    if (read.stripped_seq > 0) read.buffered = false, read.records.clear();
+  }
+  std::string().swap(found->bytes);
+  return covered_seq;
+}
+
 tl::expected<std::optional<std::size_t>, std::string> StateStore::restore_changelog(
     rd_kafka_t* c, const std::string& bootstrap) {
   const auto t0 = Clock::now();
@@ -263,35 +295,8 @@ tl::expected<std::optional<std::size_t>, std::string> StateStore::restore_change
   for (const auto& r : *ranges) starts.emplace_back(r.partition, r.low);
   auto read = read_changelog(bootstrap, starts);
   if (!read) return tl::unexpected(read.error());
-  std::uint64_t covered_seq = 0;
+  const std::uint64_t covered_seq = load_snapshot(*read);
   std::size_t covered = 0;
-  if (auto& found = read->snapshot) {
-    const auto t1 = Clock::now();
-    if (pipeline_.load_state(found->bytes)) {
-      covered_seq = found->seq;
-      snapshot_seq_ = found->seq;
-      snapshot_chunks_ = found->chunks;
-      last_seq_ = std::max(last_seq_, covered_seq);
-      log::info("state_snapshot_loaded", {{"seq", std::to_string(covered_seq)},
-                                          {"bytes", std::to_string(found->bytes.size())},
-                                          {"held", std::to_string(pipeline_.window().size())},
-                                          {"seconds", std::to_string(seconds_since(t1))}});
-    } else {
-      // Written by another version or under another configuration (the document frequencies'
-      // size, say): the records are all the state there is.
-      log::error("state_snapshot_not_loaded",
-                 {{"seq", std::to_string(found->seq)},
-                  {"consequence",
-                   "the window is rebuilt from the records the changelog still "
-                   "holds; those the snapshot covered may be gone"}});
-      for (std::uint64_t i = 0; i < found->chunks; ++i) {
-        stale_snapshot_keys_.push_back(dedup::snapshot_key(found->seq, i));
-      }
-      // The records it covers were held without their values: read them again.
-      if (read->stripped_seq > 0) read->buffered = false, read->records.clear();
-    }
-    std::string().swap(found->bytes);
-  }
   // Records are keyed by article, so they spread over the partitions; each partition holds them
   // in the order they were written. Merged by `seq` across the partitions (the merger that
   // orders input by event time), they are applied in the order the articles were judged. They

@@ -140,6 +140,9 @@ class StateStore {
   tl::expected<KafkaHandle, std::string> reader(const std::string& bootstrap) const;
   tl::expected<Read, std::string> read_changelog(
       const std::string& bootstrap, const std::vector<std::pair<int, std::int64_t>>& partitions);
+  /// Loads the snapshot `read` found, if any: the `seq` it covers (0: none loaded; one that does
+  /// not load leaves the records it covered to be read again).
+  std::uint64_t load_snapshot(Read& read);
   /// The restore from the changelog with the reader `c`: the number of articles put back, or
   /// nothing when the changelog holds no records.
   tl::expected<std::optional<std::size_t>, std::string> restore_changelog(
