@@ -101,14 +101,7 @@ void DedupLease::on_rebalance(rd_kafka_t* rk, int err_int, void* partitions_ptr,
       self->revoked_ = false;
     }
   }
-  rd_kafka_error_t* e = nullptr;
-  if (cooperative) {
-    e = assign ? rd_kafka_incremental_assign(rk, partitions)
-               : rd_kafka_incremental_unassign(rk, partitions);
-  } else {
-    rd_kafka_assign(rk, assign ? partitions : nullptr);
-  }
-  if (e) rd_kafka_error_destroy(e);
+  follow_rebalance(rk, assign, partitions, cooperative);
   log::info(assign ? "dedup_lease_assigned" : "dedup_lease_revoked",
             {{"partitions", std::to_string(partitions->cnt)}, {"reason", rd_kafka_err2name(err)}});
 }

@@ -39,6 +39,20 @@ std::string host_name() {
   return "";
 }
 
+void follow_rebalance(rd_kafka_t* rk, bool assign, void* partitions_ptr, bool cooperative) {
+  auto* partitions = static_cast<rd_kafka_topic_partition_list_t*>(partitions_ptr);
+  if (!cooperative) {
+    rd_kafka_assign(rk, assign ? partitions : nullptr);
+    return;
+  }
+  rd_kafka_error_t* e = assign ? rd_kafka_incremental_assign(rk, partitions)
+                               : rd_kafka_incremental_unassign(rk, partitions);
+  if (e) {
+    log::warn("rebalance_failed", {{"error", rd_kafka_error_string(e)}});
+    rd_kafka_error_destroy(e);
+  }
+}
+
 bool close_consumer(KafkaHandle& c, std::chrono::milliseconds limit, const char* what,
                     void (*rebalance)(rd_kafka_t*, int, void*, void*), void* opaque, bool keep) {
   if (!c) return true;

@@ -68,6 +68,11 @@ bool close_consumer(KafkaHandle& c, std::chrono::milliseconds limit, const char*
                     void (*rebalance)(rd_kafka_t*, int, void*, void*) = nullptr,
                     void* opaque = nullptr, bool keep = false);
 
+/// Carries out a rebalance in a consumer's rebalance callback: `partitions` (an
+/// `rd_kafka_topic_partition_list_t*`) assigned (`assign`) or revoked, incrementally when the
+/// consumer's strategy is `cooperative`, else the whole assignment replaced.
+void follow_rebalance(rd_kafka_t* rk, bool assign, void* partitions, bool cooperative);
+
 /// The consumer's `group.instance.id` for `kafka.group_instance_id` (`setting`): "auto" gives
 /// `<host>-<role>` (characters Kafka does not accept in an id become '-'), "none" or "" gives
 /// "" (dynamic membership), anything else is used as it is. A `group.instance.id` among the

@@ -185,15 +185,8 @@ void PartitionIntake::take_assignment(rd_kafka_t* rk, void* partitions_ptr) {
   for (int i = 0; i < partitions->cnt; ++i) {
     adopt(rk, partitions->elems[i].topic, partitions->elems[i].partition, now);
   }
-  if (cooperative_) {
-    if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk, partitions)) {
-      rd_kafka_error_destroy(e);
-    }
-    assigned_ += partitions->cnt;
-  } else {
-    rd_kafka_assign(rk, partitions);
-    assigned_ = partitions->cnt;
-  }
+  follow_rebalance(rk, /*assign=*/true, partitions, cooperative_);
+  assigned_ = cooperative_ ? assigned_ + partitions->cnt : partitions->cnt;
   assigned_once_ = true;
   log::info("partitions_assigned", {{"count", std::to_string(partitions->cnt)}});
 }
@@ -227,15 +220,8 @@ void PartitionIntake::let_go(rd_kafka_t* rk, int err, void* partitions_ptr) {
       return true;
     });
   }
-  if (cooperative_) {
-    if (rd_kafka_error_t* e = rd_kafka_incremental_unassign(rk, partitions)) {
-      rd_kafka_error_destroy(e);
-    }
-    assigned_ -= partitions->cnt;
-  } else {
-    rd_kafka_assign(rk, nullptr);
-    assigned_ = 0;
-  }
+  follow_rebalance(rk, /*assign=*/false, partitions, cooperative_);
+  assigned_ = cooperative_ ? assigned_ - partitions->cnt : 0;
   log::info("partitions_revoked",
             {{"count", std::to_string(partitions->cnt)},
              {"reason", rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err))},
