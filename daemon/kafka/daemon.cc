@@ -136,11 +136,9 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
   // while that owner is well.
   const bool leased = config_.role == config::Role::kDedup && !config_.topics.dedup_lease.empty();
   if (exactly_once_ && !leased) {
-    if (rd_kafka_error_t* e = rd_kafka_init_transactions(collector_.producer(), 60000)) {
-      const std::string message = rd_kafka_error_string(e);
-      rd_kafka_error_destroy(e);
+    if (auto ready = Transaction::initialize(collector_.producer()); !ready) {
       return tl::unexpected(std::vector<config::Problem>{
-          {"kafka.delivery", "exactly_once: cannot initialize transactions: " + message}});
+          {"kafka.delivery", "exactly_once: cannot initialize transactions: " + ready.error()}});
     }
     log::info("transactions_initialized", {{"transactional_id", config_.kafka.transactional_id}});
   }

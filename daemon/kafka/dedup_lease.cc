@@ -9,6 +9,7 @@
 
 #include "daemon/kafka/message.h"
 #include "daemon/kafka/state_store.h"
+#include "daemon/kafka/transaction.h"
 #include "daemon/ops/log.h"
 #include "daemon/ops/metrics.h"
 #include "daemon/pipeline/pipeline.h"
@@ -162,10 +163,9 @@ bool DedupLease::take_over() {
   if (transactional_producer_) {
     // Fences the old owner's producer, should it still be alive somewhere, and aborts its open
     // transaction, so the changelog's stable end is its end.
-    if (rd_kafka_error_t* e = rd_kafka_init_transactions(transactional_producer_, 60000)) {
-      log::error("takeover_failed", {{"error", std::string("cannot initialize transactions: ") +
-                                                   rd_kafka_error_string(e)}});
-      rd_kafka_error_destroy(e);
+    if (auto ready = Transaction::initialize(transactional_producer_); !ready) {
+      log::error("takeover_failed",
+                 {{"error", "cannot initialize transactions: " + ready.error()}});
       return false;
     }
   }

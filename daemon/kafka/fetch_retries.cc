@@ -174,10 +174,8 @@ tl::expected<std::unique_ptr<FetchRetrier>, std::string> FetchRetrier::start(
   if (!producer) return tl::unexpected("fetch retries producer: " + producer.error());
   r->producer_ = std::move(*producer);
   if (r->exactly_once_) {
-    if (rd_kafka_error_t* e = rd_kafka_init_transactions(r->producer_.get(), 60000)) {
-      const std::string message = rd_kafka_error_string(e);
-      rd_kafka_error_destroy(e);
-      return tl::unexpected("fetch retries: cannot initialize transactions: " + message);
+    if (auto ready = Transaction::initialize(r->producer_.get()); !ready) {
+      return tl::unexpected("fetch retries: cannot initialize transactions: " + ready.error());
     }
   }
   auto fetcher = Fetcher::create(config.fetch, &metrics);

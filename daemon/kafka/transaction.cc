@@ -17,6 +17,14 @@ std::pair<std::string, bool> take(rd_kafka_error_t* e) {
 
 }  // namespace
 
+tl::expected<void, std::string> Transaction::initialize(rd_kafka_t* producer, int timeout_ms) {
+  rd_kafka_error_t* e = rd_kafka_init_transactions(producer, timeout_ms);
+  if (!e) return {};
+  std::string message = rd_kafka_error_string(e);
+  rd_kafka_error_destroy(e);
+  return tl::unexpected(std::move(message));
+}
+
 tl::expected<Transaction, Transaction::Error> Transaction::begin(rd_kafka_t* producer,
                                                                  int timeout_ms) {
   if (rd_kafka_error_t* e = rd_kafka_begin_transaction(producer)) {

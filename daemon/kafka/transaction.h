@@ -32,6 +32,10 @@ class Transaction {
   /// The error of a record of the transaction that was not delivered ("" while none was).
   using DeliveryError = std::function<std::string()>;
 
+  /// Makes `producer` (with its `transactional.id`) ready for transactions, fencing any other
+  /// producer of that id and aborting its open transaction. The error is librdkafka's.
+  static tl::expected<void, std::string> initialize(rd_kafka_t* producer, int timeout_ms = 60000);
+
   /// Begins a transaction on `producer`; `timeout_ms` bounds each of its later requests.
   static tl::expected<Transaction, Error> begin(rd_kafka_t* producer, int timeout_ms);
 
