@@ -268,7 +268,7 @@ int Daemon::run() {
       // A sign of life while idle; with exactly_once in a transaction of its own (outside one the
       // producer refuses it, and the dedup role waited 30 s for a watermark that never came).
       if (config_.role == config::Role::kExtract)
-        extracted_.emit_watermarks(intake_.watermarks(), nullptr,
+        extracted_.emit_watermarks(intake_, nullptr,
                                    /*own_transaction=*/exactly_once_, drain_.flush_timeout_ms());
       // Acknowledgements come in and offsets are committed (a failed commit is retried) while
       // nothing new arrives; a failed batch goes back to be judged again.

@@ -3,17 +3,11 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <future>
 #include <initializer_list>
-#include <limits>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <set>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "config/config.h"
@@ -22,7 +16,6 @@
 #include "daemon/kafka/dead_letters.h"
 #include "daemon/kafka/dedup_lease.h"
 #include "daemon/kafka/drain.h"
-#include "daemon/kafka/event_order.h"
 #include "daemon/kafka/extracted_topic.h"
 #include "daemon/kafka/faults.h"
 #include "daemon/kafka/fetch_retries.h"
@@ -35,16 +28,12 @@
 #include "daemon/kafka/state_store.h"
 #include "daemon/kafka/transaction.h"
 #include "daemon/kafka/worker_pool.h"
-#include "daemon/ops/notify.h"
-#include "daemon/ops/status_page.h"
 #include "daemon/pipeline/fetcher.h"
 #include "daemon/pipeline/input.h"
 #include "daemon/pipeline/pipeline.h"
 #include "tl/expected.hpp"
 
 typedef struct rd_kafka_message_s rd_kafka_message_t;
-typedef struct rd_kafka_s rd_kafka_t;
-typedef struct rd_kafka_queue_s rd_kafka_queue_t;
 
 namespace newsflow::daemon {
 

@@ -34,18 +34,19 @@ void ExtractedTopic::produce(std::int32_t partition, const std::string& id,
   wrote_since_watermark_.insert(partition);
 }
 
-void ExtractedTopic::emit_watermarks(
-    const std::vector<std::pair<PartitionIntake::Partition, std::optional<std::int64_t>>>& inputs,
-    const std::vector<Taken>* extracting, bool own_transaction, int timeout_ms) {
+void ExtractedTopic::emit_watermarks(const PartitionIntake& inputs,
+                                     const std::vector<Taken>* extracting, bool own_transaction,
+                                     int timeout_ms) {
   // Per extracted partition, the oldest record its input partitions (assigned here) may still
   // deliver; sent when it moves, and once a second as a sign of life.
   std::map<std::int32_t, std::int64_t> lowest;
-  for (const auto& [p, w] : inputs) {
-    if (!offset_.count(p.first)) continue;
-    const std::int32_t part = partition_of(p.first, p.second);
-    auto [slot, inserted] = lowest.try_emplace(part, w.value_or(kUnknown));
-    if (!inserted) slot->second = std::min(slot->second, w.value_or(kUnknown));
-  }
+  inputs.for_each_watermark(
+      [&](const PartitionIntake::Partition& p, std::optional<std::int64_t> w) {
+        if (!offset_.count(p.first)) return;
+        const std::int32_t part = partition_of(p.first, p.second);
+        auto [slot, inserted] = lowest.try_emplace(part, w.value_or(kUnknown));
+        if (!inserted) slot->second = std::min(slot->second, w.value_or(kUnknown));
+      });
   // The order has let the batch being extracted go, but its records are not handed over yet:
   // nothing they precede may be promised.
   if (extracting) {

@@ -39,13 +39,12 @@ class ExtractedTopic {
                const std::string& source, std::int64_t order_ms);
 
   /// Says, per extracted partition, the oldest record its assigned input partitions may still
-  /// deliver (`inputs`, from the intake), held back by the inputs of `extracting` (let go by the
+  /// deliver (`inputs`), held back by the inputs of `extracting` (let go by the
   /// order, not handed over yet): when it moves, and now and then as a sign of life.
   /// `own_transaction`: in a transaction of its own, begun within `timeout_ms` (exactly_once
   /// outside a batch).
-  void emit_watermarks(
-      const std::vector<std::pair<PartitionIntake::Partition, std::optional<std::int64_t>>>& inputs,
-      const std::vector<Taken>* extracting, bool own_transaction = false, int timeout_ms = 0);
+  void emit_watermarks(const PartitionIntake& inputs, const std::vector<Taken>* extracting,
+                       bool own_transaction = false, int timeout_ms = 0);
 
  private:
   static constexpr std::int64_t kUnknown = std::numeric_limits<std::int64_t>::min();

@@ -225,7 +225,7 @@ bool Daemon::judge(Stage& stage) {
   }
   // After the batch's records, in the same partitions: how far the inputs have come.
   if (config_.role == config::Role::kExtract) {
-    extracted_.emit_watermarks(intake_.watermarks(), extracting_ ? &extracting_->batch : nullptr);
+    extracted_.emit_watermarks(intake_, extracting_ ? &extracting_->batch : nullptr);
   }
   std::unique_ptr<InFlight> flight = collector_.end_batch();
   metrics_.producer_queue(rd_kafka_outq_len(collector_.producer()));

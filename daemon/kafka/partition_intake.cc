@@ -480,14 +480,6 @@ void PartitionIntake::on_commit(rd_kafka_t*, int err, void* partitions, void* op
   if (self->listener_.commit_answered) self->listener_.commit_answered(err, partitions);
 }
 
-std::vector<std::pair<PartitionIntake::Partition, std::optional<std::int64_t>>>
-PartitionIntake::watermarks() const {
-  std::vector<std::pair<Partition, std::optional<std::int64_t>>> out;
-  out.reserve(queues_.size());
-  for (const auto& [p, q] : queues_) out.emplace_back(p, merger_.watermark_of(p));
-  return out;
-}
-
 void PartitionIntake::count_order() {
   metrics_.order_buffer(static_cast<double>(merger_.buffered_records()),
                         static_cast<double>(merger_.buffered_bytes()));

@@ -82,8 +82,12 @@ class PartitionIntake {
 
   /// Whether this consumer still reads `p` (a revoked partition's offsets are its new owner's).
   bool owns(const Partition& p) const { return merger_.assigned(p); }
-  /// Per assigned partition, the oldest event time it may still deliver (nothing: unknown).
-  std::vector<std::pair<Partition, std::optional<std::int64_t>>> watermarks() const;
+  /// Calls `f(partition, watermark)` for each assigned partition: the oldest event time it may
+  /// still deliver (nothing: unknown).
+  template <typename F>
+  void for_each_watermark(F&& f) const {
+    for (const auto& [p, q] : queues_) f(p, merger_.watermark_of(p));
+  }
   /// Reports the order's buffer and what it passed over to the metrics.
   void count_order();
 
