@@ -68,12 +68,19 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
           },
           // A partition revoked since its batch was judged is its new owner's to commit.
           [this](const OffsetCommitter::Partition& p) { return intake_.owns(p); }),
-      intake_(config_, metrics_, store_, stop_, intake_listener()),
-      workers_(config.kafka.workers > 0
-                   ? static_cast<std::size_t>(config.kafka.workers)
-                   : std::max<std::size_t>(1, std::thread::hardware_concurrency())) {
-  pool_ = std::make_unique<WorkerPool>(workers_);
-  output_pool_ = std::make_unique<WorkerPool>(workers_);
+      processor_({.config = config_,
+                  .metrics = metrics_,
+                  .pipeline = pipeline_,
+                  .progress = progress_,
+                  .crash_guard = crash_guard_,
+                  .faults = faults_,
+                  .inputs = inputs_,
+                  .collector = collector_,
+                  .extracted = extracted_,
+                  .intake = intake_,
+                  .drain = drain_,
+                  .tick = [this] { status_.tick(ready(), intake_.assigned()); }}),
+      intake_(config_, metrics_, store_, stop_, intake_listener()) {
   if (config.role == config::Role::kExtract) {
     metrics_.initialize(input_topics(config_), {config.topics.extracted, config.topics.dlq});
   } else {
@@ -104,6 +111,12 @@ Daemon::~Daemon() {
 }
 
 namespace {
+
+// A batch's inputs are done: destroys them (after `settle`).
+void release(RecordCollector::Batch& f) {
+  for (const Taken& t : f.inputs) rd_kafka_message_destroy(t.msg);
+  f.inputs.clear();
+}
 
 // The producer's properties before the user's: idempotent, every replica acknowledging, and
 // room for the largest page with its headers.
@@ -143,40 +156,16 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
     log::info("transactions_initialized", {{"transactional_id", config_.kafka.transactional_id}});
   }
 
-  if (config_.fetch.enabled) {
-    auto f = Fetcher::create(config_.fetch, &metrics_);
-    if (!f) return tl::unexpected(std::vector<config::Problem>{{"fetch", f.error()}});
-    fetcher_ = std::move(*f);
+  if (auto opened = processor_.open_fetcher(); !opened) {
+    return tl::unexpected(std::vector<config::Problem>{{"fetch", opened.error()}});
   }
 
   if (auto opened = intake_.open(bootstrap, leased); !opened) return tl::unexpected(opened.error());
 
-  if (config_.role == config::Role::kExtract) {
-    if (auto laid = extracted_.lay_out(intake_.consumer()); !laid) {
-      return tl::unexpected(std::vector<config::Problem>{{"topics.extracted", laid.error()}});
-    }
-  }
   // The window before the first input: a copy arriving right after a restart is still caught.
   status_.notifier().status("restoring the dedup window from " + config_.topics.articles);
   if (config_.role == config::Role::kExtract) {
-    log::info("window_restored", {{"articles", "0"}, {"reason", "an extractor holds no window"}});
-    // What every extractor fetched comes back through the changelog: a link published once is
-    // not fetched again here, whichever extractor saw it first (or this one before a restart).
-    if (fetcher_ && !config_.topics.state.empty()) {
-      auto tail = store_.open_tail(bootstrap, std::chrono::milliseconds(0));
-      if (tail) links_tail_ = std::move(*tail);
-      auto learned =
-          tail
-              ? links_tail_->catch_up(
-                    [this](const dedup::ArticleState& s) { pipeline_.remember_published_links(s); },
-                    std::chrono::minutes(10))
-              : tl::expected<std::size_t, std::string>(tl::unexpected(tail.error()));
-      if (!learned) {
-        return tl::unexpected(std::vector<config::Problem>{{"topics.state", learned.error()}});
-      }
-      log::info("published_links_learned",
-                {{"records", std::to_string(*learned)}, {"from", config_.topics.state}});
-    }
+    if (auto started = start_extractor(bootstrap); !started) return started;
   } else if (auto restored = store_.restore(bootstrap, intake_.consumer()); !restored) {
     return tl::unexpected(std::vector<config::Problem>{
         {"window", "cannot restore the dedup window from " + config_.topics.articles + ": " +
@@ -199,7 +188,7 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
   }
   // Pages that failed for a reason time may cure are tried again beside the pipeline (roles
   // that fetch: all and extract).
-  dead_letters_.allow_fetch_retries(fetcher_ && config_.role != config::Role::kDedup &&
+  dead_letters_.allow_fetch_retries(processor_.fetcher() && config_.role != config::Role::kDedup &&
                                     !config_.topics.fetch_retries.empty() &&
                                     config_.fetch.requeue_attempts > 0);
   if (dead_letters_.fetch_retries()) {
@@ -220,24 +209,46 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
   return {};
 }
 
+tl::expected<void, std::vector<config::Problem>> Daemon::start_extractor(
+    const std::string& bootstrap) {
+  if (auto laid = extracted_.lay_out(intake_.consumer()); !laid) {
+    return tl::unexpected(std::vector<config::Problem>{{"topics.extracted", laid.error()}});
+  }
+  log::info("window_restored", {{"articles", "0"}, {"reason", "an extractor holds no window"}});
+  // What every extractor fetched comes back through the changelog: a link published once is
+  // not fetched again here, whichever extractor saw it first (or this one before a restart).
+  if (!processor_.fetcher() || config_.topics.state.empty()) return {};
+  auto tail = store_.open_tail(bootstrap, std::chrono::milliseconds(0));
+  if (!tail) return tl::unexpected(std::vector<config::Problem>{{"topics.state", tail.error()}});
+  links_tail_ = std::move(*tail);
+  auto learned = links_tail_->catch_up(
+      [this](const dedup::ArticleState& s) { pipeline_.remember_published_links(s); },
+      std::chrono::minutes(10));
+  if (!learned) {
+    return tl::unexpected(std::vector<config::Problem>{{"topics.state", learned.error()}});
+  }
+  log::info("published_links_learned",
+            {{"records", std::to_string(*learned)}, {"from", config_.topics.state}});
+  return {};
+}
+
+bool Daemon::back_off(std::chrono::milliseconds& backoff) {
+  if (stop_.load()) return true;
+  char reason[512];
+  if (rd_kafka_fatal_error(collector_.producer(), reason, sizeof reason) !=
+      RD_KAFKA_RESP_ERR_NO_ERROR) {
+    log::error("producer_fatal", {{"error", reason}});
+    return false;
+  }
+  std::this_thread::sleep_for(backoff);
+  backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
+  return true;
+}
+
 int Daemon::run() {
   std::vector<Taken> batch;
   int exit_code = 0;
   auto backoff = std::chrono::milliseconds(100);
-  // After a batch that was not delivered: waits before it is tried again, longer each time;
-  // false when the producer failed for good.
-  auto backoff_after_failure = [&] {
-    if (stop_.load()) return true;
-    char reason[512];
-    if (rd_kafka_fatal_error(collector_.producer(), reason, sizeof reason) !=
-        RD_KAFKA_RESP_ERR_NO_ERROR) {
-      log::error("producer_fatal", {{"error", reason}});
-      return false;
-    }
-    std::this_thread::sleep_for(backoff);
-    backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
-    return true;
-  };
   status_.refresh(ready(), true);
   while (!stop_.load()) {
     status_.tick(ready(), intake_.assigned());
@@ -253,7 +264,7 @@ int Daemon::run() {
     // With a batch extracted and waiting to be judged, take only what is here already.
     // A batch that starts the pipeline (nothing extracted waits to be judged) is a quarter of
     // the most: its extraction has no judging to overlap with, so the sooner it goes the better.
-    const bool wait = !waiting_;
+    const bool wait = !processor_.waiting();
     const int most = wait && !exactly_once_ ? std::max(1, config_.kafka.batch_max_messages / 4)
                                             : config_.kafka.batch_max_messages;
     if (!intake_.collect(batch, wait, most)) {
@@ -263,8 +274,9 @@ int Daemon::run() {
     }
     rd_kafka_poll(collector_.producer(), 0);
     intake_.count_order();
+    bool delivered = true;
     if (batch.empty()) {
-      if (waiting_) judge_waiting();  // nothing to extract meanwhile
+      processor_.judge_waiting();  // nothing to extract meanwhile
       // A sign of life while idle; with exactly_once in a transaction of its own (outside one the
       // producer refuses it, and the dedup role waited 30 s for a watermark that never came).
       if (config_.role == config::Role::kExtract)
@@ -272,88 +284,27 @@ int Daemon::run() {
                                    /*own_transaction=*/exactly_once_, drain_.flush_timeout_ms());
       // Acknowledgements come in and offsets are committed (a failed commit is retried) while
       // nothing new arrives; a failed batch goes back to be judged again.
-      if (!settle(false) && !backoff_after_failure()) {
-        exit_code = 1;
-        break;
-      }
-      continue;
-    }
-    // Inputs that were in flight when an earlier process died go alone, so the one that kills
-    // the process is found (and dead-lettered at its second crash) without taking others along.
-    bool suspect = false;
-    for (const auto& t : batch) {
-      suspect = suspect || crash_guard_.crashes(rd_kafka_topic_name(t.msg->rkt), t.msg->partition,
-                                                t.msg->offset) > 0;
-    }
-    if (!exactly_once_) {
-      // Queued when judged; acknowledged, committed or sent back by `settle`.
-      if (suspect) {
-        judge_waiting();
-        for (const Taken& t : batch) {
-          std::vector<Taken> one{t};
-          process_batch(one);
-        }
-      } else {
-        // Extracted on the pool while the batch before it is judged here.
-        Stage next;
-        next.batch = std::move(batch);
-        note_processing({&next.batch, waiting_ ? &waiting_->batch : nullptr});
-        extract(next, /*wait=*/false);
-        extracting_ = &next;
-        if (waiting_) {
-          judge(*waiting_);
-          waiting_.reset();
-        }
-        pool_->wait();  // this thread extracts what the pool has not taken yet
-        extracting_ = nullptr;
-        waiting_ = std::move(next);
-        note_processing({&waiting_->batch});
-        fetch_links(*waiting_);  // while the next batch is collected and extracted
-      }
-      batch.clear();
-      status_.refresh(ready(), false);
-      if (settle(false)) {
-        backoff = std::chrono::milliseconds(100);
-      } else if (!backoff_after_failure()) {
-        exit_code = 1;
-        break;
-      }
-      continue;
-    }
-    bool delivered = true;
-    std::size_t done = batch.size();
-    if (suspect && batch.size() > 1) {  // exactly_once: one transaction each
-      for (std::size_t i = 0; i < batch.size(); ++i) {
-        std::vector<Taken> one{batch[i]};
-        if (!process_batch(one)) {
-          done = i;
-          delivered = false;
-          break;
-        }
-      }
+      delivered = settle(false);
     } else {
-      delivered = process_batch(batch);
-      if (!delivered) done = 0;
+      // exactly_once: delivered, or its inputs are back in their partitions. at_least_once:
+      // queued, and `settle` finds what became of it.
+      const bool taken = processor_.take(batch);
+      status_.refresh(ready(), false);
+      delivered = exactly_once_ ? taken : settle(false);
+      if (delivered) backoff = std::chrono::milliseconds(100);
     }
-    // Messages not delivered wait at the front of their partitions for the next try.
-    for (std::size_t i = 0; i < done; ++i) rd_kafka_message_destroy(batch[i].msg);
-    intake_.give_back(batch.begin() + static_cast<std::ptrdiff_t>(done), batch.end());
-    batch.clear();
-    status_.refresh(ready(), false);
-    if (delivered) {
-      backoff = std::chrono::milliseconds(100);
-    } else if (!backoff_after_failure()) {
+    if (!delivered && !back_off(backoff)) {
       exit_code = 1;
       break;
     }
   }
-  if (waiting_ && exit_code == 0) {
-    judge_waiting();  // extracted already; its outputs are acknowledged within the drain limit
-  } else if (waiting_) {
-    for (const Taken& t : waiting_->batch) rd_kafka_message_destroy(t.msg);
-    waiting_.reset();
-    note_processing({});
-  }
+  shut_down(exit_code);
+  return exit_code;
+}
+
+void Daemon::shut_down(int exit_code) {
+  // The batch extracted already is judged; its outputs are acknowledged within the drain limit.
+  processor_.finish(/*judge=*/exit_code == 0);
   status_.notifier().stopping();
   log::info("daemon_stopping", {{"consumed", std::to_string(progress_.consumed.load())},
                                 {"articles", std::to_string(progress_.articles.load())},
@@ -362,7 +313,7 @@ int Daemon::run() {
   // the rest is judged again after the restart. A dedup process that lost its lease commits
   // nothing more: its successor goes on from the group's offsets.
   if (exit_code != 3) settle(/*drain=*/true, /*rewind=*/false);
-  collector_.retire_all([this](InFlight& f) { release(f); });
+  collector_.retire_all([](InFlight& f) { release(f); });
   // After the last settle: it commits only partitions still assigned, which the merger knows.
   intake_.close(drain_.close_timeout());
   if (rd_kafka_flush(collector_.producer(), drain_.flush_timeout_ms()) !=
@@ -376,7 +327,140 @@ int Daemon::run() {
   links_tail_.reset();
   lease_.close(drain_.close_timeout());
   status_.refresh(ready(), true);
-  return exit_code;
+}
+
+bool Daemon::settle(bool drain, bool rewind) {
+  if (drain && !collector_.empty()) {
+    // Everything queued, acknowledged within the flush limit (after SIGTERM, the drain limit).
+    rd_kafka_flush(collector_.producer(), drain_.flush_timeout_ms());
+  } else {
+    rd_kafka_poll(collector_.producer(), 0);
+  }
+  const auto limit = std::chrono::milliseconds(config_.kafka.flush_timeout_ms);
+  // Outputs in flight are bounded: the judging waits while the oldest of kMaxInFlight batches
+  // is on its way.
+  constexpr std::size_t kMaxInFlight = 4;
+  collector_.wait_for_room(kMaxInFlight, limit, [this] { return drain_.over(); });
+  bool ok = true;
+  const auto now = Clock::now();
+  while (!collector_.empty()) {
+    InFlight& f = collector_.front();
+    if (!f.failed && f.outstanding > 0) {
+      if (!drain && now - f.queued < limit) break;  // on its way
+      f.failed = true;                              // not acknowledged in time
+    }
+    if (f.failed) {
+      if (!rewind) break;
+      log::error("batch_not_delivered",
+                 {{"errors", std::to_string(collector_.errors())},
+                  {"unacknowledged", std::to_string(f.outstanding)},
+                  {"batches_judged_again", std::to_string(collector_.size())},
+                  {"last_error", collector_.last_error()}});
+      // Its inputs and those of every later batch go back to the front of their partitions,
+      // the latest first, and are judged again (the window repeats its verdicts for ids it
+      // knows). Delivery reports still due for them find them among the retired.
+      processor_.give_back_waiting();
+      collector_.retire_all([this](InFlight& later) {
+        intake_.give_back(later.inputs.begin(), later.inputs.end());
+        later.inputs.clear();
+      });
+      ok = false;
+      break;
+    }
+    // Acknowledged in full, and every batch before it too.
+    metrics_.stage_seconds("acknowledge", std::chrono::duration<double>(now - f.queued).count());
+    pipeline_.confirm_links(f.links);
+    if (f.kill) {
+      log::error("fault_injected", {{"fault", "a state record lost, killed before the commit"}});
+      std::raise(SIGKILL);
+    }
+    if (!faults_.commits_lost()) {  // fault injection: from then on the commit "fails"
+      for (const Taken& t : f.inputs) {
+        // A partition revoked since its batch was judged is its new owner's to commit: its
+        // offsets would move that owner's position (as on_commit knows too).
+        const auto tp = partition_of(t.msg);
+        if (!intake_.owns(tp)) continue;
+        committer_.acknowledged(tp, t.msg->offset + 1);
+      }
+    }
+    release(f);
+    collector_.pop_front();
+  }
+  collector_.prune();
+  if (committer_.due(std::chrono::milliseconds(config_.kafka.commit_interval_ms), drain, now)) {
+    commit_offsets(/*sync=*/drain);
+  }
+  return ok;
+}
+
+bool Daemon::commit_offsets(bool sync) {
+  if (!committer_.waiting() || faults_.commits_blocked()) return true;
+  // A dedup owner that lost its lease commits nothing: its consumer is assigned by hand, so the
+  // broker would take the commit and move the new owner's position.
+  if (lease_.lost()) return false;
+  const OffsetCommitter::Result result = committer_.commit(sync, Clock::now());
+  note_commit(result);
+  return result.ok;
+}
+
+void Daemon::note_commit(const OffsetCommitter::Result& result) {
+  if (result.committed) {
+    metrics_.committed();
+    progress_.committed += result.messages;
+  } else if (!result.ok) {
+    // The offsets go with the next batch's, or on their own a moment later while idle, and
+    // before the process exits.
+    metrics_.commit_failed();
+    log::warn("commit_failed", {{"error", result.error},
+                                {"partitions", std::to_string(result.partitions)},
+                                {"retry_ms", std::to_string(committer_.backoff().count())}});
+  }
+}
+
+PartitionIntake::Listener Daemon::intake_listener() {
+  PartitionIntake::Listener l;
+  // Batches judged before a revoke are acknowledged and their offsets committed now, so the new
+  // owner does not judge them again; one that fails is judged again once the rebalance is done
+  // (its inputs of partitions still assigned).
+  l.before_revoke = [this] { settle(/*drain=*/true, /*rewind=*/false); };
+  l.revoked = [this](const PartitionIntake::Partition& p) {
+    // Its new owner starts from the last committed offset (at least once).
+    committer_.revoked(p);
+    // Extracted, not judged: its inputs of the partition go with it.
+    return processor_.drop(p);
+  };
+  l.commit_answered = [this](int err_int, void* partitions_ptr) {
+    const auto* partitions = static_cast<const rd_kafka_topic_partition_list_t*>(partitions_ptr);
+    if (!partitions) return;
+    auto err = static_cast<rd_kafka_resp_err_t>(err_int);
+    OffsetCommitter::Offsets offsets;
+    for (int i = 0; i < partitions->cnt; ++i) {
+      const auto& tp = partitions->elems[i];
+      offsets[{tp.topic, tp.partition}] = tp.offset;
+      if (err == RD_KAFKA_RESP_ERR_NO_ERROR) err = tp.err;
+    }
+    if (const auto result = committer_.answered(err, offsets, rd_kafka_err2str(err))) {
+      note_commit(*result);
+    }
+  };
+  l.busy = [this] { return !collector_.empty() || committer_.waiting(); };
+  return l;
+}
+
+void Daemon::maybe_snapshot() {
+  if (!store_.snapshot_due()) return;
+  if (lease_.active() && !lease_.owner()) return;  // a standby follows the owner's changelog
+  // Fault injection makes commits fail or records go missing: what is judged is not state.
+  if (faults_.state_unreliable() || stop_.load()) return;
+  processor_.judge_waiting();
+  const bool settled = settle(/*drain=*/true);  // not delivered: judged again first
+  if (!settled || !collector_.empty() || processor_.waiting() || !committer_.idle()) {
+    // Each try waits for every output and commits synchronously.
+    store_.snapshot_later();
+    return;
+  }
+  store_.write_snapshot(collector_, exactly_once_, drain_.flush_timeout_ms(),
+                        [this] { status_.tick(ready(), intake_.assigned()); });
 }
 
 }  // namespace newsflow::daemon

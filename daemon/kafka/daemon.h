@@ -3,14 +3,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <future>
-#include <initializer_list>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "config/config.h"
+#include "daemon/kafka/batch_processor.h"
 #include "daemon/kafka/changelog_tail.h"
 #include "daemon/kafka/crash_guard.h"
 #include "daemon/kafka/dead_letters.h"
@@ -19,16 +17,12 @@
 #include "daemon/kafka/extracted_topic.h"
 #include "daemon/kafka/faults.h"
 #include "daemon/kafka/fetch_retries.h"
-#include "daemon/kafka/input_task.h"
 #include "daemon/kafka/kafka.h"
 #include "daemon/kafka/loop_status.h"
 #include "daemon/kafka/offset_committer.h"
 #include "daemon/kafka/partition_intake.h"
 #include "daemon/kafka/record_collector.h"
 #include "daemon/kafka/state_store.h"
-#include "daemon/kafka/transaction.h"
-#include "daemon/kafka/worker_pool.h"
-#include "daemon/pipeline/fetcher.h"
 #include "daemon/pipeline/input.h"
 #include "daemon/pipeline/pipeline.h"
 #include "tl/expected.hpp"
@@ -78,50 +72,26 @@ class Daemon {
 
  private:
   using InFlight = RecordCollector::Batch;
-  // A batch on its way from the event-time order to the judging: its inputs, and what the
-  // pool parsed and extracted of each.
-  struct Stage {
-    std::vector<Taken> batch;
-    std::vector<rd_kafka_message_t*> messages;
-    std::vector<Work> work;
-    /// The pages its feed items link to, being fetched beside the loop (`fetch_links`).
-    std::vector<std::string> link_urls;
-    std::future<std::vector<Pipeline::LinkedPage>> linked_pages;
-  };
 
-  // A batch from extraction to commit (judge.cc).
+  // The loop's steps (daemon.cc).
 
-  /// Parses and extracts the inputs of `stage.batch` on the worker pool; returns at once unless
-  /// `wait` (then `pool_->wait()` ends it).
-  void extract(Stage& stage, bool wait);
-  /// Starts fetching the pages that the extracted `stage`'s feed items link to (those not
-  /// published before), on a thread of its own: the loop goes on collecting and the pool
-  /// extracting while the sites answer. `judge` waits for them (at most
-  /// `fetch.batch_deadline_ms`, and the loop stays alive meanwhile).
-  void fetch_links(Stage& stage);
-  /// In input order on the loop's thread: gives feed items their linked pages (waiting for
-  /// `fetch_links`, started here if it was not), judges (or hands over) every input and queues
-  /// the outputs. at_least_once: the batch goes to the collector (true); exactly_once: the
-  /// transaction is committed, false when it was not.
-  bool judge(Stage& stage);
-  /// Judges `waiting_`, if any, now.
-  void judge_waiting();
-  /// Extracts and judges `batch` now (inputs with crashes, exactly_once). False when it was not
-  /// delivered (exactly_once): its inputs are left in `batch`.
-  bool process_batch(std::vector<Taken>& batch);
-  /// The crash guard's note: the inputs of `batches` are being processed (none: the note goes).
-  void note_processing(std::initializer_list<const std::vector<Taken>*> batches);
-  /// exactly_once: commits the batch's transaction with the offsets after `messages`.
-  bool commit_transaction(Transaction& transaction,
-                          const std::vector<rd_kafka_message_t*>& messages);
+  /// `start` for the extractor: lays out `topics.extracted` and learns the links published.
+  tl::expected<void, std::vector<config::Problem>> start_extractor(const std::string& bootstrap);
+  /// After a batch that was not delivered: waits before it is tried again, longer each time
+  /// (`backoff`); false when the producer failed for good.
+  bool back_off(std::chrono::milliseconds& backoff);
+  /// After the loop: the last batch judged (`exit_code` 0), what is acknowledged committed, the
+  /// clients closed in order.
+  void shut_down(int exit_code);
+
+  // Acknowledgements and commits.
+
   /// Serves delivery reports; moves the offsets of batches acknowledged in full, in order, to
   /// the offsets to commit, and commits them when `kafka.commit_interval_ms` has passed (or
   /// `drain`: once everything queued is acknowledged or the flush limit passed, at once). A
   /// failed batch at the front (`rewind` true) goes back with every batch after it. False when
   /// a batch failed.
   bool settle(bool drain, bool rewind = true);
-  /// A batch's inputs are done: destroys them (after `settle`).
-  void release(InFlight& f);
   /// Commits what `committer_` holds: synchronously on revoke and stop (`sync`), else
   /// asynchronously (a synchronous commit blocked the loop for seconds while the group
   /// rebalanced, and the rebalance waited for the loop's poll). False when it failed.
@@ -160,19 +130,13 @@ class Daemon {
   DedupLease lease_;
   // at_least_once: the offsets of acknowledged batches on their way to the coordinator.
   OffsetCommitter committer_;
+  // Batches from extraction to their outputs (it uses the intake: declared before it, as what
+  // the intake's listener uses).
+  BatchProcessor processor_;
   // The input consumer, its partitions and the event-time order of their records (it tells
   // the judging of revokes: declared after what its listener uses).
   PartitionIntake intake_;
 
-  std::size_t workers_;
-  std::unique_ptr<WorkerPool> pool_;  // extraction threads (`kafka.workers`)
-  // Serializes a judged batch's records while the pool extracts the next batch.
-  std::unique_ptr<WorkerPool> output_pool_;
-  // at_least_once: a batch extracted while the one before it was judged; judged next.
-  std::optional<Stage> waiting_;
-  const Stage* extracting_ = nullptr;  // the batch the pool extracts while `waiting_` is judged
-
-  std::unique_ptr<Fetcher> fetcher_;       // null when fetch.enabled is false
   std::unique_ptr<FetchRetrier> retrier_;  // later tries of linked pages (roles that fetch)
   // `--role extract` with a changelog: the links published, learned from it.
   std::unique_ptr<ChangelogTail> links_tail_;
