@@ -281,6 +281,191 @@ std::uint64_t StateStore::load_snapshot(Read& read) {
   return covered_seq;
 }
 
+// One restore from the changelog: the records of every partition merged by `seq` and applied
+// in the order the articles were judged, those of inputs not committed left out.
+class StateStore::ChangelogRestore {
+ public:
+  ChangelogRestore(StateStore& store, rd_kafka_t* c, std::vector<PartitionRange> ranges, Read read,
+                   std::uint64_t covered_seq)
+      : store_(store),
+        c_(c),
+        topic_(store.config_.topics.state),
+        ranges_(std::move(ranges)),
+        read_(std::move(read)),
+        covered_seq_(covered_seq),
+        again_(!read_.buffered),
+        skipped_(again_ ? 0 : read_.skipped),
+        standby_role_(store.config_.role == config::Role::kDedup &&
+                      !store.config_.topics.dedup_lease.empty()) {
+    const auto now = Clock::now();
+    for (const auto& r : ranges_) merger_.assign({topic_, r.partition}, now);
+    if (again_) read_again();
+  }
+
+  // Moves records from the read (or the second read's queues) into the merger, a few hundred a
+  // partition at a time.
+  void fill() {
+    for (const auto& r : ranges_) {
+      const int p = r.partition;
+      if (again_) {
+        while (merger_.buffered_records({topic_, p}) < 256) {
+          rd_kafka_message_t* m = rd_kafka_consume_queue(queues_[p], 0);
+          if (!m) break;
+          file(m);
+        }
+        continue;
+      }
+      auto& held = read_.records[p];
+      while (merger_.buffered_records({topic_, p}) < 256 && !held.empty()) {
+        const auto seq = static_cast<std::int64_t>(held.front().seq);
+        merger_.add({topic_, p}, std::move(held.front()), seq, 0);
+        held.pop_front();
+      }
+      if (held.empty() && !at_end_.count(p)) end_partition(p, read_.ends[p]);
+    }
+  }
+
+  // Applies what the merger has in `seq` order; false when it had nothing.
+  bool apply_ready() {
+    bool progressed = false;
+    while (auto r = merger_.next(Clock::now())) {
+      progressed = true;
+      apply(*r);
+    }
+    return progressed;
+  }
+
+  // Every partition read to its end and applied.
+  bool done() const { return ended_ >= ranges_.size() && merger_.buffered_records() == 0; }
+  bool reached_end() const { return ended_ >= ranges_.size(); }
+
+  // The second read: serves the consumer (and anything fetched before a partition got its own
+  // queue).
+  void serve() {
+    if (!again_) return;
+    if (rd_kafka_message_t* m = rd_kafka_consumer_poll(c_, 5)) file(m);
+  }
+
+  std::size_t restored() const { return restored_; }
+
+  // Releases the queues; a standby's tail goes on from the first record left to it.
+  void finish(double seconds) {
+    merger_.clear();
+    for (auto& [p, q] : queues_) rd_kafka_queue_destroy(q);
+    queues_.clear();
+    for (const auto& [p, from] : defer_from_) {
+      store_.positions_[p] = std::min(store_.positions_[p], from);
+    }
+    store_.count_window();
+    log::info("window_restored", {{"from", topic_},
+                                  {"articles", std::to_string(restored_)},
+                                  {"skipped", std::to_string(skipped_)},
+                                  {"uncommitted", std::to_string(uncommitted_)},
+                                  {"in_snapshot", std::to_string(covered_)},
+                                  {"read_twice", again_ ? "true" : "false"},
+                                  {"held", std::to_string(store_.pipeline_.window().size())},
+                                  {"seconds", std::to_string(seconds)}});
+  }
+
+ private:
+  // The records did not fit in the first read's buffer: each partition read again from its
+  // start, into a queue of its own.
+  void read_again() {
+    rd_kafka_topic_partition_list_t* list =
+        rd_kafka_topic_partition_list_new(static_cast<int>(ranges_.size()));
+    for (const auto& r : ranges_) {
+      rd_kafka_topic_partition_list_add(list, topic_.c_str(), r.partition)->offset = r.low;
+      rd_kafka_queue_t* q = rd_kafka_queue_get_partition(c_, topic_.c_str(), r.partition);
+      rd_kafka_queue_forward(q, nullptr);  // before the assignment starts fetching
+      queues_[r.partition] = q;
+    }
+    rd_kafka_assign(c_, list);
+    rd_kafka_topic_partition_list_destroy(list);
+  }
+
+  void end_partition(int p, std::int64_t end) {
+    merger_.end_of_partition({topic_, p});
+    // Where a standby's tail goes on: what the restore did not read.
+    store_.positions_[p] = std::max(store_.positions_[p], end);
+    at_end_.insert(p);
+    ++ended_;
+  }
+
+  // A message of the second read.
+  void file(rd_kafka_message_t* m) {
+    if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      end_partition(m->partition, m->offset);
+    } else if (m->err) {
+      log::warn("window_restore_error", {{"error", rd_kafka_message_errstr(m)}});
+    } else if (const auto seq = m->payload ? dedup::state_seq(payload(m)) : std::nullopt; !seq) {
+      store_.positions_[m->partition] = m->offset + 1;
+      // A tombstone or a record of another version (a snapshot's chunk was read before).
+      if (!key_of(m).starts_with("snapshot/")) ++skipped_;
+    } else {
+      store_.positions_[m->partition] = m->offset + 1;
+      merger_.add(
+          {topic_, m->partition},
+          Record{*seq, m->partition, m->offset, std::string(key_of(m)), std::string(payload(m)),
+                 std::string(header_of(m, kInputHeader)), std::string(header_of(m, kSourceHeader))},
+          static_cast<std::int64_t>(*seq), 0);
+    }
+    rd_kafka_message_destroy(m);
+  }
+
+  // One record, in `seq` order: applied, covered by the snapshot, or left out.
+  void apply(Record& r) {
+    if (deferred_ || store_.admit(r.input, true) != Admission::kApply) {
+      ++uncommitted_;
+      // This process judges them again; a standby leaves them, and every later record (they
+      // belong to later batches), to its changelog tail, which waits for their commits: the
+      // owner is likely alive and about to commit them.
+      if (standby_role_) {
+        deferred_ = true;
+        auto [from, first] = defer_from_.try_emplace(r.partition, r.offset);
+        if (!first) from->second = std::min(from->second, r.offset);
+      }
+    } else if (r.seq <= covered_seq_) {
+      ++covered_;  // in the snapshot
+      store_.note_judged(r.source, r.input);
+      store_.keys_.emplace_back(r.seq, std::move(r.key));
+    } else if (auto state = dedup::decode_state(r.value)) {
+      store_.keys_.emplace_back(state->seq, std::move(r.key));
+      // The same `seq` again: a batch written once more after a crash, the same judgment.
+      if (!applied_seq_ || *applied_seq_ != state->seq) {
+        store_.pipeline_.restore(*state);
+        store_.note_judged(r.source, r.input);
+        store_.last_seq_ = std::max(store_.last_seq_, state->seq);
+        applied_seq_ = state->seq;
+        ++restored_;
+      } else {
+        ++skipped_;
+      }
+    } else {
+      ++skipped_;
+    }
+  }
+
+  StateStore& store_;
+  rd_kafka_t* c_;
+  const std::string& topic_;
+  const std::vector<PartitionRange> ranges_;
+  Read read_;
+  const std::uint64_t covered_seq_;
+  // Records are keyed by article, so they spread over the partitions; each partition holds them
+  // in the order they were written. Merged by `seq` across the partitions (the merger that
+  // orders input by event time), they are applied in the order the articles were judged. They
+  // come from the first read, or from a second read when they did not fit in its buffer.
+  const bool again_;
+  EventTimeMerger<Record> merger_{{std::chrono::hours(1), std::chrono::hours(1)}};
+  std::map<int, rd_kafka_queue_t*> queues_;  // the second read's, by partition
+  std::size_t restored_ = 0, skipped_, ended_ = 0, uncommitted_ = 0, covered_ = 0;
+  std::optional<std::uint64_t> applied_seq_;
+  const bool standby_role_;
+  bool deferred_ = false;
+  std::map<int, std::int64_t> defer_from_;  // partition -> first record left to the tail
+  std::set<int> at_end_;
+};
+
 tl::expected<std::optional<std::size_t>, std::string> StateStore::restore_changelog(
     rd_kafka_t* c, const std::string& bootstrap) {
   const auto t0 = Clock::now();
@@ -296,141 +481,23 @@ tl::expected<std::optional<std::size_t>, std::string> StateStore::restore_change
   auto read = read_changelog(bootstrap, starts);
   if (!read) return tl::unexpected(read.error());
   const std::uint64_t covered_seq = load_snapshot(*read);
-  std::size_t covered = 0;
-  // Records are keyed by article, so they spread over the partitions; each partition holds them
-  // in the order they were written. Merged by `seq` across the partitions (the merger that
-  // orders input by event time), they are applied in the order the articles were judged. They
-  // come from the read above, or from a second read when they did not fit in its buffer.
-  const bool again = !read->buffered;
-  EventTimeMerger<Record> merger({std::chrono::hours(1), std::chrono::hours(1)});
-  std::map<int, rd_kafka_queue_t*> queues;
-  const auto now = Clock::now();
-  for (const auto& r : *ranges) merger.assign({topic, r.partition}, now);
-  if (again) {
-    rd_kafka_topic_partition_list_t* list =
-        rd_kafka_topic_partition_list_new(static_cast<int>(ranges->size()));
-    for (const auto& r : *ranges) {
-      rd_kafka_topic_partition_list_add(list, topic.c_str(), r.partition)->offset = r.low;
-      rd_kafka_queue_t* q = rd_kafka_queue_get_partition(c, topic.c_str(), r.partition);
-      rd_kafka_queue_forward(q, nullptr);  // before the assignment starts fetching
-      queues[r.partition] = q;
-    }
-    rd_kafka_assign(c, list);
-    rd_kafka_topic_partition_list_destroy(list);
-  }
-  std::size_t restored = 0, skipped = again ? 0 : read->skipped, ended = 0, uncommitted = 0;
-  std::optional<std::uint64_t> applied_seq;
-  const bool standby_role =
-      config_.role == config::Role::kDedup && !config_.topics.dedup_lease.empty();
-  bool deferred = false;
-  std::map<int, std::int64_t> defer_from;  // partition -> first record left to the tail
-  std::set<int> at_end;
-  auto end_partition = [&](int p, std::int64_t end) {
-    merger.end_of_partition({topic, p});
-    // Where a standby's tail goes on: what the restore did not read.
-    positions_[p] = std::max(positions_[p], end);
-    at_end.insert(p);
-    ++ended;
-  };
-  auto file = [&](rd_kafka_message_t* m) {  // the second read's
-    if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-      end_partition(m->partition, m->offset);
-    } else if (m->err) {
-      log::warn("window_restore_error", {{"error", rd_kafka_message_errstr(m)}});
-    } else if (const auto seq = m->payload ? dedup::state_seq(payload(m)) : std::nullopt; !seq) {
-      positions_[m->partition] = m->offset + 1;
-      // A tombstone or a record of another version (a snapshot's chunk was read before).
-      if (!key_of(m).starts_with("snapshot/")) ++skipped;
-    } else {
-      positions_[m->partition] = m->offset + 1;
-      merger.add(
-          {topic, m->partition},
-          Record{*seq, m->partition, m->offset, std::string(key_of(m)), std::string(payload(m)),
-                 std::string(header_of(m, kInputHeader)), std::string(header_of(m, kSourceHeader))},
-          static_cast<std::int64_t>(*seq), 0);
-    }
-    rd_kafka_message_destroy(m);
-  };
+  ChangelogRestore restore(*this, c, std::move(*ranges), std::move(*read), covered_seq);
   const auto deadline = Clock::now() + std::chrono::minutes(10);
   auto last_extend = Clock::now();
   while (!stop_.load() && Clock::now() < deadline) {
-    for (const auto& r : *ranges) {
-      const int p = r.partition;
-      if (again) {
-        while (merger.buffered_records({topic, p}) < 256) {
-          rd_kafka_message_t* m = rd_kafka_consume_queue(queues[p], 0);
-          if (!m) break;
-          file(m);
-        }
-        continue;
-      }
-      auto& held = read->records[p];
-      while (merger.buffered_records({topic, p}) < 256 && !held.empty()) {
-        const auto seq = static_cast<std::int64_t>(held.front().seq);
-        merger.add({topic, p}, std::move(held.front()), seq, 0);
-        held.pop_front();
-      }
-      if (held.empty() && !at_end.count(p)) end_partition(p, read->ends[p]);
-    }
-    bool progressed = false;
-    while (auto r = merger.next(Clock::now())) {
-      progressed = true;
-      if (deferred || admit(r->input, true) != Admission::kApply) {
-        ++uncommitted;
-        // This process judges them again; a standby leaves them, and every later record (they
-        // belong to later batches), to its changelog tail, which waits for their commits: the
-        // owner is likely alive and about to commit them.
-        if (standby_role) {
-          deferred = true;
-          auto [from, first] = defer_from.try_emplace(r->partition, r->offset);
-          if (!first) from->second = std::min(from->second, r->offset);
-        }
-      } else if (r->seq <= covered_seq) {
-        ++covered;  // in the snapshot
-        note_judged(r->source, r->input);
-        keys_.emplace_back(r->seq, std::move(r->key));
-      } else if (auto state = dedup::decode_state(r->value)) {
-        keys_.emplace_back(state->seq, std::move(r->key));
-        // The same `seq` again: a batch written once more after a crash, the same judgment.
-        if (!applied_seq || *applied_seq != state->seq) {
-          pipeline_.restore(*state);
-          note_judged(r->source, r->input);
-          last_seq_ = std::max(last_seq_, state->seq);
-          applied_seq = state->seq;
-          ++restored;
-        } else {
-          ++skipped;
-        }
-      } else {
-        ++skipped;
-      }
-    }
-    if (ended >= ranges->size() && merger.buffered_records() == 0) break;
-    if (!progressed && again) {
-      // Serves the consumer (and anything fetched before a partition got its own queue).
-      if (rd_kafka_message_t* m = rd_kafka_consumer_poll(c, 5)) file(m);
-    }
-    still_restoring("restoring from " + topic + ": " + std::to_string(restored) + " articles",
-                    last_extend);
+    restore.fill();
+    const bool progressed = restore.apply_ready();
+    if (restore.done()) break;
+    if (!progressed) restore.serve();
+    still_restoring(
+        "restoring from " + topic + ": " + std::to_string(restore.restored()) + " articles",
+        last_extend);
   }
-  merger.clear();
-  for (auto& [p, q] : queues) rd_kafka_queue_destroy(q);
-  for (const auto& [p, from] : defer_from) {
-    positions_[p] = std::min(positions_[p], from);
-  }
-  count_window();
-  log::info("window_restored", {{"from", topic},
-                                {"articles", std::to_string(restored)},
-                                {"skipped", std::to_string(skipped)},
-                                {"uncommitted", std::to_string(uncommitted)},
-                                {"in_snapshot", std::to_string(covered)},
-                                {"read_twice", again ? "true" : "false"},
-                                {"held", std::to_string(pipeline_.window().size())},
-                                {"seconds", std::to_string(seconds_since(t0))}});
-  if (ended < ranges->size() && !stop_.load()) {
+  restore.finish(seconds_since(t0));
+  if (!restore.reached_end() && !stop_.load()) {
     return tl::unexpected("restore did not reach the end of every partition of " + topic);
   }
-  return std::optional<std::size_t>(restored);
+  return std::optional<std::size_t>(restore.restored());
 }
 
 }  // namespace newsflow::daemon

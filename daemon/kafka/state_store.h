@@ -136,6 +136,9 @@ class StateStore {
     std::size_t skipped = 0;           // tombstones and records of another version
   };
 
+  /// One restore from the changelog: its reads, the merge by `seq`, what it applies (restore.cc).
+  class ChangelogRestore;
+
   /// A consumer for reading a topic from its start (no group membership, no commits).
   tl::expected<KafkaHandle, std::string> reader(const std::string& bootstrap) const;
   tl::expected<Read, std::string> read_changelog(
