@@ -200,28 +200,47 @@ int run_extract(const config::Config& c, const std::string& page_path, const std
   return 0;
 }
 
-}  // namespace
+// What the command line says: the options of every subcommand, and which one it names.
+struct Cli {
+  std::string config_path, log_format, role;
+  CLI::App *run = nullptr, *demo = nullptr, *replay = nullptr, *extract = nullptr,
+           *parse_feed = nullptr, *robots = nullptr, *check = nullptr, *broker = nullptr,
+           *produce = nullptr, *redrive = nullptr, *train = nullptr, *train_stories = nullptr;
+  daemon::DemoOptions demo_opts;
+  daemon::ReplayPaths paths;
+  bool stage_times = false;
+  std::string page_path, page_url;
+  bool explain = false;
+  daemon::ParseFeedOptions feed_opts;
+  std::string robots_file, robots_agent = "newsflow";
+  std::vector<std::string> robots_paths;
+  bool robots_batch = false;
+  std::string check_path;
+  daemon::DevBrokerOptions broker_opts;
+  daemon::ProduceOptions produce_opts;
+  daemon::RedriveOptions redrive_opts;
+  std::string redrive_since, redrive_until;
+  daemon::TrainCommand train_cmd;
+  bool skip_loso = false;
+  daemon::TrainStoriesCommand stories_cmd;
+};
 
-int main(int argc, char** argv) {
-  daemon::block_stop_signals();
-  CLI::App app{"newsflow: streaming news ingestion: extract, deduplicate and group articles"};
-  app.set_version_flag("--version", std::string("newsflow ") + kVersion);
-  app.require_subcommand(1);
-  std::string config_path;
-  std::string log_format;
-
+// `run` and `demo`: the daemon.
+void add_service_commands(CLI::App& app, Cli& cli) {
+  std::string& config_path = cli.config_path;
+  std::string& log_format = cli.log_format;
   auto* run =
       app.add_subcommand("run", "Run the daemon (embedded Kafka when kafka.brokers is empty)");
   run->add_option("--config", config_path, "YAML config file (default: defaults + NEWSFLOW_* env)");
   run->add_option("--log-format", log_format, "text or json")
       ->check(CLI::IsMember({"text", "json"}));
-  std::string role;
+  std::string& role = cli.role;
   run->add_option("--role", role,
                   "all (default): the whole pipeline; extract: pages and feeds to extracted "
                   "articles, scaled out; dedup: extracted articles to verdicts and stories")
       ->check(CLI::IsMember({"all", "extract", "dedup"}));
-
-  daemon::DemoOptions demo_opts;
+  cli.run = run;
+  daemon::DemoOptions& demo_opts = cli.demo_opts;
   demo_opts.samples = default_samples_path();
   auto* demo = app.add_subcommand(
       "demo", "Run the daemon on the embedded Kafka with the bundled sample pages, then report");
@@ -234,8 +253,14 @@ int main(int argc, char** argv) {
                    "seconds to keep serving /metrics after the run");
   demo->add_option("--log-format", log_format, "text or json")
       ->check(CLI::IsMember({"text", "json"}));
+  cli.demo = demo;
+}
 
-  daemon::ReplayPaths paths;
+// `replay`: batch mode.
+void add_replay_command(CLI::App& app, Cli& cli) {
+  std::string& config_path = cli.config_path;
+  daemon::ReplayPaths& paths = cli.paths;
+  bool& stage_times = cli.stage_times;
   auto* replay =
       app.add_subcommand("replay", "Batch mode: JSONL or WARC pages in, article JSONL out");
   replay
@@ -245,7 +270,6 @@ int main(int argc, char** argv) {
                    "order given as one stream")
       ->required();
   paths.jobs = 0;
-  bool stage_times = false;
   replay->add_flag("--stage-times", stage_times,
                    "before the summary, where the time went: reading, parsing and extracting "
                    "(summed over the threads), judging and writing in input order");
@@ -264,19 +288,23 @@ int main(int argc, char** argv) {
   replay->add_flag("--quiet", paths.quiet,
                    "no progress on stderr (a line redrawn in place on a terminal, else one every "
                    "5 s), only the summary");
+  cli.replay = replay;
+}
 
-  std::string page_path, page_url;
+// `extract`, `parse-feed`, `robots`, `check-config`: one document at a time, as the pipeline
+// reads it.
+void add_document_commands(CLI::App& app, Cli& cli) {
+  std::string& config_path = cli.config_path;
   auto* extract = app.add_subcommand("extract", "Extract one HTML page and print its article JSON");
-  extract->add_option("page", page_path, "HTML file (raw bytes; charset detected)")->required();
-  extract->add_option("--url", page_url, "the page's URL")->capture_default_str();
+  extract->add_option("page", cli.page_path, "HTML file (raw bytes; charset detected)")->required();
+  extract->add_option("--url", cli.page_url, "the page's URL")->capture_default_str();
   extract->add_option("--config", config_path, "YAML config file");
-  bool explain = false;
-  extract->add_flag("--explain", explain,
+  extract->add_flag("--explain", cli.explain,
                     "print every block with its P(article) and whether MSS kept it, then where "
                     "each metadata field (dates, image, description, authors, ...) came from, as "
                     "TSV");
-
-  daemon::ParseFeedOptions feed_opts;
+  cli.extract = extract;
+  daemon::ParseFeedOptions& feed_opts = cli.feed_opts;
   auto* parse_feed = app.add_subcommand(
       "parse-feed", "Parse RSS/Atom/JSON feeds as the pipeline does and print one JSON line each");
   parse_feed->add_option("files", feed_opts.files, "feed documents (raw bytes; charset detected)");
@@ -285,24 +313,26 @@ int main(int argc, char** argv) {
                          "the Content-Type it was served with (may carry a charset)");
   parse_feed->add_flag("--batch", feed_opts.batch,
                        "read {\"path\",\"url\",\"content_type\"} JSON lines from stdin");
-
-  std::string robots_file, robots_agent = "newsflow";
-  std::vector<std::string> robots_paths;
-  bool robots_batch = false;
+  cli.parse_feed = parse_feed;
   auto* robots = app.add_subcommand(
       "robots", "Read a robots.txt as the fetcher does (RFC 9309) and say which paths it allows");
-  robots->add_option("file", robots_file, "robots.txt file");
-  robots->add_option("paths", robots_paths, "paths or URLs to check (\"/a/b?c\")");
-  robots->add_option("--agent", robots_agent, "the crawler's product token")->capture_default_str();
-  robots->add_flag("--batch", robots_batch,
+  robots->add_option("file", cli.robots_file, "robots.txt file");
+  robots->add_option("paths", cli.robots_paths, "paths or URLs to check (\"/a/b?c\")");
+  robots->add_option("--agent", cli.robots_agent, "the crawler's product token")
+      ->capture_default_str();
+  robots->add_flag("--batch", cli.robots_batch,
                    "read {\"robots\": TEXT, \"paths\": [...]} JSON lines from stdin and print "
                    "{\"allowed\": [...], \"crawl_delay\": S} for each");
-
-  std::string check_path;
+  cli.robots = robots;
   auto* check = app.add_subcommand("check-config", "Validate a config file; exit 1 on problems");
-  check->add_option("file", check_path, "YAML config file")->required();
+  check->add_option("file", cli.check_path, "YAML config file")->required();
+  cli.check = check;
+}
 
-  daemon::DevBrokerOptions broker_opts;
+// `dev-broker`, `produce`, `redrive`: Kafka at hand.
+void add_kafka_commands(CLI::App& app, Cli& cli) {
+  std::string& config_path = cli.config_path;
+  daemon::DevBrokerOptions& broker_opts = cli.broker_opts;
   auto* broker = app.add_subcommand(
       "dev-broker",
       "Host an in-process Kafka mock cluster until SIGTERM, for development with kcat and "
@@ -324,8 +354,8 @@ int main(int argc, char** argv) {
       "(the next COUNT requests of API, e.g. Produce or OffsetCommit, fail with ERROR, e.g. "
       "NOT_LEADER_FOR_PARTITION or _TRANSPORT)");
   broker->add_option("--config", config_path, "YAML config file (for topic names)");
-
-  daemon::ProduceOptions produce_opts;
+  cli.broker = broker;
+  daemon::ProduceOptions& produce_opts = cli.produce_opts;
   auto* produce = app.add_subcommand("produce",
                                      "Send replay lines or WARC pages to kafka.brokers (pages and "
                                      "feeds topics) as a crawler would");
@@ -339,23 +369,27 @@ int main(int argc, char** argv) {
   produce->add_flag("--poison", produce_opts.poison, "also send three poison messages");
   produce->add_flag("--quiet", produce_opts.quiet, "no progress on stderr");
   produce->add_option("--config", config_path, "YAML config file");
-
-  daemon::RedriveOptions redrive_opts;
-  std::string redrive_since, redrive_until;
+  cli.produce = produce;
+  daemon::RedriveOptions& redrive_opts = cli.redrive_opts;
   auto* redrive = app.add_subcommand(
       "redrive",
       "Send dead letters that carry their input back to the topic they came from (after the "
       "cause is fixed)");
   redrive->add_option("--reason", redrive_opts.reasons,
                       "error_reason to take (repeat for several; default: every reason)");
-  redrive->add_option("--since", redrive_since,
+  redrive->add_option("--since", cli.redrive_since,
                       "dead letters written at or after this time (RFC 3339 or Unix seconds)");
-  redrive->add_option("--until", redrive_until, "and before this time");
+  redrive->add_option("--until", cli.redrive_until, "and before this time");
   redrive->add_option("--limit", redrive_opts.limit, "at most this many (0: all)");
   redrive->add_flag("--dry-run", redrive_opts.dry_run, "list what would be sent, send nothing");
   redrive->add_option("--config", config_path, "YAML config file");
+  cli.redrive = redrive;
+}
 
-  daemon::TrainCommand train_cmd;
+// `train-extractor` and `train-stories`: the models.
+void add_training_commands(CLI::App& app, Cli& cli) {
+  std::string& config_path = cli.config_path;
+  daemon::TrainCommand& train_cmd = cli.train_cmd;
   auto* train = app.add_subcommand(
       "train-extractor",
       "Train the MSS block classifier on labelled pages, report k-fold cross-validated AEB "
@@ -382,8 +416,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   train->add_option("--cv-output", train_cmd.cv_output,
                     "write the cross-validated predictions as replay output JSONL");
-  bool skip_loso = false;
-  train->add_flag("--skip-leave-one-set-out", skip_loso,
+  train->add_flag("--skip-leave-one-set-out", cli.skip_loso,
                   "with several sets, do not also score each set by a model trained without it");
   train->add_option("--epochs", train_cmd.epochs, "SGD epochs")->capture_default_str();
   train->add_option("--learning-rate", train_cmd.learning_rate, "SGD step")->capture_default_str();
@@ -392,8 +425,8 @@ int main(int argc, char** argv) {
   train->add_flag("!--no-average", train_cmd.average,
                   "keep the last SGD weights instead of averaging the second half's epochs");
   train->add_option("--config", config_path, "YAML config file (segmentation options)");
-
-  daemon::TrainStoriesCommand stories_cmd;
+  cli.train = train;
+  daemon::TrainStoriesCommand& stories_cmd = cli.stories_cmd;
   auto* train_stories = app.add_subcommand(
       "train-stories",
       "Fit the story model on labelled same-event and different-event pairs, report its recall "
@@ -426,27 +459,64 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1.0));
   train_stories->add_option("--l2", stories_cmd.l2, "L2 penalty")->capture_default_str();
   train_stories->add_option("--config", config_path, "YAML config file (story options)");
+  cli.train_stories = train_stories;
+}
 
-  CLI11_PARSE(app, argc, argv);
-
-  if (*check) {
-    auto c = load(check_path);
-    if (!c) return 1;
-    const auto problems = daemon::check_kafka_config(*c);
-    for (const auto& p : problems) {
-      std::fprintf(stderr, "config error: %s: %s\n", p.path.c_str(), p.message.c_str());
-    }
-    if (!problems.empty()) return 1;
-    std::printf("%s: ok\n", check_path.c_str());
-    return 0;
+// `check-config FILE`.
+int check_config(const std::string& path) {
+  auto c = load(path);
+  if (!c) return 1;
+  const auto problems = daemon::check_kafka_config(*c);
+  for (const auto& p : problems) {
+    std::fprintf(stderr, "config error: %s: %s\n", p.path.c_str(), p.message.c_str());
   }
+  if (!problems.empty()) return 1;
+  std::printf("%s: ok\n", path.c_str());
+  return 0;
+}
 
-  if (*robots) return daemon::run_robots(robots_file, robots_paths, robots_agent, robots_batch);
+// `demo`: the sample pages (and the feeds beside them) on a port of its own.
+int run_demo(config::Config& c, daemon::DemoOptions demo_opts) {
+  // The demo must not collide with a daemon already serving the default port.
+  if (c.http.listen == "127.0.0.1:9464" && !std::getenv("NEWSFLOW_HTTP__LISTEN")) {
+    c.http.listen = "127.0.0.1:0";
+  }
+  if (demo_opts.feeds.empty()) {
+    const auto slash = demo_opts.samples.rfind('/');
+    const std::string dir =
+        slash == std::string::npos ? "" : demo_opts.samples.substr(0, slash + 1);
+    if (access((dir + "feeds.jsonl.gz").c_str(), R_OK) == 0)
+      demo_opts.feeds = dir + "feeds.jsonl.gz";
+  }
+  return daemon::run_demo(c, demo_opts);
+}
 
-  auto c = load(config_path);
+// `redrive` with its time bounds read.
+int run_redrive(const config::Config& c, daemon::RedriveOptions opts, const std::string& since,
+                const std::string& until) {
+  auto time_of = [](const std::string& text, const char* what) -> std::optional<std::int64_t> {
+    if (text.empty()) return std::nullopt;
+    if (text.find_first_not_of("0123456789") == std::string::npos) return std::stoll(text);
+    if (auto t = extractors::parse_iso8601(text)) return *t;
+    std::fprintf(stderr, "redrive: %s is not RFC 3339 or Unix seconds: %s\n", what, text.c_str());
+    std::exit(2);
+  };
+  opts.since = time_of(since, "--since");
+  opts.until = time_of(until, "--until");
+  return daemon::run_redrive(c, opts);
+}
+
+// The subcommand `cli` names, with its configuration loaded.
+int dispatch(Cli& cli) {
+  if (*cli.check) return check_config(cli.check_path);
+  if (*cli.robots) {
+    return daemon::run_robots(cli.robots_file, cli.robots_paths, cli.robots_agent,
+                              cli.robots_batch);
+  }
+  auto c = load(cli.config_path);
   if (!c) return 2;
   if (!load_model(*c)) return 2;
-  if (!role.empty()) c->role = *config::parse_role(role);  // checked by the option
+  if (!cli.role.empty()) c->role = *config::parse_role(cli.role);  // checked by the option
   if (c->role != config::Role::kAll && c->kafka.brokers.empty()) {
     std::fprintf(stderr,
                  "config error: role: '%s' shares the work with other processes through Kafka: "
@@ -454,52 +524,45 @@ int main(int argc, char** argv) {
                  std::string(config::role_name(c->role)).c_str());
     return 2;
   }
-  setup_logging(*c, log_format);
+  setup_logging(*c, cli.log_format);
 
-  if (*run) return daemon::run_service(*c);
-  if (*demo) {
-    // The demo must not collide with a daemon already serving the default port.
-    if (c->http.listen == "127.0.0.1:9464" && !std::getenv("NEWSFLOW_HTTP__LISTEN")) {
-      c->http.listen = "127.0.0.1:0";
-    }
-    if (demo_opts.feeds.empty()) {
-      const auto slash = demo_opts.samples.rfind('/');
-      const std::string dir =
-          slash == std::string::npos ? "" : demo_opts.samples.substr(0, slash + 1);
-      if (access((dir + "feeds.jsonl.gz").c_str(), R_OK) == 0)
-        demo_opts.feeds = dir + "feeds.jsonl.gz";
-    }
-    return daemon::run_demo(*c, demo_opts);
+  if (*cli.run) return daemon::run_service(*c);
+  if (*cli.demo) return run_demo(*c, cli.demo_opts);
+  if (*cli.broker) return daemon::run_dev_broker(*c, cli.broker_opts);
+  if (*cli.parse_feed) return daemon::run_parse_feed(cli.feed_opts);
+  if (*cli.train) {
+    cli.train_cmd.leave_one_set_out = !cli.skip_loso;
+    return daemon::run_train_extractor(*c, cli.train_cmd);
   }
-  if (*broker) return daemon::run_dev_broker(*c, broker_opts);
-  if (*parse_feed) return daemon::run_parse_feed(feed_opts);
-  if (*train) {
-    train_cmd.leave_one_set_out = !skip_loso;
-    return daemon::run_train_extractor(*c, train_cmd);
-  }
-  if (*train_stories) return daemon::run_train_stories(*c, stories_cmd);
-  if (*produce) return daemon::run_produce(*c, produce_opts);
-  if (*redrive) {
-    auto time_of = [](const std::string& text, const char* what) -> std::optional<std::int64_t> {
-      if (text.empty()) return std::nullopt;
-      if (text.find_first_not_of("0123456789") == std::string::npos) return std::stoll(text);
-      if (auto t = extractors::parse_iso8601(text)) return *t;
-      std::fprintf(stderr, "redrive: %s is not RFC 3339 or Unix seconds: %s\n", what, text.c_str());
-      std::exit(2);
-    };
-    redrive_opts.since = time_of(redrive_since, "--since");
-    redrive_opts.until = time_of(redrive_until, "--until");
-    return daemon::run_redrive(*c, redrive_opts);
-  }
-  if (*replay) {
-    auto stats = daemon::run_replay(*c, paths, nullptr);
+  if (*cli.train_stories) return daemon::run_train_stories(*c, cli.stories_cmd);
+  if (*cli.produce) return daemon::run_produce(*c, cli.produce_opts);
+  if (*cli.redrive) return run_redrive(*c, cli.redrive_opts, cli.redrive_since, cli.redrive_until);
+  if (*cli.replay) {
+    auto stats = daemon::run_replay(*c, cli.paths, nullptr);
     if (!stats) {
       std::fprintf(stderr, "replay: %s\n", stats.error().c_str());
       return 1;
     }
-    print_replay_summary(*stats, stage_times);
+    print_replay_summary(*stats, cli.stage_times);
     return 0;
   }
-  if (*extract) return run_extract(*c, page_path, page_url, explain);
+  if (*cli.extract) return run_extract(*c, cli.page_path, cli.page_url, cli.explain);
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  daemon::block_stop_signals();
+  CLI::App app{"newsflow: streaming news ingestion: extract, deduplicate and group articles"};
+  app.set_version_flag("--version", std::string("newsflow ") + kVersion);
+  app.require_subcommand(1);
+  Cli cli;
+  add_service_commands(app, cli);
+  add_replay_command(app, cli);
+  add_document_commands(app, cli);
+  add_kafka_commands(app, cli);
+  add_training_commands(app, cli);
+  CLI11_PARSE(app, argc, argv);
+  return dispatch(cli);
 }
