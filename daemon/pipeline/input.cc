@@ -297,8 +297,8 @@ ParsedInput parse_page_message(std::string_view value, const Headers& headers,
     return out;
   }
   in.kind = BodyKind::kHtmlBytes;
-  in.body = std::string(value);
-  if (in.body.empty()) out.failure = Failure{"empty_document", "message value is empty"};
+  in.payload = value;
+  if (value.empty()) out.failure = Failure{"empty_document", "message value is empty"};
   return out;
 }
 

@@ -29,7 +29,8 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 
 /// Parses a message of the pages topic: raw HTML bytes with a `url` header (or the JSON
 /// envelope when the `content_type` header is application/json). `timestamp` is the message
-/// timestamp in seconds (0 if none), the default for `fetched_at`.
+/// timestamp in seconds (0 if none), the default for `fetched_at`. A raw page's input borrows
+/// `value` (`Input::payload`): keep it alive while the input is prepared.
 ParsedInput parse_page_message(std::string_view value, const Headers& headers,
                                std::int64_t timestamp);
 

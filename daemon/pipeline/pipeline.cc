@@ -207,15 +207,15 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract_feed(
   auto fail = [](const extractors::ExtractError& e) {
     return tl::unexpected(Failure{std::string(extractors::reason_name(e.reason)), e.detail});
   };
-  if (input.body.size() > config_.extract.max_html_bytes) {
+  if (input.bytes().size() > config_.extract.max_html_bytes) {
     return fail({extractors::ExtractReason::kTooLarge,
-                 "feed has " + std::to_string(input.body.size()) + " bytes, limit " +
+                 "feed has " + std::to_string(input.bytes().size()) + " bytes, limit " +
                      std::to_string(config_.extract.max_html_bytes)});
   }
   std::string decoded_text, charset_warning;
-  std::string_view xml = input.body;
+  std::string_view xml = input.bytes();
   if (input.kind == BodyKind::kFeedBytes) {
-    auto decoded = extractors::decode_to_utf8(input.body, input.content_type);
+    auto decoded = extractors::decode_to_utf8(input.bytes(), input.content_type);
     if (!decoded) return fail(decoded.error());
     decoded_text = std::move(decoded->text);
     charset_warning = std::move(decoded->warning);
@@ -324,16 +324,16 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract(
       return one(std::move(a));
     }
     case BodyKind::kHtmlBytes: {
-      if (input.body.size() > config_.extract.max_html_bytes) {
-        return fail({ExtractReason::kTooLarge, "document has " + std::to_string(input.body.size()) +
-                                                   " bytes, limit " +
-                                                   std::to_string(config_.extract.max_html_bytes)});
+      if (input.bytes().size() > config_.extract.max_html_bytes) {
+        return fail({ExtractReason::kTooLarge,
+                     "document has " + std::to_string(input.bytes().size()) + " bytes, limit " +
+                         std::to_string(config_.extract.max_html_bytes)});
       }
-      if (extractors::looks_binary(input.body) && !wide_unicode(input.body)) {
+      if (extractors::looks_binary(input.bytes()) && !wide_unicode(input.bytes())) {
         return fail({ExtractReason::kBinary,
                      "binary data bytes in the first 1,445 bytes (WHATWG MIME sniffing)"});
       }
-      auto decoded = extractors::decode_to_utf8(input.body, input.content_type);
+      auto decoded = extractors::decode_to_utf8(input.bytes(), input.content_type);
       if (!decoded) return fail(decoded.error());
       auto a = extractors::extract_html(*decoded, input.url, config_.extract, input.fetched_at);
       if (!a) return fail(a.error());

@@ -260,6 +260,14 @@ TEST(PageMessage, RawHtmlNeedsAUrlHeader) {
   EXPECT_EQ(ok.input.fetched_at, 1795255200);
   EXPECT_EQ(ok.input.content_type, "text/html; charset=latin1");
 
+  // The bytes are read where the message holds them, not copied.
+  const std::string value = "<p>caf\xE9</p>";
+  auto borrowed = parse_page_message(value, {{"url", "https://a.test/"}}, 0);
+  ASSERT_FALSE(borrowed.failure);
+  EXPECT_EQ(borrowed.input.bytes().data(), value.data());
+  EXPECT_EQ(borrowed.input.bytes(), value);
+  EXPECT_TRUE(borrowed.input.body.empty());
+
   auto with_time =
       parse_page_message("<p>x</p>", {{"url", "u"}, {"fetched_at", "2026-11-21T00:00:00Z"}}, 5);
   EXPECT_EQ(with_time.input.fetched_at, 1795219200);
@@ -293,6 +301,31 @@ TEST(PageMessage, JsonEnvelopeIsReadWhenDeclared) {
   EXPECT_EQ(h.input.url, "https://h.test/");
   EXPECT_EQ(parse_page_message("{oops", {{"content_type", "application/json"}}, 0).failure->reason,
             "invalid_json");
+}
+
+TEST(Pipeline, ABorrowedPageIsExtractedAsTheSameBytesOwned) {
+  // A consumed page's payload is read in place (`Input::payload`); its charset decoded as well.
+  config::Config c;
+  c.fetch.enabled = false;
+  const std::string value =
+      "<html><head><title>Caf\xE9</title></head><body><p>The caf\xE9 on the square closed after "
+      "forty years; its owner retires to the coast next week.</p></body></html>";
+  const std::vector<std::pair<std::string, std::string>> headers{
+      {"url", "https://a.test/cafe"}, {"content_type", "text/html; charset=iso-8859-1"}};
+  auto borrowed = parse_page_message(value, headers, 1795255200);
+  ASSERT_FALSE(borrowed.failure);
+  Input owned = borrowed.input;
+  owned.payload = {};
+  owned.body = value;
+  Pipeline one(c, nullptr), other(c, nullptr);
+  auto a = one.process(borrowed.input);
+  auto b = other.process(owned);
+  ASSERT_TRUE(a);
+  ASSERT_TRUE(b);
+  ASSERT_EQ(a->size(), 1u);
+  ASSERT_EQ(b->size(), 1u);
+  EXPECT_NE((*a)[0].article.text.find("caf\xC3\xA9"), std::string::npos);
+  EXPECT_EQ(article_json((*a)[0]), article_json((*b)[0]));
 }
 
 TEST(Pipeline, WhatAnExtractorHandsOverIsJudgedAsTheOriginalWouldBe) {
