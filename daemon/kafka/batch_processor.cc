@@ -329,6 +329,8 @@ bool BatchProcessor::judge(Stage& stage) {
   // The batch's records, each with the input it came from (exactly_once too: a record refused
   // for good names its input to the batch's next judging).
   collector.begin_batch();
+  // An article joins its story on the grouping thread while the next is judged here.
+  if (!extractor) grouping_.start([&inputs, &work](std::size_t i) { inputs.group(work[i]); });
   for (std::size_t i = 0; i < messages.size(); ++i) {
     // Expiry never runs ahead of what a partition may still deliver.
     pipeline.hold_expiry_at(batch[i].low_watermark);
@@ -338,9 +340,11 @@ bool BatchProcessor::judge(Stage& stage) {
       collector.end_input();
     } else {
       inputs.judge(messages[i], work[i]);
+      grouping_.release(i + 1);
     }
   }
   if (!extractor) {
+    grouping_.wait();
     // The records are written on the output pool (and this thread) while the extraction pool
     // extracts the next batch, then queued in input order.
     output_pool_.start(work.size(), [&inputs, &work](std::size_t i) { inputs.serialize(work[i]); });

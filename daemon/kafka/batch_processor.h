@@ -11,6 +11,7 @@
 
 #include "config/config.h"
 #include "daemon/kafka/input_task.h"
+#include "daemon/kafka/ordered_stage.h"
 #include "daemon/kafka/partition_intake.h"
 #include "daemon/kafka/record_collector.h"
 #include "daemon/kafka/worker_pool.h"
@@ -31,8 +32,10 @@ class Transaction;
 struct Progress;
 
 /// A collected batch from extraction to its outputs: parsed and extracted on the worker pool,
-/// its feed items' pages fetched beside the loop, judged (or handed over) in input order on the
-/// loop's thread, its records serialized on the output pool and queued in input order.
+/// its feed items' pages fetched beside the loop, judged against the window (or handed over) in
+/// input order on the loop's thread while the articles judged join their stories in the same
+/// order on a thread of their own, its records serialized on the output pool and queued in
+/// input order.
 ///
 /// at_least_once, batches overlap: the pool extracts batch n+1 while batch n is judged, and
 /// batch n+1 then waits (`waiting`) to be judged at the next turn; the judged batch goes to the
@@ -133,6 +136,7 @@ class BatchProcessor {
   const bool exactly_once_;
   WorkerPool pool_;         // extraction threads (`kafka.workers`)
   WorkerPool output_pool_;  // serializes a judged batch's records while the pool extracts
+  OrderedStage grouping_;   // an article joins its story while the next is judged
   // at_least_once: a batch extracted while the one before it was judged; judged next.
   std::optional<Stage> waiting_;
   const Stage* extracting_ = nullptr;  // the batch the pool extracts while `waiting_` is judged

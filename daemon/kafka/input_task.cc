@@ -69,10 +69,19 @@ void InputTask::judge(rd_kafka_message_t* msg, Work& work) {
   // One try/catch per message: no input can crash-loop the daemon.
   try {
     if (dead_letters_of(msg, work)) return;
-    work.outputs = pipeline_.commit(std::move(*work.prepared), work.parsed.input);
+    work.grouping = pipeline_.judge(std::move(*work.prepared), work.parsed.input);
     work.judged = true;
   } catch (const std::exception& e) {
     dead_letters_.input(msg, {"internal_error", e.what()});
+  }
+}
+
+void InputTask::group(Work& work) {
+  if (!work.judged) return;
+  try {
+    work.outputs = pipeline_.group(std::move(work.grouping));
+  } catch (const std::exception& e) {
+    work.failed = Failure{"internal_error", e.what()};  // dead-lettered by `publish`
   }
 }
 

@@ -30,6 +30,8 @@ struct Work {
   struct Records {
     std::string article, state, story;
   };
+  /// Judged against the window, on their way to their stories (`InputTask::group`).
+  std::vector<Pipeline::Judged> grouping;
   std::vector<Output> outputs;
   std::vector<Records> records;
   std::optional<Failure> failed;  // a dead letter instead: nothing of it is published
@@ -39,8 +41,8 @@ struct Work {
 /// What becomes of one input once extracted, per role: judged and published as articles, state
 /// records and stories (`--role all` and `dedup`), or handed over to `topics.extracted`
 /// (`--role extract`); or a dead letter. Every step catches what it throws: no input can
-/// crash-loop the daemon. `parse` and `serialize` run on any thread; the others in input order
-/// on the loop's.
+/// crash-loop the daemon. `parse` and `serialize` run on any thread; `group` in input order on
+/// any one thread; the others in input order on the loop's.
 class InputTask {
  public:
   InputTask(const config::Config& config, Metrics& metrics, Pipeline& pipeline,
@@ -49,8 +51,11 @@ class InputTask {
 
   /// The page or feed `msg` carries, with its headers (a feeds-topic HTML body is a feed).
   ParsedInput parse(rd_kafka_message_t* msg) const;
-  /// Judges `msg` (its outputs go to `work.outputs`) or dead-letters it.
+  /// Judges `msg` against the window (its articles go to `work.grouping`) or dead-letters it.
   void judge(rd_kafka_message_t* msg, Work& work);
+  /// Then, in the same order (on any one thread, beside the next `judge`): its articles join
+  /// their stories (`work.outputs`), or it is to be dead-lettered (`work.failed`).
+  void group(Work& work);
   /// The records of `work.outputs` (`work.failed` if one cannot be written).
   void serialize(Work& work) const;
   /// Queues the records of a judged input.

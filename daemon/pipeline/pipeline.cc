@@ -588,19 +588,31 @@ void Pipeline::ready_to_judge(Extracted& e) const {
 }
 
 std::vector<Output> Pipeline::commit(std::vector<Extracted> extracted, const Input& input) {
-  std::vector<Output> outputs;
-  outputs.reserve(extracted.size());
+  return group(judge(std::move(extracted), input));
+}
+
+std::vector<Pipeline::Judged> Pipeline::judge(std::vector<Extracted> extracted,
+                                              const Input& input) {
+  std::vector<Judged> judged;
+  judged.reserve(extracted.size());
   for (auto& e : extracted) {
     if (!publishable(e)) continue;
     // A feed item's link, fetched now or, for a page the fetch retries brought, before.
     const std::string link = e.from_feed ? e.fetch_url : input.link;
     const std::string key = link.empty() ? std::string() : item_key(article_id(e, input));
-    outputs.push_back(finish(std::move(e), input));
+    judged.push_back(judge_one(std::move(e), input));
     if (!link.empty()) {
-      pending_links_.emplace_back(link, outputs.back().event_time);
-      pending_links_.emplace_back(key, outputs.back().event_time);
+      pending_links_.emplace_back(link, judged.back().out.event_time);
+      pending_links_.emplace_back(key, judged.back().out.event_time);
     }
   }
+  return judged;
+}
+
+std::vector<Output> Pipeline::group(std::vector<Judged> judged) {
+  std::vector<Output> outputs;
+  outputs.reserve(judged.size());
+  for (auto& j : judged) outputs.push_back(group_one(std::move(j)));
   return outputs;
 }
 
@@ -791,9 +803,10 @@ void Pipeline::set_language(Extracted& e) {
   e.language_known = true;
 }
 
-Output Pipeline::finish(Extracted extracted, const Input& input) {
+Pipeline::Judged Pipeline::judge_one(Extracted extracted, const Input& input) {
   if (!extracted.language_known) set_language(extracted);
-  Output out;
+  Judged judged;
+  Output& out = judged.out;
   out.article = std::move(extracted.article);
   extractors::Article& a = out.article;
   if (extracted.from_feed) {
@@ -816,7 +829,7 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
   a.fetched_at = input.fetched_at;
   out.version = input.version;
 
-  auto t0 = Clock::now();
+  const auto t0 = Clock::now();
   // Event time: the input's own published/fetched time (for feed items, the item's date). A
   // date printed on a page is not trusted for windowing: templates carry stale dates and copies
   // keep the original's.
@@ -843,31 +856,19 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
     ahead.story_terms.reset();
     ahead.shingles.reset();
   }
-  std::string normalized;
-  const std::string core = boilerplate_.filter(ahead.paragraphs, a.url, a.text, event_time, a.title,
-                                               &state.paragraphs, /*learn=*/!again, &normalized);
-  // The shingles made ahead are the article's when the filter kept the whole text.
-  const bool whole = core == a.text;
-  const dedup::Fingerprint fp =
-      fingerprint(a.id, core, normalized, whole && ahead.shingles ? &*ahead.shingles : nullptr,
-                  event_time, &state.df_terms);
+  judged.core = boilerplate_.filter(ahead.paragraphs, a.url, a.text, event_time, a.title,
+                                    &state.paragraphs, /*learn=*/!again, &judged.normalized);
+  // What was made ahead is the article's when the filter kept the whole text (the terms: and
+  // the title is the one they were counted with).
+  const bool whole = judged.core == a.text;
+  const dedup::Fingerprint fp = fingerprint(a.id, judged.core, judged.normalized,
+                                            whole && ahead.shingles ? &*ahead.shingles : nullptr,
+                                            event_time, &state.df_terms);
+  if (whole && ahead.title == a.title) judged.story_terms = std::move(ahead.story_terms);
   out.content_hash = fp.exact.hex();
   out.event_time = event_time;
   out.verdict = window_.observe(a.id, fp, event_time, low_watermark_);
-  if (metrics_) metrics_->stage_seconds("dedup", seconds_since(t0));
-
-  t0 = Clock::now();
-  // The terms counted ahead are the article's when the whole text and the title are what
-  // judging reads.
-  const dedup::StoryBook::Terms terms =
-      ahead.story_terms && ahead.title == a.title && whole
-          ? stories_.select_terms(std::move(*ahead.story_terms), a.language)
-          : stories_.terms_of(a.title, core, normalized, a.language);
-  const std::string_view image_url = a.image ? std::string_view(a.image->url) : std::string_view();
-  out.story = stories_.assign_terms({a.id, a.url, a.source, out.verdict.kind, a.language}, a.title,
-                                    out.verdict, event_time, terms, {}, {image_url, a.description});
-  out.story_id = out.story.story_id;
-  forget_left();
+  judged.left = window_.take_left();
   state.seq = next_seq_++;
   state.id = a.id;
   state.event_time = event_time;
@@ -876,31 +877,51 @@ Output Pipeline::finish(Extracted extracted, const Input& input) {
   state.url = a.url;
   state.source = a.source;
   state.title = a.title;
-  state.story_id = out.story_id;
-  state.merged_from = out.story.merged_from;
-  state.story_terms.assign(terms.begin(), terms.end());
   state.from_feed = extracted.from_feed || !input.link.empty();
   state.language = a.language;
   state.link = extracted.from_feed ? extracted.fetch_url : input.link;
   if (a.image) state.image_url = a.image->url;
   state.description = a.description;
   if (metrics_) {
-    metrics_->stage_seconds("cluster", seconds_since(t0));
+    metrics_->stage_seconds("dedup", seconds_since(t0));
     for (const auto& w : a.warnings) metrics_->extract_warning(w);
-    if (out.story.version == 1) {
-      metrics_->story_created();
-    } else {
-      metrics_->story_updated();
-    }
     metrics_->window_size(static_cast<double>(window_.size()),
                           static_cast<double>(window_.memory_bytes()));
-    metrics_->stories_active(static_cast<double>(stories_.size()));
     if (window_.evicted() > evictions_reported_) {
       metrics_->window_evicted(static_cast<double>(window_.evicted() - evictions_reported_));
       evictions_reported_ = window_.evicted();
     }
   }
-  return out;
+  return judged;
+}
+
+Output Pipeline::group_one(Judged judged) {
+  const auto t0 = Clock::now();
+  Output& out = judged.out;
+  const extractors::Article& a = out.article;
+  const dedup::StoryBook::Terms terms =
+      judged.story_terms ? stories_.select_terms(std::move(*judged.story_terms), a.language)
+                         : stories_.terms_of(a.title, judged.core, judged.normalized, a.language);
+  const std::string_view image_url = a.image ? std::string_view(a.image->url) : std::string_view();
+  out.story =
+      stories_.assign_terms({a.id, a.url, a.source, out.verdict.kind, a.language}, a.title,
+                            out.verdict, out.event_time, terms, {}, {image_url, a.description});
+  out.story_id = out.story.story_id;
+  for (const std::string& id : judged.left) stories_.forget(id);
+  dedup::ArticleState& state = out.state;
+  state.story_id = out.story_id;
+  state.merged_from = out.story.merged_from;
+  state.story_terms.assign(terms.begin(), terms.end());
+  if (metrics_) {
+    metrics_->stage_seconds("cluster", seconds_since(t0));
+    if (out.story.version == 1) {
+      metrics_->story_created();
+    } else {
+      metrics_->story_updated();
+    }
+    metrics_->stories_active(static_cast<double>(stories_.size()));
+  }
+  return std::move(out);
 }
 
 namespace {

@@ -180,8 +180,28 @@ class Pipeline {
   void confirm_links(const std::vector<std::pair<std::string, std::int64_t>>& links);
 
   /// The second half: dedup and stories, in input order; skipped items give no output. Not
-  /// thread-safe.
+  /// thread-safe. The same as `judge` and `group` in turn.
   std::vector<Output> commit(std::vector<Extracted> extracted, const Input& input);
+
+  /// An article judged against the window on its way to its story: its output without the
+  /// story, and what `group` reads.
+  struct Judged {
+    Output out;
+    /// The story terms counted ahead (`Extracted::Ahead`) when they are the article's;
+    /// otherwise `group` counts them of `core`, the text the boilerplate filter kept.
+    std::optional<dedup::TermCounts> story_terms;
+    std::string core, normalized;
+    /// The ids that left the window when it came in: they leave the story book after it joins
+    /// its story.
+    std::vector<std::string> left;
+  };
+  /// The first stage of `commit`, in input order: each item judged against the window (the
+  /// boilerplate filter, the document frequencies, the links seen); skipped items give none.
+  std::vector<Judged> judge(std::vector<Extracted> extracted, const Input& input);
+  /// The second stage, in the order `judge` judged: each article joins its story. The two
+  /// stages share no state: `group` of one input may run on another thread while `judge` takes
+  /// the next (`judge` reads nothing `group` writes, and the reverse), one `group` at a time.
+  std::vector<Output> group(std::vector<Judged> judged);
 
   /// For `--role extract`, instead of `commit`: the items that would be judged (skipped ones
   /// dropped, a fetched item without a page given its feed text, the language detected), their
@@ -239,7 +259,8 @@ class Pipeline {
   static std::string link_key(const std::string& link);
   tl::expected<std::vector<Extracted>, Failure> extract(const Input& input) const;
   tl::expected<std::vector<Extracted>, Failure> extract_feed(const Input& input) const;
-  Output finish(Extracted extracted, const Input& input);
+  Judged judge_one(Extracted extracted, const Input& input);
+  Output group_one(Judged judged);
   bool publishable(Extracted& e) const;
   void bound(extractors::Article& a) const;
   /// Detects the language of an extracted article (`extractors::detect_language`).

@@ -61,7 +61,7 @@ for so in $(readelf -d "$bin" | awk '/NEEDED/ {gsub(/[\[\]]/, "", $5); print $5}
   path=$(ldd "$bin" | awk -v s="$so" '$1 == s {print $3}')
   pkg=$(dpkg -S "$(basename "$(readlink -f "$path")")" 2>/dev/null | head -1 | cut -d: -f1)
   [ -n "$pkg" ] || fail "no Debian package owns $so"
-  echo "$runtime" | grep -qw -- "$pkg" || fail "deploy/Containerfile's runtime stage lacks $pkg (for $so)"
+  grep -qw -- "$pkg" <<< "$runtime" || fail "deploy/Containerfile's runtime stage lacks $pkg (for $so)"
 done
-echo "$runtime" | grep -q '^USER [1-9]' || fail "the runtime stage runs as root"
+grep -q '^USER [1-9]' <<< "$runtime" || fail "the runtime stage runs as root"
 echo "1 passed, 0 failed"

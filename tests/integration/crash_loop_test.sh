@@ -52,7 +52,7 @@ done
 [ "$stuck" -le 1 ] || fail "$stuck starts got nowhere"
 [ "$crashes" -le 2 ] || fail "the daemon died $crashes times"
 dlq=$(kcat -b "$broker" -C -t newsflow.dlq -e -q -f '%k %h\n' 2>/dev/null)
-echo "$dlq" | grep -q '^crasher .*error_reason=worker_crash' || fail "the crashing input is not a worker_crash dead letter: $dlq"
+grep -q '^crasher .*error_reason=worker_crash' <<< "$dlq" || fail "the crashing input is not a worker_crash dead letter: $dlq"
 [ "$(distinct newsflow.articles)" -eq "$pages" ] || fail "$(distinct newsflow.articles) articles for $pages pages"
 [ ! -e "$work/state/inflight.jsonl" ] || fail "the in-flight note was left behind"
 echo "crash loop: $crashes crashes, then the input dead-lettered and all $pages pages published"

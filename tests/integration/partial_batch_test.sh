@@ -64,5 +64,5 @@ python3 "$src/tests/integration/compare_runs.py" "$work/replay.jsonl" "$work/kaf
   fail "verdicts after the partial batch differ from replay's"
 restored=$(grep -h '"window_restored"' "$work/run2.log" | tail -n 1)
 echo "restore: $restored"
-echo "$restored" | grep -q '"uncommitted":"[1-9]' || fail "the restore applied the uncommitted batch's records"
+grep -q '"uncommitted":"[1-9]' <<< "$restored" || fail "the restore applied the uncommitted batch's records"
 echo "1 passed, 0 failed"

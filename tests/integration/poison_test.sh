@@ -88,7 +88,7 @@ for key in binary truncated-gzip huge deep deep-feed many-items not-a-feed missi
   grep -q "^$key " "$work/dlq.txt" || fail "$key is not in the DLQ"
 done
 grep -q '^huge .*error_reason=too_large' "$work/dlq.txt" || fail "the 50 MB page is not too_large"
-echo "$dlq" | grep '^huge ' | grep -q 'payload_truncated_from=' || fail "the 50 MB page's DLQ record was not truncated"
+grep '^huge ' <<< "$dlq" | grep -q 'payload_truncated_from=' || fail "the 50 MB page's DLQ record was not truncated"
 # The good page, the entity bombs (read with their entities unexpanded) and the page with
 # invalid UTF-8 (read with replacement characters, as browsers do) are articles: every
 # message is accounted for.

@@ -6,6 +6,7 @@
 
 #include "config/config.h"
 #include "daemon/kafka/changelog_tail.h"
+#include "daemon/kafka/ordered_stage.h"
 #include "daemon/pipeline/input.h"
 #include "daemon/pipeline/pipeline.h"
 
@@ -278,6 +279,53 @@ TEST(StateSnapshot, ALoadedPipelinePublishesWhatTheSavedOneDoes) {
       EXPECT_EQ(whole.window().size(), bound);
     }
   }
+}
+
+// Judged in two stages on two threads as the daemon judges (each article against the window
+// here while the one before joins its story on the grouping thread), the stream gives byte for
+// byte what `commit` gives on one, with a window bound so that articles leave the window (and
+// the story book's index) on the way.
+TEST(StateRecord, JudgingAndGroupingOnTwoThreadsGiveWhatCommitGives) {
+  const std::vector<daemon::Input> inputs = sample_inputs();
+  auto config = config::parse_config("", {});
+  ASSERT_TRUE(config);
+  config->window.max_articles = 30;
+  daemon::Pipeline one(*config, nullptr), two(*config, nullptr);
+  std::vector<std::vector<daemon::Output>> expected(inputs.size()), outputs(inputs.size());
+  std::vector<std::vector<daemon::Pipeline::Judged>> judged(inputs.size());
+  daemon::OrderedStage grouping;
+  grouping.start([&](std::size_t i) { outputs[i] = two.group(std::move(judged[i])); });
+  std::size_t articles = 0;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    auto a = one.prepare(inputs[i]);
+    auto b = two.prepare(inputs[i]);
+    ASSERT_EQ(a.has_value(), b.has_value());
+    if (a) {
+      expected[i] = one.commit(std::move(*a), inputs[i]);
+      judged[i] = two.judge(std::move(*b), inputs[i]);
+      articles += judged[i].size();
+    }
+    grouping.release(i + 1);
+  }
+  grouping.wait();
+  std::size_t duplicates = 0, joined = 0;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    ASSERT_EQ(expected[i].size(), outputs[i].size()) << inputs[i].url;
+    for (std::size_t k = 0; k < outputs[i].size(); ++k) {
+      const daemon::Output& x = expected[i][k];
+      const daemon::Output& y = outputs[i][k];
+      EXPECT_EQ(daemon::article_json(x), daemon::article_json(y));
+      EXPECT_EQ(daemon::story_json(x.story), daemon::story_json(y.story));
+      EXPECT_EQ(dedup::encode_state(x.state), dedup::encode_state(y.state));
+      duplicates += x.verdict.kind != dedup::DupKind::kUnique;
+      joined += x.story.article_count > 1;
+    }
+  }
+  EXPECT_EQ(one.save_state(), two.save_state());
+  EXPECT_GT(articles, 60u);
+  EXPECT_GT(duplicates, 20u);
+  EXPECT_GT(joined, 20u);
+  EXPECT_EQ(two.window().size(), 30u);  // articles left the window on the way
 }
 
 }  // namespace
