@@ -8,6 +8,7 @@
 
 #include "daemon/ops/metrics.h"
 #include "daemon/pipeline/fetcher.h"
+#include "daemon/pipeline/json_writer.h"
 #include "dedup/fingerprint.h"
 #include "dedup/internal/codec.h"
 #include "dedup/normalize.h"
@@ -27,21 +28,15 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-nlohmann::json optional_time(const std::optional<extractors::UnixSeconds>& t) {
-  return t ? nlohmann::json(extractors::format_rfc3339(*t)) : nlohmann::json(nullptr);
-}
-
-// In the local time the page wrote it in: the day is the one the page shows.
-nlohmann::json optional_time(const std::optional<extractors::UnixSeconds>& t, int utc_offset) {
-  return t ? nlohmann::json(extractors::format_rfc3339(*t, utc_offset)) : nlohmann::json(nullptr);
-}
-
-nlohmann::json or_null(const std::string& s) {
-  return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);
-}
-
-std::string dump(const nlohmann::ordered_json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+// A time as RFC 3339 in the local time the page wrote it in (the day is the one the page
+// shows), or null.
+void rfc3339_or_null(JsonWriter& w, const std::optional<extractors::UnixSeconds>& t,
+                     int utc_offset) {
+  if (t) {
+    w.string(extractors::format_rfc3339(*t, utc_offset));
+  } else {
+    w.null();
+  }
 }
 
 // UTF-16 and UTF-32 text holds NUL bytes; it is not binary when a BOM or an ASCII '<' shows
@@ -62,16 +57,21 @@ std::string derived_id(const std::string& canonical_url) {
   return buf;
 }
 
-// The lead image as the article record writes it (null when none).
-nlohmann::ordered_json image_json(const std::optional<extractors::LeadImage>& image) {
-  if (!image) return nullptr;
-  nlohmann::ordered_json j;
-  j["url"] = image->url;
-  j["width"] = image->width > 0 ? nlohmann::ordered_json(image->width) : nullptr;
-  j["height"] = image->height > 0 ? nlohmann::ordered_json(image->height) : nullptr;
-  j["caption"] = image->caption.empty() ? nlohmann::ordered_json(nullptr)
-                                        : nlohmann::ordered_json(image->caption);
-  return j;
+// The lead image as the records write it (null when none).
+void image_json(JsonWriter& w, const std::optional<extractors::LeadImage>& image) {
+  if (!image) {
+    w.null();
+    return;
+  }
+  w.begin_object();
+  w.key("url").string(image->url);
+  w.key("width");
+  image->width > 0 ? w.integer(image->width) : w.null();
+  w.key("height");
+  image->height > 0 ? w.integer(image->height) : w.null();
+  w.key("caption");
+  w.string_or_null(image->caption);
+  w.end_object();
 }
 
 // An extracted record's image back (nothing for null or anything else).
@@ -96,74 +96,87 @@ std::string page_id(const std::string& canonical_url, const Input& input) {
 
 std::string article_json(const Output& out) {
   const extractors::Article& a = out.article;
-  nlohmann::ordered_json j;
-  j["id"] = a.id;
-  j["url"] = a.url;
-  j["canonical_url"] = a.canonical_url;
-  j["source"] = a.source;
-  j["title"] = a.title;
-  j["byline"] = or_null(a.byline);
-  j["authors"] = a.authors;
-  j["text"] = a.text;
-  j["lang"] = or_null(a.lang);
-  j["language"] = or_null(a.language);
-  j["published_at"] = optional_time(a.published_at, a.published_utc_offset);
-  j["modified_at"] = optional_time(a.modified_at, a.modified_utc_offset);
-  j["fetched_at"] = optional_time(a.fetched_at);
-  j["description"] = or_null(a.description);
-  j["image"] = image_json(a.image);
-  j["section"] = or_null(a.section);
-  j["tags"] = a.tags;
-  j["site_name"] = or_null(a.site_name);
-  j["paywalled"] = a.paywalled;
-  j["content_hash"] = out.content_hash;
-  j["dup"] = {{"kind", dedup::dup_kind_name(out.verdict.kind)},
-              {"of", or_null(out.verdict.of)},
-              {"similarity", out.verdict.similarity}};
-  j["story_id"] = out.story_id;
+  JsonWriter w;
+  w.begin_object();
+  w.key("id").string(a.id);
+  w.key("url").string(a.url);
+  w.key("canonical_url").string(a.canonical_url);
+  w.key("source").string(a.source);
+  w.key("title").string(a.title);
+  w.key("byline").string_or_null(a.byline);
+  w.key("authors").strings(a.authors);
+  w.key("text").string(a.text);
+  w.key("lang").string_or_null(a.lang);
+  w.key("language").string_or_null(a.language);
+  w.key("published_at");
+  rfc3339_or_null(w, a.published_at, a.published_utc_offset);
+  w.key("modified_at");
+  rfc3339_or_null(w, a.modified_at, a.modified_utc_offset);
+  w.key("fetched_at");
+  rfc3339_or_null(w, a.fetched_at, 0);
+  w.key("description").string_or_null(a.description);
+  w.key("image");
+  image_json(w, a.image);
+  w.key("section").string_or_null(a.section);
+  w.key("tags").strings(a.tags);
+  w.key("site_name").string_or_null(a.site_name);
+  w.key("paywalled").boolean(a.paywalled);
+  w.key("content_hash").string(out.content_hash);
+  w.key("dup").begin_object();
+  w.key("kind").string(dedup::dup_kind_name(out.verdict.kind));
+  w.key("of").string_or_null(out.verdict.of);
+  w.key("similarity").number(out.verdict.similarity);
+  w.end_object();
+  w.key("story_id").string(out.story_id);
   // Stories this article's arrival merged into its story (restored with the window).
-  if (!out.story.merged_from.empty()) j["story_merged_from"] = out.story.merged_from;
-  j["event_time"] = extractors::format_rfc3339(out.event_time);
+  if (!out.story.merged_from.empty()) w.key("story_merged_from").strings(out.story.merged_from);
+  w.key("event_time").string(extractors::format_rfc3339(out.event_time));
   // What was repaired to read the page (e.g. a title never closed): the text may be less sure.
-  if (!a.warnings.empty()) j["warnings"] = a.warnings;
+  if (!a.warnings.empty()) w.key("warnings").strings(a.warnings);
   if (!out.feed_url.empty()) {
-    j["feed_url"] = out.feed_url;
-    j["feed_id"] = or_null(out.feed_id);
+    w.key("feed_url").string(out.feed_url);
+    w.key("feed_id").string_or_null(out.feed_id);
   }
   // Published again under the same id: the page a feed item linked to, fetched after the item
   // went out with its own short text.
-  if (out.version > 1) j["version"] = out.version;
-  return dump(j);
+  if (out.version > 1) w.key("version").integer(out.version);
+  w.end_object();
+  return w.take();
 }
 
 std::string story_json(const dedup::Story& s) {
-  nlohmann::ordered_json j;
-  j["story_id"] = s.story_id;
-  j["title"] = s.title;
+  JsonWriter w;
+  w.begin_object();
+  w.key("story_id").string(s.story_id);
+  w.key("title").string(s.title);
   // The card: the representative's lead image and description.
-  j["image_url"] = or_null(s.image_url);
-  j["description"] = or_null(s.description);
-  j["representative"] = s.representative;
-  j["language"] = or_null(s.language);
-  auto& articles = j["articles"] = nlohmann::ordered_json::array();
+  w.key("image_url").string_or_null(s.image_url);
+  w.key("description").string_or_null(s.description);
+  w.key("representative").string(s.representative);
+  w.key("language").string_or_null(s.language);
+  w.key("articles").begin_array();
   for (const auto& m : s.articles) {
-    articles.push_back({{"id", m.id()},
-                        {"url", m.url()},
-                        {"source", m.source()},
-                        {"dup", dedup::dup_kind_name(m.kind())}});
+    w.begin_object();
+    w.key("id").string(m.id());
+    w.key("url").string(m.url());
+    w.key("source").string(m.source());
+    w.key("dup").string(dedup::dup_kind_name(m.kind()));
+    w.end_object();
   }
-  j["article_count"] = s.article_count;
-  j["sources"] = s.sources;
-  j["copies"] = s.copies;
-  j["languages"] = s.languages;
-  j["first_seen"] = extractors::format_rfc3339(s.first_seen);
-  j["last_updated"] = extractors::format_rfc3339(s.last_updated);
+  w.end_array();
+  w.key("article_count").unsigned_integer(s.article_count);
+  w.key("sources").unsigned_integer(s.sources);
+  w.key("copies").unsigned_integer(s.copies);
+  w.key("languages").strings(s.languages);
+  w.key("first_seen").string(extractors::format_rfc3339(s.first_seen));
+  w.key("last_updated").string(extractors::format_rfc3339(s.last_updated));
   // With first_seen, the time span of its reports: the latest one that copies no other.
-  j["last_report"] = extractors::format_rfc3339(s.last_report);
-  j["version"] = s.version;
-  if (!s.merged_from.empty()) j["merged_from"] = s.merged_from;
-  if (!s.related_stories.empty()) j["related_stories"] = s.related_stories;
-  return dump(j);
+  w.key("last_report").string(extractors::format_rfc3339(s.last_report));
+  w.key("version").unsigned_integer(s.version);
+  if (!s.merged_from.empty()) w.key("merged_from").strings(s.merged_from);
+  if (!s.related_stories.empty()) w.key("related_stories").strings(s.related_stories);
+  w.end_object();
+  return w.take();
 }
 
 namespace {
@@ -926,8 +939,12 @@ Output Pipeline::group_one(Judged judged) {
 
 namespace {
 
-nlohmann::json time_or_null(const std::optional<std::int64_t>& t) {
-  return t ? nlohmann::json(*t) : nlohmann::json(nullptr);
+void seconds_or_null(JsonWriter& w, const std::optional<std::int64_t>& t) {
+  if (t) {
+    w.integer(*t);
+  } else {
+    w.null();
+  }
 }
 
 std::optional<std::int64_t> read_time(const nlohmann::json& j, const char* key) {
@@ -940,45 +957,57 @@ std::optional<std::int64_t> read_time(const nlohmann::json& j, const char* key) 
 
 std::string extracted_json(const Pipeline::Extracted& e, const Input& input) {
   const extractors::Article& a = e.article;
-  nlohmann::ordered_json j;
-  j["article"] = {{"id", a.id},
-                  {"url", a.url},
-                  {"canonical_url", a.canonical_url},
-                  {"source", a.source},
-                  {"title", a.title},
-                  {"text", a.text},
-                  {"lang", a.lang},
-                  {"language", a.language},
-                  {"byline", a.byline},
-                  {"authors", a.authors},
-                  {"published_at", time_or_null(a.published_at)},
-                  {"published_utc_offset", a.published_utc_offset},
-                  {"modified_at", time_or_null(a.modified_at)},
-                  {"modified_utc_offset", a.modified_utc_offset},
-                  {"description", a.description},
-                  {"image", image_json(a.image)},
-                  {"section", a.section},
-                  {"tags", a.tags},
-                  {"site_name", a.site_name},
-                  {"paywalled", a.paywalled},
-                  {"warnings", a.warnings}};
-  j["event_time"] = time_or_null(e.event_time);
-  j["from_feed"] = e.from_feed;
-  j["fetch_url"] = e.fetch_url;
+  JsonWriter w;
+  w.begin_object();
+  w.key("article").begin_object();
+  w.key("id").string(a.id);
+  w.key("url").string(a.url);
+  w.key("canonical_url").string(a.canonical_url);
+  w.key("source").string(a.source);
+  w.key("title").string(a.title);
+  w.key("text").string(a.text);
+  w.key("lang").string(a.lang);
+  w.key("language").string(a.language);
+  w.key("byline").string(a.byline);
+  w.key("authors").strings(a.authors);
+  w.key("published_at");
+  seconds_or_null(w, a.published_at);
+  w.key("published_utc_offset").integer(a.published_utc_offset);
+  w.key("modified_at");
+  seconds_or_null(w, a.modified_at);
+  w.key("modified_utc_offset").integer(a.modified_utc_offset);
+  w.key("description").string(a.description);
+  w.key("image");
+  image_json(w, a.image);
+  w.key("section").string(a.section);
+  w.key("tags").strings(a.tags);
+  w.key("site_name").string(a.site_name);
+  w.key("paywalled").boolean(a.paywalled);
+  w.key("warnings").strings(a.warnings);
+  w.end_object();
+  w.key("event_time");
+  seconds_or_null(w, e.event_time);
+  w.key("from_feed").boolean(e.from_feed);
+  w.key("fetch_url").string(e.fetch_url);
   // What `commit` reads of the input: identity, the feed an item came from, the times.
-  j["input"] = {{"id", input.id},
-                {"url", input.url},
-                {"title", input.title},
-                {"published_at", time_or_null(input.published_at)},
-                {"fetched_at", time_or_null(input.fetched_at)}};
+  w.key("input").begin_object();
+  w.key("id").string(input.id);
+  w.key("url").string(input.url);
+  w.key("title").string(input.title);
+  w.key("published_at");
+  seconds_or_null(w, input.published_at);
+  w.key("fetched_at");
+  seconds_or_null(w, input.fetched_at);
   // A feed item's page fetched later (added fields: older dedup roles ignore them).
   if (!input.link.empty()) {
-    j["input"]["link"] = input.link;
-    j["input"]["feed_url"] = input.feed_url;
-    j["input"]["feed_id"] = input.feed_id;
-    j["input"]["version"] = input.version;
+    w.key("link").string(input.link);
+    w.key("feed_url").string(input.feed_url);
+    w.key("feed_id").string(input.feed_id);
+    w.key("version").integer(input.version);
   }
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  w.end_object();
+  w.end_object();
+  return w.take();
 }
 
 tl::expected<std::pair<Pipeline::Extracted, Input>, std::string> parse_extracted(
