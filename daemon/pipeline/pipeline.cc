@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "daemon/ops/metrics.h"
+#include "daemon/pipeline/extracted_simdjson.h"
 #include "daemon/pipeline/fetcher.h"
 #include "daemon/pipeline/json_writer.h"
 #include "dedup/fingerprint.h"
@@ -1011,6 +1012,12 @@ std::string extracted_json(const Pipeline::Extracted& e, const Input& input) {
 }
 
 tl::expected<std::pair<Pipeline::Extracted, Input>, std::string> parse_extracted(
+    std::string_view text) {
+  if (auto fast = read_extracted_fast(text)) return std::move(*fast);
+  return parse_extracted_general(text);
+}
+
+tl::expected<std::pair<Pipeline::Extracted, Input>, std::string> parse_extracted_general(
     std::string_view text) {
   const auto j = nlohmann::json::parse(text, nullptr, false);
   if (!j.is_object()) return tl::unexpected(std::string("not a JSON object"));

@@ -291,5 +291,9 @@ std::string extracted_json(const Pipeline::Extracted& extracted, const Input& in
 /// Reads an `extracted_json` record; the reason when it is not one.
 tl::expected<std::pair<Pipeline::Extracted, Input>, std::string> parse_extracted(
     std::string_view json);
+/// `parse_extracted` without its fast path (`read_extracted_fast`, simdjson): nlohmann's reading,
+/// which names what is wrong. The fast path gives what this gives, or leaves the record to it.
+tl::expected<std::pair<Pipeline::Extracted, Input>, std::string> parse_extracted_general(
+    std::string_view json);
 
 }  // namespace newsflow::daemon

@@ -7,8 +7,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
+#include "daemon/pipeline/extracted_simdjson.h"
 #include "daemon/pipeline/input_file.h"
 #include "daemon/pipeline/pipeline.h"
 
@@ -691,6 +693,124 @@ TEST(Pipeline, TheStoryBookAndBoilerplateFilterAreBoundedByTheWindowsBound) {
   // committed model's threshold), still many times the bound's 40.
   EXPECT_GT(all.stories().size(), 40u * 5);
   EXPECT_GT(all.boilerplate().size(), 3000u);
+}
+
+}  // namespace
+}  // namespace newsflow::daemon
+
+namespace newsflow::daemon {
+namespace {
+
+// What the dedup role reads of a record: the fields `extracted_json` writes, plus what is not in
+// it (`language_known`).
+std::string read_back(const std::pair<Pipeline::Extracted, Input>& r) {
+  return extracted_json(r.first, r.second) + (r.first.language_known ? " known" : " unknown");
+}
+
+// The fast path (simdjson) reads every record as the general path (nlohmann) does, or leaves it
+// to it: records as the extractor writes them, and each field of one removed, null, or of every
+// other type, integers beyond int64, repeated keys (nlohmann keeps the last).
+TEST(ExtractedRecord, TheFastPathReadsWhatTheGeneralPathReadsOrLeavesIt) {
+  Pipeline::Extracted e;
+  extractors::Article& a = e.article;
+  a.id = "a1";
+  a.url = "https://a.test/x";
+  a.canonical_url = "https://a.test/x";
+  a.source = "a.test";
+  a.title = "Title \"quoted\"";
+  a.text = "Text of the article.\nSecond paragraph \xe6\x97\xa5.";
+  a.lang = "en";
+  a.language = "en";
+  a.byline = "By Jo";
+  a.authors = {"Jo Roe", "Al Bo"};
+  a.published_at = 1795255300;
+  a.published_utc_offset = 3600;
+  a.modified_at = 1795255400;
+  a.description = "A description";
+  a.image = extractors::LeadImage{"https://a.test/i.jpg", 640, 480, "Caption"};
+  a.section = "World";
+  a.tags = {"t1", "t2"};
+  a.site_name = "A";
+  a.paywalled = true;
+  a.warnings = {"title_truncated"};
+  e.event_time = 1795255000;
+  e.from_feed = true;
+  e.fetch_url = "https://a.test/x";
+  Input in;
+  in.id = "in1";
+  in.url = "https://a.test/feed";
+  in.title = "Feed title";
+  in.published_at = 1795255100;
+  in.fetched_at = 1795255200;
+  in.link = "https://a.test/x";
+  in.feed_url = "https://a.test/feed";
+  in.feed_id = "f1";
+  in.version = 2;
+  const auto base = nlohmann::ordered_json::parse(extracted_json(e, in));
+
+  std::vector<std::string> records = {base.dump()};
+  const std::vector<nlohmann::ordered_json> others = {
+      nullptr,
+      5,
+      -3,
+      1.5,
+      "x",
+      "",
+      true,
+      nlohmann::ordered_json::array(),
+      nlohmann::ordered_json::array({"s", 1}),
+      nlohmann::ordered_json::object(),
+      nlohmann::ordered_json::object({{"url", "https://a.test/j.jpg"}, {"width", "w"}}),
+      std::numeric_limits<std::uint64_t>::max(),
+      -86400 * 2,
+      5000};
+  const auto vary = [&](const std::vector<std::string>& path) {
+    auto drop = base;
+    nlohmann::ordered_json* parent = &drop;
+    for (std::size_t i = 0; i + 1 < path.size(); ++i) parent = &(*parent)[path[i]];
+    parent->erase(path.back());
+    records.push_back(drop.dump());
+    for (const auto& v : others) {
+      auto changed = base;
+      nlohmann::ordered_json* at = &changed;
+      for (const auto& k : path) at = &(*at)[k];
+      *at = v;
+      records.push_back(changed.dump());
+    }
+  };
+  for (const auto& [k, _] : base.items()) vary({k});
+  for (const auto& [k, _] : base["article"].items()) vary({"article", k});
+  for (const auto& [k, _] : base["input"].items()) vary({"input", k});
+  for (const auto& [k, _] : base["article"]["image"].items()) vary({"article", "image", k});
+  // Repeated keys, at each level.
+  const std::string text = base.dump();
+  records.push_back("{\"fetch_url\":\"https://other.test/\"," + text.substr(1));
+  records.push_back(text.substr(0, text.size() - 1) + ",\"from_feed\":false}");
+  for (const char* key : {"\"article\":{", "\"input\":{", "\"image\":{"}) {
+    std::string twice = text;
+    const auto at = twice.find(key) + std::string(key).size();
+    twice.insert(at, "\"url\":\"https://other.test/\",");
+    records.push_back(twice);
+  }
+  records.push_back("{}");
+  records.push_back("[1]");
+  records.push_back(text.substr(0, text.size() / 2));
+
+  std::size_t fast = 0;
+  for (const std::string& r : records) {
+    const auto general = parse_extracted_general(r);
+    const auto quick = read_extracted_fast(r);
+    if (!quick) continue;
+    ++fast;
+    ASSERT_TRUE(general) << r;
+    EXPECT_EQ(read_back(*quick), read_back(*general)) << r;
+    const auto both = parse_extracted(r);
+    ASSERT_TRUE(both);
+    EXPECT_EQ(read_back(*both), read_back(*general));
+  }
+  // Most variations are read by the fast path; the record as written always is.
+  EXPECT_TRUE(read_extracted_fast(base.dump()));
+  EXPECT_GT(fast, records.size() / 2);
 }
 
 }  // namespace
