@@ -2,7 +2,6 @@
 
 #include <simdjson.h>
 
-#include <charconv>
 #include <nlohmann/json.hpp>
 
 namespace newsflow::daemon {
@@ -88,23 +87,9 @@ JsonWriter& JsonWriter::strings(const std::vector<std::string>& list) {
   return end_array();
 }
 
-JsonWriter& JsonWriter::integer(std::int64_t n) {
-  separate();
-  comma_ = true;
-  char buf[24];
-  const auto r = std::to_chars(buf, buf + sizeof buf, n);
-  out_.append(buf, r.ptr);
-  return *this;
-}
+JsonWriter& JsonWriter::integer(std::int64_t n) { return digits(n); }
 
-JsonWriter& JsonWriter::unsigned_integer(std::uint64_t n) {
-  separate();
-  comma_ = true;
-  char buf[24];
-  const auto r = std::to_chars(buf, buf + sizeof buf, n);
-  out_.append(buf, r.ptr);
-  return *this;
-}
+JsonWriter& JsonWriter::unsigned_integer(std::uint64_t n) { return digits(n); }
 
 JsonWriter& JsonWriter::number(double x) {
   separate();

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <charconv>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -43,6 +44,15 @@ class JsonWriter {
  private:
   JsonWriter& open(char c);
   JsonWriter& close(char c);
+  template <class Integer>
+  JsonWriter& digits(Integer n) {
+    separate();
+    comma_ = true;
+    char buf[24];
+    const auto r = std::to_chars(buf, buf + sizeof buf, n);
+    out_.append(buf, r.ptr);
+    return *this;
+  }
   void separate() {
     if (comma_) out_ += ',';
   }
