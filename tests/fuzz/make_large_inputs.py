@@ -89,8 +89,22 @@ def states():
     yield "varints.bin", b"\xff" * MB
 
 
+def extracted_records():
+    def record(**article):
+        a = {"id": "a", "url": "https://a.test/", "canonical_url": "", "source": "a.test",
+             "title": "t", "text": "words", "lang": "", "language": "", "byline": ""}
+        a.update(article)
+        return {"article": a, "fetch_url": "", "input": {"id": "", "url": "", "title": ""}}
+    yield "escapes.json", json.dumps(record(text=rep('"\\\u00e9\n', MB))).encode()
+    yield "authors.json", json.dumps(record(authors=["x"] * (MB // 4), tags=[1] * (MB // 4))).encode()
+    yield "nested.json", (json.dumps(record())[:-1] + ',"deep":' + "[" * 100000 + "]" * 100000 + "}").encode()
+    yield "keys.json", (json.dumps(record())[:-1] + "".join(f',"k{i}":{i}' for i in range(100000)) + "}").encode()
+    yield "repeated.json", ("{" + '"fetch_url":"x",' * 100000 + json.dumps(record())[1:]).encode()
+
+
 TARGETS = {"extract": html_pages, "feed": feeds, "robots": robots, "replay_line": replay_lines,
-           "warc": warcs, "input_file": input_files, "state": states}
+           "warc": warcs, "input_file": input_files, "state": states,
+           "extracted": extracted_records}
 
 if __name__ == "__main__":
     target, out = sys.argv[1], sys.argv[2]
