@@ -12,8 +12,8 @@
 
 namespace {
 
-std::string written(const std::pair<newsflow::daemon::Pipeline::Extracted,
-                                    newsflow::daemon::Input>& r) {
+std::string written(
+    const std::pair<newsflow::daemon::Pipeline::Extracted, newsflow::daemon::Input>& r) {
   return newsflow::daemon::extracted_json(r.first, r.second);
 }
 
