@@ -43,8 +43,7 @@ GumboOutput* parse_into(ParsedPage::Tree& tree) {
 
 bool parse_tree_only(std::string_view html) {
   ParsedPage::Tree tree;
-  std::size_t depth = 0;  // counted as parse_page does
-  tree.source = strip_invisible(html, &depth);
+  tree.source = strip_invisible(html);
   tree.output = parse_into(tree);
   return tree.output && tree.output->root;
 }
@@ -83,15 +82,23 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
     page.warnings.emplace_back("control_characters_replaced");
   }
   page.tree = std::make_unique<ParsedPage::Tree>();
-  std::size_t depth = 0;
+  Nesting nesting;
   bool recovered = false;
   std::string script_date;
-  page.tree->source = strip_invisible(html, &depth, &recovered, &script_date);
+  page.tree->source = strip_invisible(html, &nesting, &recovered, &script_date);
   if (recovered) page.warnings.emplace_back("unterminated_element_closed");
-  if (depth > limits.max_nesting_depth) {
+  if (nesting.max_depth > limits.max_nesting_depth) {
     return tl::unexpected(ExtractError{
-        ExtractReason::kParse, "elements nested " + std::to_string(depth) + " deep, limit " +
-                                   std::to_string(limits.max_nesting_depth)});
+        ExtractReason::kParse, "elements nested " + std::to_string(nesting.max_depth) +
+                                   " deep, limit " + std::to_string(limits.max_nesting_depth)});
+  }
+  // Gumbo's steps for a tag grow with the depth: a page of many tags deep down (stray end tags
+  // under thousands of open elements) would take it minutes.
+  if (nesting.work > limits.max_nesting_work) {
+    return tl::unexpected(ExtractError{
+        ExtractReason::kParse,
+        "markup too deeply nested to parse in bounded time: " + std::to_string(nesting.work) +
+            " element-depth steps, limit " + std::to_string(limits.max_nesting_work)});
   }
   page.tree->output = parse_into(*page.tree);
   if (!page.tree->output || !page.tree->output->root) {

@@ -64,6 +64,10 @@ struct ParseLimits {
   /// The caller has established that the input is UTF-8 (it is `decode_to_utf8`'s output): it
   /// is then checked for binary content only.
   bool known_utf8 = false;
+  /// The parser's work bound: the element depth summed over the page's tags (`Nesting::work`).
+  /// Gumbo's steps for one tag are bounded by the depth, so this keeps its time linear in the
+  /// page; ordinary pages stay far below it (docs/operations.md, "Bounds on input").
+  std::uint64_t max_nesting_work = 50'000'000;
 };
 
 /// Parses UTF-8 HTML with Gumbo and walks it once (iteratively) into words, blocks, tokens and
@@ -82,14 +86,19 @@ bool parse_tree_only(std::string_view html);
 /// walk does not read, and all but the first character of each whitespace run between tags
 /// (outside titles, text areas and JSON-LD). These are most of a typical news page's bytes, and
 /// Gumbo's time is proportional to its input.
-/// `max_nesting`, when given, receives the deepest element nesting of what is kept, counting the
-/// elements that can nest (not void elements, nor p, li, dt, dd, option, tr, td, th).
+/// `nesting`, when given, receives the deepest element nesting of what is kept, counted as the
+/// parser opens and closes elements (an end tag that closes nothing closes nothing; void
+/// elements and p, li, dt, dd, option, tr, td, th not counted), and the depth summed over the tags.
 /// `recovered`, when given, is set when an element that must be closed (title, textarea,
 /// script, style, noscript, svg, xmp, noembed, noframes, iframe) never is and was closed at the
 /// next tag, as lenient parsers (libxml2, NekoHTML) do.
 /// `script_date`, when given, receives the first publication date a dropped script holds as
 /// data (`"datePublished": "..."`, `"publishedAt"`, ...; "" when none).
-std::string strip_invisible(std::string_view html, std::size_t* max_nesting = nullptr,
+struct Nesting {
+  std::size_t max_depth = 0;
+  std::uint64_t work = 0;
+};
+std::string strip_invisible(std::string_view html, Nesting* nesting = nullptr,
                             bool* recovered = nullptr, std::string* script_date = nullptr);
 
 /// The text of words [first, last) with paragraphs (blocks) separated by "\n\n".

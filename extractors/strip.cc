@@ -1,10 +1,14 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include "extractors/page.h"
 #include "extractors/text.h"
@@ -16,44 +20,180 @@ namespace newsflow::extractors {
 
 namespace {
 
-// Element nesting as the tags open and close, counted while the invisible content is stripped
-// (so a '<' inside a script is no element): parse_page refuses hostile depth by it. Start tags of
-// elements that cannot nest (void elements, and p, li, dt, dd, option, tr, td, th, which close
-// themselves) do not count.
+// The elements open as Gumbo's tree builder has them, followed closely enough to bound its work:
+// counted while the invisible content is stripped (so a '<' inside a script is no element), and
+// parse_page refuses a page by its depth or by its work. An end tag closes only an element it
+// really reaches (one that closes nothing, as "</x>" after "<i>", closes nothing; an end tag of
+// an ordinary element stops at a block, as "</span>" in "<span><div></span>"); a formatting
+// element closed by another's end tag stays counted until its own end tag, since the parser opens
+// it again where text follows (at most three alike, as the parser keeps them); elements that
+// close themselves or cannot nest (void elements, p, li, dt, dd, option, tr, td, th; html, head
+// and body, which the parser opens itself) are not counted. The count errs high, not low.
+// The work is the depth summed over the tags: the parser's steps for one tag (finding what an
+// end tag closes, the scope checks, reopening formatting elements) are bounded by the depth.
 class NestingCounter {
  public:
-  // The tag whose name starts at html[name_start] (after "<" or "</").
-  void tag(std::string_view html, std::size_t name_start, bool closing) {
-    static constexpr std::string_view kNotNesting[] = {
-        "area",   "base",  "br",  "col", "embed", "hr", "img", "input",  "link", "meta", "param",
-        "source", "track", "wbr", "p",   "li",    "dt", "dd",  "option", "tr",   "td",   "th"};
-    char lower[10];
+  // The tag whose name starts at html[name_start] (after "<" or "</"). `start_tag`: the start
+  // tag as it is kept (its attributes tell formatting elements apart), or empty.
+  void tag(std::string_view html, std::size_t name_start, bool closing,
+           std::string_view start_tag = {}) {
+    std::size_t end = name_start;
+    while (end < html.size() && end - name_start < kMaxName && !is_name_end(html[end])) ++end;
+    if (end == name_start) return;
+    char lower[kMaxName];
     std::size_t n = 0;
-    for (std::size_t k = name_start; k < html.size() && n < sizeof lower; ++k, ++n) {
+    for (std::size_t k = name_start; k < end; ++k, ++n) {
       const char c = html[k];
-      if (c >= 'A' && c <= 'Z') {
-        lower[n] = static_cast<char>(c - 'A' + 'a');
-      } else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
-        lower[n] = c;
-      } else {
-        break;
-      }
+      lower[n] = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
     }
-    if (n == 0) return;
     const std::string_view name(lower, n);
-    if (std::find(std::begin(kNotNesting), std::end(kNotNesting), name) != std::end(kNotNesting)) {
-      return;
-    }
+    work_ += depth() + 1;
+    if (not_counted(name)) return;
     if (closing) {
-      depth_ = depth_ > 0 ? depth_ - 1 : 0;
+      close(name);
     } else {
-      max_depth_ = std::max(max_depth_, ++depth_);
+      open(name, start_tag);
     }
   }
   std::size_t max_depth() const { return max_depth_; }
+  std::uint64_t work() const { return work_; }
 
  private:
-  std::size_t depth_ = 0, max_depth_ = 0;
+  static constexpr std::size_t kMaxName = 64;
+  // Past this many open elements the page is refused anyway: the count stops using memory.
+  static constexpr std::size_t kMaxTracked = 1 << 16;
+
+  struct Open {
+    std::uint64_t name;
+    std::uint64_t formatting;  // a formatting element's start tag, hashed; else 0
+    bool special;
+  };
+
+  static bool is_name_end(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '/' || c == '>';
+  }
+  template <std::size_t N>
+  static bool one_of(std::string_view name, const std::string_view (&names)[N]) {
+    return std::find(std::begin(names), std::end(names), name) != std::end(names);
+  }
+  static bool not_counted(std::string_view name) {
+    static constexpr std::string_view kNames[] = {
+        "area",    "base",  "br",    "col",    "embed", "hr",  "img",    "input",
+        "link",    "meta",  "param", "source", "track", "wbr", "keygen", "basefont",
+        "bgsound", "frame", "p",     "li",     "dt",    "dd",  "option", "tr",
+        "td",      "th",    "html",  "head",   "body"};
+    return one_of(name, kNames);
+  }
+  static bool is_formatting(std::string_view name) {
+    static constexpr std::string_view kNames[] = {"a",      "b",      "big",  "code", "em",
+                                                  "font",   "i",      "nobr", "s",    "small",
+                                                  "strike", "strong", "tt",   "u"};
+    return one_of(name, kNames);
+  }
+  // The parser's special elements: an end tag of an ordinary element does not close through them.
+  static bool is_special(std::string_view name) {
+    static constexpr std::string_view kNames[] = {
+        "address",    "applet",   "article", "aside",   "blockquote", "button", "caption",
+        "center",     "colgroup", "details", "dir",     "div",        "dl",     "fieldset",
+        "figcaption", "figure",   "footer",  "form",    "h*",         "header", "hgroup",
+        "iframe",     "listing",  "main",    "marquee", "menu",       "nav",    "noembed",
+        "noframes",   "noscript", "object",  "ol",      "plaintext",  "pre",    "script",
+        "search",     "section",  "select",  "style",   "summary",    "table",  "tbody",
+        "template",   "textarea", "tfoot",   "thead",   "title",      "ul",     "xmp"};
+    return one_of(name, kNames);
+  }
+  // Where the end tag of a block stops looking ("has an element in scope").
+  static bool is_scope_boundary(std::string_view name) {
+    static constexpr std::string_view kNames[] = {"applet", "caption", "marquee",
+                                                  "object", "table",   "template"};
+    return one_of(name, kNames);
+  }
+  static std::uint64_t hash(std::string_view s) {
+    std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+    for (const char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    return h;
+  }
+  // h1 to h6 are one name: the end tag of any heading closes the open one.
+  static std::string_view canonical(std::string_view name) {
+    const bool heading = name.size() == 2 && name[0] == 'h' && name[1] >= '1' && name[1] <= '6';
+    return heading ? std::string_view("h*") : name;
+  }
+
+  std::size_t depth() const { return open_.size() + reopened_; }
+
+  // The topmost open element named `name` that its end tag reaches, if any.
+  std::optional<std::size_t> reachable(std::uint64_t name, bool special) const {
+    const auto it = positions_.find(name);
+    if (it == positions_.end() || it->second.empty()) return std::nullopt;
+    const std::size_t at = it->second.back();
+    const auto& stops = special ? boundaries_ : specials_;
+    if (!stops.empty() && stops.back() > at) return std::nullopt;
+    return at;
+  }
+
+  // Closes the elements from the top down to `at`, that one included.
+  void pop_to(std::size_t at) {
+    while (open_.size() > at) {
+      const Open o = open_.back();
+      open_.pop_back();
+      positions_[o.name].pop_back();
+      if (o.special) specials_.pop_back();
+      if (!boundaries_.empty() && boundaries_.back() == open_.size()) boundaries_.pop_back();
+      if (open_.size() > at && o.formatting != 0 && reopened_by_tag_[o.formatting] < 3) {
+        ++reopened_by_tag_[o.formatting];
+        reopened_by_name_[o.name].push_back(o.formatting);
+        ++reopened_;
+      }
+    }
+  }
+
+  void open(std::string_view tag_name, std::string_view start_tag) {
+    const std::string_view name = canonical(tag_name);
+    const std::uint64_t h = hash(name);
+    const bool special = is_special(name);
+    // Start tags that close an open element of their kind first: a heading right in a heading,
+    // a link in a link, a nobr in a nobr, a button in a button.
+    if (name == "h*") {
+      if (!open_.empty() && open_.back().name == h) pop_to(open_.size() - 1);
+    } else if (name == "a" || name == "nobr" || name == "button") {
+      if (const auto at = reachable(h, special)) pop_to(*at);
+    }
+    if (open_.size() >= kMaxTracked) {
+      max_depth_ = std::max(max_depth_, depth() + 1);
+      return;
+    }
+    const std::uint64_t formatting =
+        is_formatting(name) ? hash(start_tag.empty() ? name : start_tag) | 1 : 0;
+    positions_[h].push_back(open_.size());
+    if (special) specials_.push_back(open_.size());
+    if (is_scope_boundary(name)) boundaries_.push_back(open_.size());
+    open_.push_back({h, formatting, special});
+    max_depth_ = std::max(max_depth_, depth());
+  }
+
+  void close(std::string_view tag_name) {
+    const std::string_view name = canonical(tag_name);
+    const std::uint64_t h = hash(name);
+    if (const auto at = reachable(h, is_special(name))) {
+      pop_to(*at);
+      return;
+    }
+    // Not open: a formatting element the parser would have opened again is forgotten.
+    const auto r = reopened_by_name_.find(h);
+    if (r == reopened_by_name_.end() || r->second.empty()) return;
+    --reopened_by_tag_[r->second.back()];
+    r->second.pop_back();
+    --reopened_;
+  }
+
+  std::vector<Open> open_;
+  std::unordered_map<std::uint64_t, std::vector<std::size_t>> positions_;
+  std::vector<std::size_t> specials_, boundaries_;
+  std::unordered_map<std::uint64_t, int> reopened_by_tag_;
+  std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> reopened_by_name_;
+  std::size_t reopened_ = 0;
+  std::size_t max_depth_ = 0;
+  std::uint64_t work_ = 0;
 };
 
 // Case-insensitive search for an ASCII lowercase needle.
@@ -344,7 +484,7 @@ std::string script_published(std::string_view text) {
 
 }  // namespace
 
-std::string strip_invisible(std::string_view html, std::size_t* max_nesting, bool* recovered,
+std::string strip_invisible(std::string_view html, Nesting* nesting_out, bool* recovered,
                             std::string* script_date) {
   NestingCounter nesting;
   PageSearches search(html);
@@ -440,9 +580,10 @@ std::string strip_invisible(std::string_view html, std::size_t* max_nesting, boo
       if (pos > lt) continue;
       // A start tag with no '>' after it cannot close: not read to the page's end again.
       if (start_tag && tag_end != std::string_view::npos) {
+        const std::size_t kept_from = out.size();
         if (const std::size_t after = copy_start_tag(html, lt, out);
             after != std::string_view::npos) {
-          nesting.tag(html, lt + 1, false);
+          nesting.tag(html, lt + 1, false, std::string_view(out).substr(kept_from));
           pos = after;
           continue;
         }
@@ -488,7 +629,7 @@ std::string strip_invisible(std::string_view html, std::size_t* max_nesting, boo
     pos = content_end;
   }
   if (pos < html.size()) append_text(out, html.substr(pos));
-  if (max_nesting) *max_nesting = nesting.max_depth();
+  if (nesting_out) *nesting_out = {nesting.max_depth(), nesting.work()};
   return out;
 }
 

@@ -402,15 +402,88 @@ TEST(StripInvisible, CraftedPagesTakeLinearTime) {
 }
 
 TEST(StripInvisible, CountsTheNestingOfWhatItKeeps) {
-  std::size_t depth = 99;
-  strip_invisible("<div><P><div>x</div></p><br><Span></span></DIV>", &depth);
-  EXPECT_EQ(depth, 2u);  // p and br do not nest
-  strip_invisible("<script>'<div><div><div>'</script><title><b><i></title><section>", &depth);
-  EXPECT_EQ(depth, 1u);  // the script, the title, the section one after the other; not their text
-  strip_invisible("</div></div><div>", &depth);
-  EXPECT_EQ(depth, 1u);
-  strip_invisible("no tags at all", &depth);
-  EXPECT_EQ(depth, 0u);
+  Nesting n;
+  strip_invisible("<div><P><div>x</div></p><br><Span></span></DIV>", &n);
+  EXPECT_EQ(n.max_depth, 2u);  // p and br do not nest
+  strip_invisible("<script>'<div><div><div>'</script><title><b><i></title><section>", &n);
+  EXPECT_EQ(n.max_depth, 1u);  // the script, the title, the section one after the other
+  strip_invisible("</div></div><div>", &n);
+  EXPECT_EQ(n.max_depth, 1u);
+  strip_invisible("no tags at all", &n);
+  EXPECT_EQ(n.max_depth, 0u);
+  EXPECT_EQ(n.work, 0u);
+}
+
+// The depth as the parser has it: an end tag that closes nothing closes nothing, an ordinary
+// end tag does not close through a block, a block's end tag does not close through a table, and
+// a formatting element closed by its parent counts until its own end tag.
+TEST(StripInvisible, CountsTheNestingAsTheParserOpensAndCloses) {
+  const auto depth = [](const std::string& html) {
+    Nesting n;
+    strip_invisible(html, &n);
+    return n.max_depth;
+  };
+  const auto times = [](std::string_view piece, int n) {
+    std::string s;
+    for (int i = 0; i < n; ++i) s += piece;
+    return s;
+  };
+  EXPECT_EQ(depth(times("<i></x>", 100)), 100u);
+  EXPECT_EQ(depth(times("<div></b>", 100)), 100u);
+  EXPECT_EQ(depth(times("<span><div></span>", 50)), 100u);
+  EXPECT_EQ(depth(times("<div><table></div>", 50)), 100u);
+  EXPECT_EQ(depth(times("<i></i>", 100)), 1u);
+  EXPECT_EQ(depth(times("<div><span></div>", 100)), 2u);  // the block's end closes the span
+  EXPECT_EQ(depth(times("<h2>a</h3>", 100)), 1u);         // any heading's end closes a heading
+  EXPECT_EQ(depth(times("<a href=x>link ", 100)), 1u);    // a link closes the one before
+  EXPECT_EQ(depth(times("<ul><li>a<li>b</ul>", 100)), 1u);
+  // Reopened by the parser, three alike at most; told apart by their attributes.
+  EXPECT_EQ(depth(times("<div><b>a</div>", 100)), 5u);  // div, three reopened, the new one
+  std::string distinct;
+  for (int i = 0; i < 100; ++i) distinct += "<div><b class=c" + std::to_string(i) + ">a</div>";
+  EXPECT_EQ(depth(distinct), 101u);
+  EXPECT_EQ(depth(times("<div><b>a</div></b>", 100)), 2u);
+}
+
+// Stray end tags under open elements made Gumbo quadratic (issue 53: 1 MB of "<i></x>" took
+// 106 s): such pages are refused by depth or by the work bound within a second or two, however
+// they are built; ordinary deep pages pass.
+TEST(ParsePage, RefusesMarkupThatWouldMakeTheParserQuadratic) {
+  const auto repeated_to = [](std::string_view head, std::string_view piece, std::size_t bytes) {
+    std::string s = "<html><body>" + std::string(head);
+    while (s.size() < bytes) s += piece;
+    return s + "</body></html>";
+  };
+  const std::string deep_head = [] {
+    std::string s;
+    for (int i = 0; i < 4000; ++i) s += "<i>";
+    return s;
+  }();
+  for (const auto& [head, piece] :
+       std::vector<std::pair<std::string, std::string>>{{"", "<i></x>"},
+                                                        {"", "<div></b>"},
+                                                        {"", "<span><div></span>"},
+                                                        {"", "<div><table></div>"},
+                                                        {"", "<b><div></b>"},
+                                                        {deep_head, "</x>"},
+                                                        {deep_head, "</li>"},
+                                                        {deep_head, "<p>x"}}) {
+    for (const std::size_t bytes : {std::size_t{1} << 20, std::size_t{8} << 20}) {
+      const std::string html = repeated_to(head, piece, bytes);
+      const auto t0 = std::chrono::steady_clock::now();
+      const auto page = parse_page(html, ParseLimits{.max_html_bytes = 9 << 20});
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      EXPECT_LT(s, 2.0) << piece << " " << bytes;
+      ASSERT_FALSE(page.has_value()) << piece << " " << bytes;
+      EXPECT_EQ(page.error().reason, ExtractReason::kParse) << page.error().detail;
+    }
+  }
+  std::string ordinary = "<html><body>";
+  for (int i = 0; i < 50; ++i) ordinary += "<div class=x><span>";
+  for (int i = 0; i < 20000; ++i)
+    ordinary += "<p>A paragraph with <b>bold</b> and <a href=x>a link</a>.</p>";
+  for (int i = 0; i < 50; ++i) ordinary += "</span></div>";
+  EXPECT_TRUE(parse_page(ordinary + "</body></html>", ParseLimits{}).has_value());
 }
 
 TEST(StripInvisible, KeepsOnlyTheAttributesTheWalkReads) {
