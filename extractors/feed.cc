@@ -479,6 +479,12 @@ namespace {
 
 // JSON Feed 1.x (jsonfeed.org).
 tl::expected<Feed, ExtractError> parse_json_feed(std::string_view text, std::string_view feed_url) {
+  constexpr std::size_t kMaxDepth = 64;
+  if (json_nesting_exceeds(text, kMaxDepth)) {
+    return tl::unexpected(ExtractError{
+        ExtractReason::kParse,
+        "JSON Feed nests objects or arrays deeper than " + std::to_string(kMaxDepth) + " levels"});
+  }
   const auto j = nlohmann::json::parse(text, nullptr, false);
   if (!j.is_object() || !j.contains("items") || !j["items"].is_array()) {
     return tl::unexpected(ExtractError{ExtractReason::kParse, "not a JSON Feed (no items array)"});

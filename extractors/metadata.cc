@@ -13,6 +13,13 @@
 namespace newsflow::extractors {
 namespace {
 
+// JSON-LD nested deeper than this is not read (a real one nests three or four levels; 100,000
+// levels would overflow the stack of whatever walks it).
+constexpr std::size_t kMaxJsonLdDepth = 64;
+// Nor a body longer than this once its long strings are cut (`without_long_strings`): a real one
+// is a few KB, and a parsed document takes some twenty times its text in memory.
+constexpr std::size_t kMaxJsonLdBytes = 512 * 1024;
+
 std::string_view find_meta(const RawMetadata& raw, std::string_view name) {
   for (const auto& [key, content] : raw.metas) {
     if (key == name && !content.empty()) return content;
@@ -56,15 +63,21 @@ std::string json_ld_string(const std::vector<std::string>& bodies, std::string_v
 
 // Author names of JSON-LD bodies: "author" of the objects (and their @graph) as a string, an
 // object with "name", or a list of either.
+// Eight names at most: a list of a million authors is read no further than that.
 void json_ld_authors(const nlohmann::json& j, std::vector<std::string>& out, int depth) {
-  if (depth > 6 || out.size() >= 8) return;
+  constexpr std::size_t kMaxNames = 8;
+  if (depth > 6 || out.size() >= kMaxNames) return;
   if (j.is_array()) {
-    for (const auto& v : j) json_ld_authors(v, out, depth + 1);
+    for (const auto& v : j) {
+      if (out.size() >= kMaxNames) break;
+      json_ld_authors(v, out, depth + 1);
+    }
     return;
   }
   if (!j.is_object()) return;
   if (const auto a = j.find("author"); a != j.end()) {
     const auto add = [&out](const nlohmann::json& v) {
+      if (out.size() >= kMaxNames) return;
       if (v.is_string()) {
         out.push_back(v.get<std::string>());
       } else if (v.is_object()) {
@@ -74,7 +87,10 @@ void json_ld_authors(const nlohmann::json& j, std::vector<std::string>& out, int
       }
     };
     if (a->is_array()) {
-      for (const auto& v : *a) add(v);
+      for (const auto& v : *a) {
+        if (out.size() >= kMaxNames) break;
+        add(v);
+      }
     } else {
       add(*a);
     }
@@ -110,6 +126,14 @@ std::string without_long_strings(std::string_view body, std::size_t max_bytes) {
   }
   out.append(body.substr(copied));
   return out;
+}
+
+// A JSON-LD body parsed, or discarded when it is too deep, too long or not JSON.
+nlohmann::json parse_json_ld(std::string_view body, std::size_t max_string_bytes) {
+  if (json_nesting_exceeds(body, kMaxJsonLdDepth)) return nlohmann::json::value_t::discarded;
+  const std::string text = without_long_strings(body, max_string_bytes);
+  if (text.size() > kMaxJsonLdBytes) return nlohmann::json::value_t::discarded;
+  return nlohmann::json::parse(text, nullptr, false);
 }
 
 }  // namespace
@@ -247,7 +271,7 @@ namespace {
 
 // `resolve_metadata` with the page's JSON-LD objects already parsed (or null: parsed here).
 PageMetadata resolve_basic(const RawMetadata& raw, std::string_view url,
-                           const std::vector<nlohmann::json>* objects) {
+                           const std::vector<const nlohmann::json*>* objects) {
   PageMetadata out;
   // Held here: a view of a temporary inside the list below would dangle.
   const std::string ld_headline = json_ld_string(raw.json_ld, "headline");
@@ -277,13 +301,13 @@ PageMetadata resolve_basic(const RawMetadata& raw, std::string_view url,
   std::vector<std::string> names;
   if (objects) {
     // (A @graph member is listed and followed both: a name met twice is kept once below.)
-    for (const auto& o : *objects) {
-      if (o.contains("author")) json_ld_authors(o, names, 0);
+    for (const nlohmann::json* o : *objects) {
+      if (o->contains("author")) json_ld_authors(*o, names, 0);
     }
   } else {
     for (const auto& body : raw.json_ld) {
       if (body.find("\"author\"") == std::string::npos) continue;
-      const auto j = nlohmann::json::parse(without_long_strings(body, 1024), nullptr, false);
+      const auto j = parse_json_ld(body, 1024);
       if (!j.is_discarded()) json_ld_authors(j, names, 0);
     }
   }
@@ -374,39 +398,49 @@ constexpr std::array<std::string_view, 19> kArticleTypes = {"NewsArticle",
 constexpr std::array<std::string_view, 7> kPageTypes = {
     "WebPage", "ItemPage", "AboutPage", "CollectionPage", "ProfilePage", "QAPage", "MediaObject"};
 
-// Every object of the page's JSON-LD bodies: top-level ones, list members and @graph members,
-// in order (nested objects such as an author are not listed).
-std::vector<nlohmann::json> json_ld_objects(const std::vector<std::string>& bodies) {
-  std::vector<nlohmann::json> out;
+// The page's JSON-LD bodies parsed, and every object of them: top-level ones, list members and
+// @graph members, in order (nested objects such as an author are not listed). The objects point
+// into the documents: nothing is copied.
+struct JsonLd {
+  std::vector<nlohmann::json> documents;
+  std::vector<const nlohmann::json*> objects;
+};
+
+JsonLd read_json_ld(const std::vector<std::string>& bodies) {
+  JsonLd out;
+  for (const auto& body : bodies) {
+    auto j = parse_json_ld(body, 4096);
+    if (!j.is_discarded()) out.documents.push_back(std::move(j));
+  }
   const auto collect = [&out](const auto& self, const nlohmann::json& j, int depth) -> void {
-    if (depth > 4 || out.size() >= 64) return;
+    if (depth > 4 || out.objects.size() >= 64) return;
     if (j.is_array()) {
-      for (const auto& v : j) self(self, v, depth + 1);
+      for (const auto& v : j) {
+        if (out.objects.size() >= 64) break;
+        self(self, v, depth + 1);
+      }
     } else if (j.is_object()) {
-      out.push_back(j);
+      out.objects.push_back(&j);
       if (const auto g = j.find("@graph"); g != j.end()) self(self, *g, depth + 1);
     }
   };
-  for (const auto& body : bodies) {
-    auto j = nlohmann::json::parse(without_long_strings(body, 4096), nullptr, false);
-    if (!j.is_discarded()) collect(collect, j, 0);
-  }
+  for (const auto& j : out.documents) collect(collect, j, 0);
   return out;
 }
 
 // The object that describes the page's article: the first of an article type, else of a page
 // type with a date or headline, else the first with a datePublished.
-const nlohmann::json* main_object(const std::vector<nlohmann::json>& objects) {
-  for (const auto& o : objects) {
-    if (has_type(o, kArticleTypes)) return &o;
+const nlohmann::json* main_object(const std::vector<const nlohmann::json*>& objects) {
+  for (const nlohmann::json* o : objects) {
+    if (has_type(*o, kArticleTypes)) return o;
   }
-  for (const auto& o : objects) {
-    if (has_type(o, kPageTypes) && (o.contains("datePublished") || o.contains("headline"))) {
-      return &o;
+  for (const nlohmann::json* o : objects) {
+    if (has_type(*o, kPageTypes) && (o->contains("datePublished") || o->contains("headline"))) {
+      return o;
     }
   }
-  for (const auto& o : objects) {
-    if (o.contains("datePublished")) return &o;
+  for (const nlohmann::json* o : objects) {
+    if (o->contains("datePublished")) return o;
   }
   return nullptr;
 }
@@ -677,7 +711,8 @@ std::string cut_description(std::string_view text, std::size_t max_chars) {
 PageMetadata resolve_metadata(const ParsedPage& page, std::string_view url,
                               const MetadataContext& context) {
   const RawMetadata& raw = page.metadata;
-  const std::vector<nlohmann::json> objects = json_ld_objects(raw.json_ld);
+  const JsonLd json_ld = read_json_ld(raw.json_ld);
+  const std::vector<const nlohmann::json*>& objects = json_ld.objects;
   PageMetadata out = resolve_basic(raw, url, &objects);
   FieldSources& sources = out.sources;
   const nlohmann::json* main = main_object(objects);
@@ -851,7 +886,7 @@ PageMetadata resolve_metadata(const ParsedPage& page, std::string_view url,
   }
   if (names.empty() && !declared) {
     std::vector<std::string> ld;
-    for (const auto& o : objects) json_ld_authors(o, ld, 0);
+    for (const nlohmann::json* o : objects) json_ld_authors(*o, ld, 0);
     for (const auto& n : ld) {
       for (auto& a : split_authors(n)) names.push_back(std::move(a));
     }

@@ -154,6 +154,28 @@ std::string replace_controls(std::string_view s) {
   return out;
 }
 
+bool json_nesting_exceeds(std::string_view s, std::size_t max_depth) {
+  std::size_t depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > max_depth) return true;
+    } else if ((c == '}' || c == ']') && depth > 0) {
+      --depth;
+    }
+  }
+  return false;
+}
+
 bool is_blank(std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
     const std::size_t n = whitespace_prefix(s.substr(i));

@@ -32,6 +32,11 @@ bool has_controls(std::string_view s);
 /// nothing for them).
 std::string replace_controls(std::string_view s);
 
+/// True when JSON text `s` opens more than `max_depth` objects and arrays inside one another
+/// (brackets inside strings not counted). One linear pass, before a parser or a walk of the parsed
+/// document recurses that deep.
+bool json_nesting_exceeds(std::string_view s, std::size_t max_depth);
+
 /// True when `s` holds only whitespace (as `whitespace_prefix` knows it), or nothing.
 bool is_blank(std::string_view s);
 

@@ -14,6 +14,10 @@
 namespace newsflow::daemon {
 namespace {
 
+// As deep as simdjson reads a replay line: nothing read from a line or an envelope nests deeper
+// (a copy or a dump of a document 100,000 levels deep would overflow the stack).
+constexpr std::size_t kMaxJsonDepth = 1024;
+
 // An input URL names a web page, or with urn: a name (a wire service's item id): one with any
 // other scheme ("javascript:", "data:", "file:", "mailto:") can be neither fetched, nor linked,
 // nor made canonical, and on a page it would run. (`newsflow extract` reads a local file under
@@ -213,6 +217,11 @@ ParsedInput parse_replay_line(std::string_view line) {
     ParsedInput fast;
     if (from_simdjson(text, fast)) return fast;
   }
+  if (extractors::json_nesting_exceeds(text, kMaxJsonDepth)) {
+    out.failure = Failure{"invalid_json", "line nests objects or arrays deeper than " +
+                                              std::to_string(kMaxJsonDepth) + " levels"};
+    return out;
+  }
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
     out.failure = Failure{invalid_utf8 ? "invalid_utf8" : "invalid_json",
@@ -272,6 +281,11 @@ ParsedInput parse_page_message(std::string_view value, const Headers& headers,
   if (extractors::ascii_lower(in.content_type).starts_with("application/json")) {
     if (!extractors::is_valid_utf8(value)) {
       out.failure = Failure{"invalid_utf8", "JSON envelope is not UTF-8"};
+      return out;
+    }
+    if (extractors::json_nesting_exceeds(value, kMaxJsonDepth)) {
+      out.failure = Failure{"invalid_json", "JSON envelope nests objects or arrays deeper than " +
+                                                std::to_string(kMaxJsonDepth) + " levels"};
       return out;
     }
     json j = json::parse(value, nullptr, false);
