@@ -30,6 +30,8 @@ struct ExtractOptions {
   std::size_t max_text_bytes = 512 * 1024;
   /// Deeper tag nesting fails with kParse before parsing (tree building is quadratic in depth).
   std::size_t max_nesting_depth = 5000;
+  /// The items read of one feed; the rest are one dead letter (`feed_too_many_items`).
+  std::size_t max_feed_items = 1000;
 };
 
 /// Extracts the main article and its metadata from a UTF-8 HTML document fetched from `url`

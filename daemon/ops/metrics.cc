@@ -184,6 +184,7 @@ const std::vector<std::string>& Metrics::dead_letter_reasons() {
                                                  "no_text",
                                                  "consent_wall",
                                                  "feed_no_items",
+                                                 "feed_too_many_items",
                                                  "internal_error",
                                                  "worker_crash",
                                                  "invalid_extracted",

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 
+#include "daemon/ops/crash_scope.h"
 #include "daemon/ops/metrics.h"
 #include "daemon/pipeline/extracted_simdjson.h"
 #include "daemon/pipeline/fetcher.h"
@@ -244,7 +245,9 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract_feed(
   }
   std::vector<Extracted> out;
   std::size_t without_text = 0;
-  for (const auto& item : feed->items) {
+  const std::size_t read = std::min(feed->items.size(), config_.extract.max_feed_items);
+  for (std::size_t i = 0; i < read; ++i) {
+    const extractors::FeedItem& item = feed->items[i];
     Extracted e;
     e.from_feed = true;
     extractors::Article& a = e.article;
@@ -296,7 +299,22 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract_feed(
     e.event_time = a.published_at;
     out.push_back(std::move(e));
   }
-  if (out.empty()) {
+  if (read < feed->items.size()) {
+    // The items past the bound: one dead letter for all of them, as a linked page that could
+    // not be had is one (no output; keyed by the feed's URL).
+    Extracted e;
+    e.from_feed = true;
+    e.skip = true;
+    e.fetch_url = input.url;
+    e.article.id = derived_id("feed:" + input.url + "#items-from-" + std::to_string(read + 1));
+    e.fetch_failure = Failure{
+        "feed_too_many_items",
+        "the feed has " + std::to_string(feed->items.size()) + " items; the first " +
+            std::to_string(read) + " were read (extract.max_feed_items), items " +
+            std::to_string(read + 1) + " to " + std::to_string(feed->items.size()) + " were not"};
+    out.push_back(std::move(e));
+  }
+  if (out.empty() || (out.size() == 1 && out.front().skip)) {
     return tl::unexpected(Failure{
         "feed_no_items", feed->items.empty()
                              ? "the feed has no items"
@@ -482,6 +500,12 @@ std::vector<Pipeline::LinkedPage> Pipeline::fetch_pages(const std::vector<std::s
     FetchResult& r = results[i];
     LinkedPage& p = pages[i];
     p.final_url = r.final_url;
+    if (refused_links_.contains(urls[i])) {
+      p.failure = Failure{"worker_crash", urls[i] +
+                                              ": the process died of a fatal signal while "
+                                              "extracting this page; not extracted again"};
+      continue;
+    }
     if (!r.ok()) {
       p.retry_after_seconds = r.retry_after_seconds;
       p.failure = Failure{"fetch_" + r.outcome, r.url + ": " + r.detail + " (" +
@@ -494,6 +518,7 @@ std::vector<Pipeline::LinkedPage> Pipeline::fetch_pages(const std::vector<std::s
     const auto now = std::chrono::duration_cast<std::chrono::seconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count();
+    const CrashScope scope(link_crash_note(urls[i]));
     auto page = decoded ? extractors::extract_html(*decoded, r.final_url, config_.extract, now)
                         : tl::unexpected(decoded.error());
     if (page) {
