@@ -17,6 +17,7 @@
 
 #include "daemon/cli/progress.h"
 #include "daemon/kafka/worker_pool.h"
+#include "daemon/ops/crash_scope.h"
 #include "daemon/ops/log.h"
 #include "daemon/ops/metrics.h"
 #include "daemon/pipeline/fetcher.h"
@@ -349,7 +350,14 @@ tl::expected<ReplayStats, std::string> run_replay(const config::Config& config,
   std::atomic<std::uint64_t> prepare_ns{0};
   std::uint64_t ordered_ns = 0, read_ns = 0;
   // What depends on no state: parsing the line and extracting its articles (any thread).
-  auto prepare = [&pipeline, &prepare_ns, &ns_since](Item& item) {
+  // A fatal signal names the input it came on (on stderr): "FILE line N".
+  install_crash_handler("");
+  const auto where = [&files](const Item& item) {
+    return (*files)[item.file] + (item.offset ? " record at offset " + std::to_string(*item.offset)
+                                              : " line " + std::to_string(item.line));
+  };
+  auto prepare = [&pipeline, &prepare_ns, &ns_since, &where](Item& item) {
+    const CrashScope scope(where(item));
     const auto t0 = Clock::now();
     if (!item.raw.empty()) {
       item.parsed = parse_replay_line(item.raw);
@@ -363,6 +371,7 @@ tl::expected<ReplayStats, std::string> run_replay(const config::Config& config,
   // Then, in input order: fetching the links of feed items (the seen-links state), judging,
   // writing. False when a file cannot be written.
   auto commit = [&](Item& item) {
+    const CrashScope scope(where(item));
     const auto t0 = Clock::now();
     ++stats.lines;
     if (metrics) metrics->consumed("replay", 0);

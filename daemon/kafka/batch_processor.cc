@@ -14,6 +14,7 @@
 #include "daemon/kafka/loop_status.h"
 #include "daemon/kafka/message.h"
 #include "daemon/kafka/transaction.h"
+#include "daemon/ops/crash_scope.h"
 #include "daemon/ops/log.h"
 #include "daemon/ops/metrics.h"
 
@@ -194,45 +195,49 @@ void BatchProcessor::extract(Stage& stage, bool wait) {
   }
   // Extraction is stateless: one input at a time to each of the pool's threads; judging stays
   // in input order on the loop's thread.
-  pool_.start(stage.messages.size(),
-              [this, &messages = stage.messages, &work = stage.work](std::size_t i) {
-                if (parts_.crash_guard.crashes(rd_kafka_topic_name(messages[i]->rkt),
-                                               messages[i]->partition, messages[i]->offset) >= 2) {
-                  work[i].parsed.failure =
-                      Failure{"worker_crash", "the process died twice while processing this input"};
-                  return;
-                }
-                if (parts_.faults.crashes_on(payload(messages[i]))) {
-                  std::abort();
-                }
-                try {
-                  const auto t0 = Clock::now();
-                  if (parts_.config.role == config::Role::kDedup) {
-                    // An extractor's record: extraction is done; the article goes straight to
-                    // judging.
-                    auto record = parse_extracted(payload(messages[i]));
-                    parts_.metrics.stage_seconds("parse", seconds_since(t0));
-                    if (!record) {
-                      work[i].parsed.failure = Failure{"invalid_extracted", record.error()};
-                      return;
-                    }
-                    work[i].parsed.input = std::move(record->second);
-                    parts_.pipeline.ready_to_judge(record->first);
-                    work[i].prepared = std::vector<Pipeline::Extracted>{};
-                    work[i].prepared->push_back(std::move(record->first));
-                    return;
-                  }
-                  work[i].parsed = parts_.inputs.parse(messages[i]);
-                  parts_.metrics.stage_seconds("parse", seconds_since(t0));
-                  if (!work[i].parsed.failure) {
-                    // An extractor hands its articles over: the judging is another process's.
-                    work[i].prepared = parts_.pipeline.prepare(
-                        work[i].parsed.input, parts_.config.role != config::Role::kExtract);
-                  }
-                } catch (const std::exception& e) {
-                  work[i].prepared = tl::unexpected(Failure{"internal_error", e.what()});
-                }
-              });
+  pool_.start(
+      stage.messages.size(), [this, &messages = stage.messages, &work = stage.work](std::size_t i) {
+        const std::string topic = rd_kafka_topic_name(messages[i]->rkt);
+        const int partition = messages[i]->partition;
+        const std::int64_t offset = messages[i]->offset;
+        if (parts_.crash_guard.crashes(topic, partition, offset) >= 2) {
+          work[i].parsed.failure =
+              Failure{"worker_crash", parts_.crash_guard.crash_detail(topic, partition, offset)};
+          return;
+        }
+        // A fatal signal from here on names this input (the crash guard's note).
+        const CrashScope scope(CrashGuard::scope_note(topic, partition, offset));
+        if (parts_.faults.crashes_on(payload(messages[i]))) {
+          std::abort();
+        }
+        try {
+          const auto t0 = Clock::now();
+          if (parts_.config.role == config::Role::kDedup) {
+            // An extractor's record: extraction is done; the article goes straight to
+            // judging.
+            auto record = parse_extracted(payload(messages[i]));
+            parts_.metrics.stage_seconds("parse", seconds_since(t0));
+            if (!record) {
+              work[i].parsed.failure = Failure{"invalid_extracted", record.error()};
+              return;
+            }
+            work[i].parsed.input = std::move(record->second);
+            parts_.pipeline.ready_to_judge(record->first);
+            work[i].prepared = std::vector<Pipeline::Extracted>{};
+            work[i].prepared->push_back(std::move(record->first));
+            return;
+          }
+          work[i].parsed = parts_.inputs.parse(messages[i]);
+          parts_.metrics.stage_seconds("parse", seconds_since(t0));
+          if (!work[i].parsed.failure) {
+            // An extractor hands its articles over: the judging is another process's.
+            work[i].prepared = parts_.pipeline.prepare(
+                work[i].parsed.input, parts_.config.role != config::Role::kExtract);
+          }
+        } catch (const std::exception& e) {
+          work[i].prepared = tl::unexpected(Failure{"internal_error", e.what()});
+        }
+      });
   if (wait) pool_.wait();
 }
 

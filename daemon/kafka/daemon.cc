@@ -28,7 +28,7 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
       metrics_(metrics),
       pipeline_(config, &metrics),
       exactly_once_(config.kafka.delivery == config::Delivery::kExactlyOnce),
-      crash_guard_(config.state.dir),
+      crash_guard_(CrashGuard::directory_for(config)),
       collector_(metrics, config.topics.dlq,
                  {.fenced = [this] { return lease_.fenced(); },
                   .stop_waiting = [this]() -> std::optional<std::string> {
@@ -92,6 +92,7 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
   // A dedup standby says otherwise at start.
   metrics_.dedup_owner(config.role != config::Role::kExtract);
   crash_guard_.load();
+  pipeline_.refuse_links(crash_guard_.refused_links());
 }
 
 void Daemon::stop() {

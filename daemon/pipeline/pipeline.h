@@ -3,6 +3,7 @@
 #include <deque>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -248,6 +249,11 @@ class Pipeline {
   const dedup::StoryBook& stories() const { return stories_; }
   const dedup::BoilerplateFilter& boilerplate() const { return boilerplate_; }
 
+  /// Links whose page killed an earlier process while it was extracted (the crash guard's
+  /// note, `link_crash_note`): not extracted again; their items are dead letters
+  /// (`worker_crash`).
+  void refuse_links(std::set<std::string> links) { refused_links_ = std::move(links); }
+
  private:
   /// Skips `e` when its link or its item was published (counted as "already_seen").
   bool skip_if_seen(Extracted& e);
@@ -279,6 +285,7 @@ class Pipeline {
   // Links whose page was fetched or published, with their event time, oldest first.
   void remember_link(const std::string& url, std::int64_t event_time);
   SeenLinks seen_links_;
+  std::set<std::string> refused_links_;
   std::vector<std::pair<std::string, std::int64_t>> pending_links_;
 };
 
