@@ -147,10 +147,10 @@ class ItemReader {
         line_ = 0;
         if (is_warc(in.peek(8))) {
           stats.warc = true;
-          warc_ = std::make_unique<WarcReader>(in, WarcOptions{max_html_});
+          archive_ = std::make_unique<WarcReader>(in, WarcOptions{max_html_});
         } else if (is_arc(in.peek(11))) {
           stats.warc = true;
-          arc_ = std::make_unique<ArcReader>(in, WarcOptions{max_html_});
+          archive_ = std::make_unique<ArcReader>(in, WarcOptions{max_html_});
         } else {
           lines_ = std::make_unique<LineReader>(in, max_line_);
         }
@@ -158,10 +158,10 @@ class ItemReader {
       }
       Item item;
       item.file = file_;
-      if (warc_ || arc_) {
-        auto record = warc_ ? warc_->next() : arc_->next();
+      if (archive_) {
+        auto record = archive_->next();
         if (!record) {
-          if (const std::string& e = warc_ ? warc_->error() : arc_->error(); !e.empty()) {
+          if (const std::string& e = archive_->error(); !e.empty()) {
             error_ =
                 "input " + files_[file_] + ": " + e + ", after record " + std::to_string(line_);
             return false;
@@ -217,8 +217,7 @@ class ItemReader {
  private:
   void next_file() {
     done_bytes_ += opened_[file_]->raw_offset();
-    warc_.reset();
-    arc_.reset();
+    archive_.reset();
     lines_.reset();
     opened_[file_].reset();  // closed: a long list of files holds one open at a time
     ++file_;
@@ -231,8 +230,7 @@ class ItemReader {
   std::size_t file_ = 0;
   bool started_ = false;
   std::size_t line_ = 0;
-  std::unique_ptr<WarcReader> warc_;
-  std::unique_ptr<ArcReader> arc_;
+  std::unique_ptr<ArchiveReader> archive_;  // a WARC or ARC file's
   std::unique_ptr<LineReader> lines_;
   std::string text_;
   std::uint64_t done_bytes_ = 0;

@@ -264,17 +264,16 @@ class ReplayProducer {
              envelope ? value : p.input.body, headers, event_time ? *event_time * 1000 : 0);
       }
     };
-    std::unique_ptr<WarcReader> warc;
-    std::unique_ptr<ArcReader> arc;
+    std::unique_ptr<ArchiveReader> archive;
     if (is_warc((*file)->peek(8))) {
-      warc = std::make_unique<WarcReader>(**file, WarcOptions{config_.extract.max_html_bytes});
+      archive = std::make_unique<WarcReader>(**file, WarcOptions{config_.extract.max_html_bytes});
     } else if (is_arc((*file)->peek(11))) {
-      arc = std::make_unique<ArcReader>(**file, WarcOptions{config_.extract.max_html_bytes});
+      archive = std::make_unique<ArcReader>(**file, WarcOptions{config_.extract.max_html_bytes});
     }
-    if (warc || arc) {
+    if (archive) {
       // The pages a crawl recorded; what is not a page is counted, a broken record reported.
       warc_ = true;
-      while (auto record = warc ? warc->next() : arc->next()) {
+      while (auto record = archive->next()) {
         ++warc_records_;
         if (record->outcome == WarcRecord::Outcome::kSkipped) {
           ++warc_skipped_[record->skip_reason];
@@ -293,7 +292,7 @@ class ReplayProducer {
         }
         tick();
       }
-      return (warc ? warc->error() : arc->error()).empty();
+      return archive->error().empty();
     }
     return read_lines(**file, [&](std::string_view line) {
       ParsedInput p = parse_replay_line(line);

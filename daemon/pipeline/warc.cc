@@ -377,19 +377,10 @@ Decoded decode_payload(std::string_view payload, const HttpHead& head, std::size
 
 bool is_warc(std::string_view first_bytes) { return first_bytes.starts_with("WARC/1."); }
 
-// The named fields of a WARC header block that the reader uses.
-struct WarcReader::Header {
-  std::string type, date, target_uri, content_type, identified_payload_type, segment_number;
-  std::uint64_t content_length = 0;
-};
+// ---------------------------------------------------------------------------------------------
+// What both readers do alike: the buffer, and going on after a record that cannot be read.
 
-WarcReader::WarcReader(InputFile& file, const WarcOptions& options)
-    : file_(file), options_(options) {
-  file_.track_members();
-  file_.resume_after_damage();
-}
-
-bool WarcReader::fill() {
+bool ArchiveReader::fill() {
   if (end_) return false;
   const std::size_t old = buf_.size();
   buf_.resize(old + kChunk);
@@ -401,29 +392,189 @@ bool WarcReader::fill() {
   return false;
 }
 
-bool WarcReader::ensure(std::size_t n) {
+bool ArchiveReader::ensure(std::size_t n) {
   while (buf_.size() - pos_ < n && fill()) {
   }
   return buf_.size() - pos_ >= n;
 }
 
-void WarcReader::drop_before(std::size_t k) {
+void ArchiveReader::drop_before(std::size_t k) {
   buf_.erase(0, k);
   base_ += k;
   pos_ = pos_ > k ? pos_ - k : 0;
-  resync_from_ = resync_from_ > k ? resync_from_ - k : 0;
 }
 
-std::uint64_t WarcReader::discard(std::uint64_t n) {
-  std::uint64_t done = 0;
+void ArchiveReader::forget_read() {
+  // Erasing moves what is left: only when that is no more than what goes, so that a large
+  // buffer read a record at a time (after a resync into held bytes) stays linear.
+  if (pos_ >= kChunk && pos_ >= buf_.size() - pos_) drop_before(pos_);
+}
+
+bool ArchiveReader::resync(std::size_t from) {
+  std::size_t p = from;
   while (true) {
-    const auto take = std::min<std::uint64_t>(n - done, buf_.size() - pos_);
-    pos_ += static_cast<std::size_t>(take);
-    done += take;
-    if (done == n) return done;
-    drop_before(pos_);
-    if (!fill()) return done;
+    if (const auto at = find_header(&p, buf_.size())) {
+      pos_ = *at;
+      return true;
+    }
+    if (end_) {
+      pos_ = buf_.size();
+      return false;
+    }
+    const std::size_t keep = p > 0 ? p - 1 : 0;  // the byte before p says whether p starts a line
+    drop_before(keep);
+    p -= keep;
+    fill();
   }
+}
+
+WarcRecord ArchiveReader::dead_letter(WarcRecord record, std::string reason,
+                                      const std::string& detail) const {
+  std::string where = "record at offset " + std::to_string(record.offset);
+  if (record.member_offset) {
+    where += " (gzip member at file offset " + std::to_string(*record.member_offset) + ")";
+  }
+  record.outcome = WarcRecord::Outcome::kDeadLetter;
+  record.parsed.failure = Failure{std::move(reason), where + ": " + detail};
+  return record;
+}
+
+WarcRecord ArchiveReader::skip_to_next_record(WarcRecord record, std::string reason,
+                                              std::string detail, std::size_t from) {
+  const bool found = resync(from);
+  const std::uint64_t to = base_ + pos_;
+  detail += "; " + std::to_string(to - record.offset) + " bytes skipped from offset " +
+            std::to_string(record.offset);
+  if (found) {
+    detail += " to the next record header, at offset " + std::to_string(to);
+  } else if (file_.damage()) {
+    detail += " to a damaged gzip member, at offset " + std::to_string(to);
+  } else {
+    detail += " to the end of the input, where no record header follows";
+  }
+  return dead_letter(std::move(record), std::move(reason), detail);
+}
+
+ArchiveReader::Skipped ArchiveReader::skip_block(std::uint64_t length) {
+  Skipped out;
+  const std::uint64_t start = base_ + pos_, end = start + length;
+  std::size_t from = pos_;  // record headers before it are ruled out
+  while (true) {
+    const std::uint64_t have = base_ + buf_.size();
+    if (!out.header) {
+      const auto limit = static_cast<std::size_t>(std::min(end, have) - base_);
+      if (const auto at = find_header(&from, limit)) out.header = base_ + *at;
+    }
+    if (have >= end) break;
+    if (out.header) {
+      if (have - *out.header > options_.max_held_bytes) {
+        out.held_too_much = true;
+        break;
+      }
+      // The byte before the header says that it starts a line.
+      drop_before(static_cast<std::size_t>(*out.header - base_ - 1));
+    } else {
+      const std::size_t keep = from > 0 ? from - 1 : 0;
+      drop_before(keep);
+      from -= keep;
+    }
+    if (!fill()) break;
+  }
+  out.look_from = out.header.value_or(base_ + from);
+  const std::uint64_t stop = std::min(end, base_ + buf_.size());
+  pos_ = static_cast<std::size_t>(stop - base_);
+  out.bytes = stop - start;
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// WARC.
+
+// The named fields of a WARC header block that the reader uses.
+struct WarcReader::Header {
+  enum class Status {
+    kOk,    // a header that reads: named fields, a Content-Length and a WARC-Type
+    kBad,   // `problem` says why not
+    kCut,   // the input ends inside it
+    kMore,  // the bytes given end inside it, and the input has more
+  };
+  std::string type, date, target_uri, content_type, identified_payload_type, segment_number;
+  std::uint64_t content_length = 0;
+  std::size_t length = 0;  // of the header block with its blank line
+  std::string problem;
+
+  // Reads the header block at the start of `s`, whose version line the caller has checked. It
+  // stops at the first line that is not a named field, so that looking for the next record
+  // stays linear: the next candidate's version line is such a line.
+  Status read(std::string_view s, bool at_end);
+};
+
+WarcReader::Header::Status WarcReader::Header::read(std::string_view s, bool at_end) {
+  bool have_length = false;
+  std::string field;  // the field being read, its folded lines joined
+  auto take = [&] {
+    if (field.empty()) return true;
+    const auto colon = field.find(':');
+    const std::string key = extractors::ascii_lower(std::string_view(field).substr(0, colon));
+    const std::string value(trim(std::string_view(field).substr(colon + 1)));
+    field.clear();
+    if (key == "warc-type") type = value;
+    if (key == "warc-date") date = value;
+    if (key == "warc-target-uri") target_uri = value;
+    if (key == "content-type") content_type = value;
+    if (key == "warc-identified-payload-type") identified_payload_type = value;
+    if (key == "warc-segment-number") segment_number = value;
+    if (key == "content-length") {
+      have_length = !value.empty() && value.size() <= 18 &&
+                    std::all_of(value.begin(), value.end(),
+                                [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+      content_length = have_length ? std::stoull(value) : 0;
+      if (!have_length) {
+        problem = "Content-Length '" + printable(value) + "' is not a number";
+        return false;
+      }
+    }
+    return true;
+  };
+  const std::string_view window = s.substr(0, kMaxHeader);
+  std::size_t i = s.find('\n') + 1;  // after the version line
+  while (true) {
+    const auto nl = window.find('\n', i);
+    if (nl == std::string_view::npos) {
+      if (s.size() >= kMaxHeader) {
+        problem = "no blank line ends the header in its first 64 KiB";
+        return Status::kBad;
+      }
+      return at_end ? Status::kCut : Status::kMore;
+    }
+    std::string_view raw = s.substr(i, nl - i);
+    i = nl + 1;
+    if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+    if (raw.empty()) break;
+    if ((raw.front() == ' ' || raw.front() == '\t') && !field.empty()) {  // folded
+      field += ' ';
+      field += trim(raw);
+      continue;
+    }
+    if (!take()) return Status::kBad;
+    const auto colon = raw.find(':');
+    const std::string_view name = colon == std::string_view::npos ? "" : raw.substr(0, colon);
+    if (name.empty() || name.find_first_of(" \t") != std::string_view::npos) {
+      problem = "bad header line '" + printable(raw) + "'";
+      return Status::kBad;
+    }
+    field.assign(raw);
+  }
+  if (!take()) return Status::kBad;
+  length = i;
+  if (!have_length) problem = "no Content-Length";
+  if (problem.empty() && type.empty()) problem = "no WARC-Type";
+  return problem.empty() ? Status::kOk : Status::kBad;
+}
+
+WarcReader::WarcReader(InputFile& file, const WarcOptions& options) : ArchiveReader(file, options) {
+  file_.track_members();
+  file_.resume_after_damage();
 }
 
 bool WarcReader::version_line_at(std::size_t at, std::size_t* line_end) const {
@@ -436,38 +587,35 @@ bool WarcReader::version_line_at(std::size_t at, std::size_t* line_end) const {
   return true;
 }
 
-bool WarcReader::resync() {
-  std::size_t p = std::max(resync_from_, pos_);
+std::optional<std::size_t> WarcReader::find_header(std::size_t* from, std::size_t limit) const {
+  const std::string_view s(buf_);
+  // A version line that starts before `limit` may end after it.
+  const std::string_view window = s.substr(0, std::min(s.size(), limit + 9));
+  std::size_t p = *from;
   while (true) {
-    const std::string_view s(buf_);
-    while (true) {
-      const auto hit = s.find("WARC/1.", p);
-      if (hit == std::string_view::npos) {
-        p = std::max(p, s.size() > 6 ? s.size() - 6 : std::size_t{0});
-        break;
-      }
+    const auto hit = window.find("WARC/1.", p);
+    if (hit == std::string_view::npos || hit >= limit) {
+      // The last bytes may begin a version line that more bytes complete.
+      *from = limit < s.size() ? limit : std::max(p, s.size() > 6 ? s.size() - 6 : 0);
+      return std::nullopt;
+    }
+    if ((hit > 0 && s[hit - 1] == '\n') || base_ + hit == line_start_) {
       if (s.size() - hit < 10 && !end_) {  // the whole version line first
-        p = hit;
-        break;
+        *from = hit;
+        return std::nullopt;
       }
-      const bool line_start = base_ + hit == line_start_ || (hit > 0 && s[hit - 1] == '\n');
-      std::size_t line_end;
-      if (line_start && version_line_at(hit, &line_end)) {
-        pos_ = hit;
-        resync_ = false;
-        return true;
+      std::size_t fields_start;
+      if (version_line_at(hit, &fields_start)) {
+        Header header;
+        const Header::Status status = header.read(s.substr(hit), end_);
+        if (status == Header::Status::kOk) return hit;
+        if (status == Header::Status::kMore) {
+          *from = hit;
+          return std::nullopt;
+        }
       }
-      p = hit + 1;
     }
-    if (end_) {
-      pos_ = buf_.size();
-      resync_ = false;
-      return false;
-    }
-    const std::size_t keep = p > 0 ? p - 1 : 0;  // the byte before p says whether p starts a line
-    drop_before(keep);
-    p -= keep;
-    fill();
+    p = hit + 1;
   }
 }
 
@@ -481,17 +629,6 @@ std::optional<std::size_t> WarcReader::trailer_length(std::size_t at) const {
   }
   if (newlines == 2 || (i == buf_.size() && end_)) return i - at;
   return std::nullopt;
-}
-
-WarcRecord WarcReader::dead_letter(WarcRecord record, std::string reason,
-                                   const std::string& detail) {
-  std::string where = "record at offset " + std::to_string(record.offset);
-  if (record.member_offset) {
-    where += " (gzip member at file offset " + std::to_string(*record.member_offset) + ")";
-  }
-  record.outcome = WarcRecord::Outcome::kDeadLetter;
-  record.parsed.failure = Failure{std::move(reason), where + ": " + detail};
-  return record;
 }
 
 WarcRecord WarcReader::damaged_segment(WarcRecord record, bool in_record) {
@@ -514,15 +651,17 @@ WarcRecord WarcReader::damaged_segment(WarcRecord record, bool in_record) {
   line_start_ = base_;
   end_ = !found;
   resync_ = found;
-  resync_from_ = 0;
   return dead_letter(std::move(record), damage.truncated ? "warc_truncated" : "warc_gzip_error",
                      detail);
 }
 
 std::optional<WarcRecord> WarcReader::next() {
   while (error_.empty()) {
-    if (pos_ >= kChunk) drop_before(pos_);
-    if (resync_) resync();
+    forget_read();
+    if (resync_) {
+      resync_ = false;
+      resync(pos_);
+    }
     // Blank lines between records are tolerated.
     while (ensure(1) && (buf_[pos_] == '\r' || buf_[pos_] == '\n')) ++pos_;
     if (!error_.empty()) break;
@@ -534,10 +673,6 @@ std::optional<WarcRecord> WarcReader::next() {
       return damaged_segment(std::move(record), false);
     }
     record.member_offset = file_.member_offset(record.offset);
-    auto cut = [&](const std::string& detail) {
-      if (file_.damage()) return damaged_segment(std::move(record), true);
-      return dead_letter(std::move(record), "warc_truncated", detail);
-    };
 
     // The version line, then the named fields up to a blank line.
     ensure(12);
@@ -547,99 +682,57 @@ std::optional<WarcRecord> WarcReader::next() {
       if (buf_.size() - pos_ < 12 && file_.damage())
         return damaged_segment(std::move(record), true);
       const std::string_view line = std::string_view(buf_).substr(pos_, 40);
-      resync_ = true;
-      resync_from_ = pos_ + 1;
-      return dead_letter(std::move(record), "warc_bad_header",
-                         "expected a WARC/1.x line, found '" +
-                             printable(trim(line.substr(0, line.find('\n')))) + "'");
-    }
-    std::optional<std::size_t> header_end;
-    for (std::size_t from = fields_start - pos_ - 1;;) {
-      const std::string_view s = std::string_view(buf_).substr(pos_);
-      header_end = blank_line_end(s, from);
-      if (header_end) break;
-      if (s.size() >= kMaxHeader) {
-        resync_ = true;
-        resync_from_ = pos_ + 1;
-        return dead_letter(std::move(record), "warc_bad_header",
-                           "no blank line ends the header in its first 64 KiB");
-      }
-      from = s.size() > 2 ? s.size() - 2 : 0;
-      if (!ensure(s.size() + 1)) {
-        if (!error_.empty()) return std::nullopt;
-        pos_ = buf_.size();
-        return cut("the file ends inside its header");
-      }
+      return skip_to_next_record(std::move(record), "warc_bad_header",
+                                 "expected a WARC/1.x line, found '" +
+                                     printable(trim(line.substr(0, line.find('\n')))) + "'",
+                                 pos_ + 1);
     }
     Header header;
-    std::string problem;
-    bool have_length = false;
-    unfold_lines(std::string_view(buf_).substr(fields_start, pos_ + *header_end - fields_start),
-                 [&](std::string_view line) {
-                   const auto colon = line.find(':');
-                   const std::string_view name =
-                       colon == std::string_view::npos ? "" : line.substr(0, colon);
-                   if (name.empty() || name.find_first_of(" \t") != std::string_view::npos) {
-                     if (problem.empty()) problem = "bad header line '" + printable(line) + "'";
-                     return;
-                   }
-                   const std::string key = extractors::ascii_lower(name);
-                   const std::string value(trim(line.substr(colon + 1)));
-                   if (key == "warc-type") header.type = value;
-                   if (key == "warc-date") header.date = value;
-                   if (key == "warc-target-uri") header.target_uri = value;
-                   if (key == "content-type") header.content_type = value;
-                   if (key == "warc-identified-payload-type") {
-                     header.identified_payload_type = value;
-                   }
-                   if (key == "warc-segment-number") header.segment_number = value;
-                   if (key == "content-length") {
-                     have_length = !value.empty() && value.size() <= 18 &&
-                                   std::all_of(value.begin(), value.end(), [](char c) {
-                                     return std::isdigit(static_cast<unsigned char>(c));
-                                   });
-                     header.content_length = have_length ? std::stoull(value) : 0;
-                     if (!have_length && problem.empty()) {
-                       problem = "Content-Length '" + printable(value) + "' is not a number";
-                     }
-                   }
-                 });
+    Header::Status status;
+    while ((status = header.read(std::string_view(buf_).substr(pos_), end_)) ==
+           Header::Status::kMore) {
+      ensure(buf_.size() - pos_ + 1);
+      if (!error_.empty()) return std::nullopt;
+      header = Header{};
+    }
+    if (status == Header::Status::kCut) {
+      pos_ = buf_.size();
+      if (file_.damage()) return damaged_segment(std::move(record), true);
+      return dead_letter(std::move(record), "warc_truncated", "the file ends inside its header");
+    }
     // WARC 1.0 wrote the target URI in angle brackets.
     std::string_view uri = header.target_uri;
     if (uri.size() >= 2 && uri.front() == '<' && uri.back() == '>')
       uri = uri.substr(1, uri.size() - 2);
     record.parsed.input.url = uri;
     record.type = header.type;
-    if (problem.empty() && !have_length) problem = "no Content-Length";
-    if (problem.empty() && header.type.empty()) problem = "no WARC-Type";
-    if (!problem.empty()) {
-      resync_ = true;
-      resync_from_ = pos_ + 1;
-      return dead_letter(std::move(record), "warc_bad_header", problem);
+    if (status == Header::Status::kBad) {
+      return skip_to_next_record(std::move(record), "warc_bad_header", header.problem, pos_ + 1);
     }
 
     // The block: held whole when it may become an input, else skipped through.
-    const std::size_t block_start = *header_end;  // from pos_
+    const std::size_t block_start = header.length;  // from pos_
     const std::uint64_t length = header.content_length;
     const std::string length_text = "Content-Length " + std::to_string(length);
+    const std::string wrong_length =
+        "no blank line after the " + length_text +
+        " bytes of its block: the length is wrong or the record is corrupt";
     if (length <= options_.max_html_bytes + kMaxHttpHead) {
       const auto need = block_start + static_cast<std::size_t>(length);
       ensure(need + 4);
       if (!error_.empty()) break;
       if (buf_.size() - pos_ < need) {
+        if (file_.damage()) return damaged_segment(std::move(record), true);
         const std::size_t have = buf_.size() - pos_ - block_start;
-        resync_ = true;
-        resync_from_ = pos_ + block_start;
-        return cut(length_text + " runs past the end of the file (" + std::to_string(have) +
-                   " bytes of the block there)");
+        return skip_to_next_record(std::move(record), "warc_truncated",
+                                   length_text + " runs past the end of the file (" +
+                                       std::to_string(have) + " bytes of the block there)",
+                                   pos_ + block_start);
       }
       const auto trailer = trailer_length(pos_ + need);
       if (!trailer) {
-        resync_ = true;
-        resync_from_ = pos_ + block_start;
-        return dead_letter(std::move(record), "warc_bad_length",
-                           "no blank line after the " + length_text +
-                               " bytes of its block: the length is wrong or the record is corrupt");
+        return skip_to_next_record(std::move(record), "warc_bad_length", wrong_length,
+                                   pos_ + block_start);
       }
       const std::string_view block =
           std::string_view(buf_).substr(pos_ + block_start, static_cast<std::size_t>(length));
@@ -652,23 +745,29 @@ std::optional<WarcRecord> WarcReader::next() {
     const std::string_view prefix = std::string_view(buf_).substr(pos_ + block_start, kMaxHttpHead);
     WarcRecord out = classify(std::move(record), header, prefix, false);
     pos_ += block_start;
-    const std::uint64_t skipped = discard(length);
+    const Skipped skipped = skip_block(length);
     if (!error_.empty()) break;
-    if (skipped < length) {
+    const auto look_from = static_cast<std::size_t>(skipped.look_from - base_);
+    if (skipped.held_too_much) {
+      return skip_to_next_record(std::move(out), "warc_bad_length",
+                                 length_text + ": a record header at offset " +
+                                     std::to_string(*skipped.header) +
+                                     " lies inside its block, which goes on for more than " +
+                                     std::to_string(options_.max_held_bytes) + " bytes after it",
+                                 look_from);
+    }
+    if (skipped.bytes < length) {
       if (file_.damage()) return damaged_segment(std::move(out), true);
-      return dead_letter(std::move(out), "warc_truncated",
-                         length_text + " runs past the end of the file (" +
-                             std::to_string(skipped) + " bytes of the block there, skipped)");
+      return skip_to_next_record(std::move(out), "warc_truncated",
+                                 length_text + " runs past the end of the file (" +
+                                     std::to_string(skipped.bytes) +
+                                     " bytes of the block there, skipped)",
+                                 look_from);
     }
     ensure(4);
     const auto trailer = trailer_length(pos_);
-    if (!trailer) {
-      resync_ = true;
-      resync_from_ = pos_;
-      return dead_letter(std::move(out), "warc_bad_length",
-                         "no blank line after the " + length_text +
-                             " bytes of its block: the length is wrong or the record is corrupt");
-    }
+    if (!trailer)
+      return skip_to_next_record(std::move(out), "warc_bad_length", wrong_length, look_from);
     pos_ += *trailer;
     return out;
   }
@@ -749,121 +848,169 @@ WarcRecord WarcReader::classify(WarcRecord record, const Header& header, std::st
 // ---------------------------------------------------------------------------------------------
 // ARC (the Internet Archive's format before WARC).
 
+namespace {
+
+constexpr std::size_t kMaxArcHeaderLine = 16 * 1024;
+
+// The fields of an ARC header line the reader uses (views into the line).
+struct ArcHeader {
+  std::string_view url, date, type;
+  std::uint64_t length = 0;
+};
+
+// "URL IP-address Archive-date Content-type Archive-length" (version 1; version 2 has five more
+// fields before the length, which is always last), the URL with its scheme (`http:`, `dns:`,
+// `filedesc:`): nothing when `line` is not one.
+std::optional<ArcHeader> parse_arc_header(std::string_view line) {
+  line = trim(line);
+  std::vector<std::string_view> fields;
+  for (std::size_t i = 0; i < line.size();) {
+    const std::size_t e = std::min(line.find(' ', i), line.size());
+    if (e > i) fields.push_back(line.substr(i, e - i));
+    i = e + 1;
+  }
+  if (fields.size() < 5) return std::nullopt;
+  const std::string_view url = fields.front(), length = fields.back();
+  const auto colon = url.find(':');
+  if (colon == std::string_view::npos || colon == 0 ||
+      !std::isalpha(static_cast<unsigned char>(url[0])) ||
+      !std::all_of(url.begin(), url.begin() + static_cast<std::ptrdiff_t>(colon), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
+      })) {
+    return std::nullopt;
+  }
+  if (length.size() > 12 ||
+      !std::all_of(length.begin(), length.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  ArcHeader header{url, fields[2], fields[3], 0};
+  for (const char c : length)
+    header.length = header.length * 10 + static_cast<std::uint64_t>(c - '0');
+  return header;
+}
+
+}  // namespace
+
 bool is_arc(std::string_view first_bytes) { return first_bytes.starts_with("filedesc://"); }
 
-ArcReader::ArcReader(InputFile& file, const WarcOptions& options)
-    : file_(file), options_(options) {}
+ArcReader::ArcReader(InputFile& file, const WarcOptions& options) : ArchiveReader(file, options) {}
 
-bool ArcReader::fill() {
-  if (end_) return false;
-  char chunk[1 << 16];
-  const std::ptrdiff_t n = file_.read(chunk, sizeof chunk);
-  if (n < 0) {
-    error_ = file_.error();
-    end_ = true;
-    return false;
+std::optional<std::size_t> ArcReader::find_header(std::size_t* from, std::size_t limit) const {
+  const std::string_view s(buf_);
+  std::size_t c = *from;
+  while (c < limit) {
+    if (c > 0 && s[c - 1] != '\n') {  // on to the next line
+      const auto nl = s.substr(0, limit).find('\n', c);
+      if (nl == std::string_view::npos) break;
+      c = nl + 1;
+      continue;
+    }
+    const auto line_end = s.substr(0, c + kMaxArcHeaderLine + 1).find('\n', c);
+    if (line_end == std::string_view::npos) {
+      if (s.size() < c + kMaxArcHeaderLine + 1 && !end_) {  // the whole line first
+        *from = c;
+        return std::nullopt;
+      }
+      ++c;  // too long, or cut by the end: no header
+      continue;
+    }
+    if (parse_arc_header(s.substr(c, line_end - c))) return c;
+    c = line_end + 1;
   }
-  if (n == 0) {
-    end_ = true;
-    return false;
-  }
-  buf_.append(chunk, static_cast<std::size_t>(n));
-  return true;
+  *from = std::max(c, limit);
+  return std::nullopt;
 }
 
-bool ArcReader::ensure(std::size_t n) {
-  while (buf_.size() - pos_ < n) {
-    if (!fill()) return false;
+ArcReader::After ArcReader::after_block(std::size_t at) {
+  std::size_t i = at;
+  bool newline = false;
+  while ((i < buf_.size() || ensure(i - pos_ + 1)) && (buf_[i] == '\n' || buf_[i] == '\r')) {
+    newline = newline || buf_[i] == '\n';
+    ++i;
   }
-  return true;
-}
-
-WarcRecord ArcReader::dead_letter(WarcRecord record, std::string reason,
-                                  const std::string& detail) {
-  record.outcome = WarcRecord::Outcome::kDeadLetter;
-  record.parsed.failure = Failure{
-      std::move(reason), "record at offset " + std::to_string(record.offset) + ": " + detail};
-  return record;
+  if (i >= buf_.size()) return After::kEnd;
+  std::size_t nl;
+  while ((nl = std::string_view(buf_).substr(0, i + kMaxArcHeaderLine + 1).find('\n', i)) ==
+             std::string_view::npos &&
+         buf_.size() - i <= kMaxArcHeaderLine && fill()) {
+  }
+  const std::string_view line =
+      std::string_view(buf_).substr(i, nl == std::string_view::npos ? kMaxArcHeaderLine : nl - i);
+  if (parse_arc_header(line)) return After::kHeader;
+  return newline ? After::kJunkAfterNewline : After::kJunk;
 }
 
 std::optional<WarcRecord> ArcReader::next() {
-  constexpr std::size_t kMaxHeaderLine = 16 * 1024;
   while (error_.empty()) {
-    if (pos_ > (1 << 20)) {  // what was read is forgotten
-      base_ += pos_;
-      buf_.erase(0, pos_);
-      pos_ = 0;
-    }
+    forget_read();
     // Records are separated by a newline (blank lines are tolerated).
     while (ensure(1) && (buf_[pos_] == '\n' || buf_[pos_] == '\r')) ++pos_;
-    if (!ensure(1)) return std::nullopt;
+    if (!error_.empty() || pos_ == buf_.size()) break;
     WarcRecord record;
     record.offset = base_ + pos_;
-    std::size_t nl = buf_.find('\n', pos_);
-    while (nl == std::string::npos && buf_.size() - pos_ <= kMaxHeaderLine && fill()) {
-      nl = buf_.find('\n', pos_);
+    std::size_t nl;
+    while ((nl = std::string_view(buf_).substr(0, pos_ + kMaxArcHeaderLine + 1).find('\n', pos_)) ==
+               std::string_view::npos &&
+           buf_.size() - pos_ <= kMaxArcHeaderLine && fill()) {
     }
-    if (nl == std::string::npos || nl - pos_ > kMaxHeaderLine) {
-      // No header line: nothing after it can be found again.
+    if (!error_.empty()) break;
+    if (nl == std::string_view::npos) {
       const std::string head = printable(std::string_view(buf_).substr(pos_, 60));
-      pos_ = buf_.size();
-      end_ = true;
-      buf_.clear();
-      pos_ = 0;
-      return dead_letter(std::move(record),
-                         nl == std::string::npos ? "arc_truncated" : "arc_bad_header",
-                         "no ARC header line ends here: '" + head + "'");
-    }
-    const std::string_view line = trim(std::string_view(buf_).substr(pos_, nl - pos_));
-    // "URL IP-address Archive-date Content-type Archive-length" (version 1; version 2 has five
-    // more fields before the length, which is always last).
-    std::vector<std::string_view> fields;
-    for (std::size_t i = 0; i < line.size();) {
-      const std::size_t e = std::min(line.find(' ', i), line.size());
-      if (e > i) fields.push_back(line.substr(i, e - i));
-      i = e + 1;
-    }
-    std::uint64_t length = 0;
-    bool numeric = !fields.empty() && !fields.back().empty() && fields.back().size() <= 12;
-    if (numeric) {
-      for (const char c : fields.back()) {
-        if (c < '0' || c > '9') numeric = false;
-        length = length * 10 + static_cast<std::uint64_t>(c - '0');
+      if (buf_.size() - pos_ <= kMaxArcHeaderLine) {
+        pos_ = buf_.size();
+        return dead_letter(std::move(record), "arc_truncated",
+                           "the file ends inside a header line: '" + head + "'");
       }
-    }
-    if (fields.size() < 5 || !numeric) {
-      pos_ = nl + 1;  // the next line may be a record's
-      return dead_letter(
+      return skip_to_next_record(
           std::move(record), "arc_bad_header",
-          "not an ARC header line (URL IP date type length): '" + printable(line, 60) + "'");
+          "a line of more than 16 KiB where a header line should be: '" + head + "'", pos_ + 1);
+    }
+    const std::string_view line = std::string_view(buf_).substr(pos_, nl - pos_);
+    const auto header = parse_arc_header(line);
+    if (!header) {
+      return skip_to_next_record(
+          std::move(record), "arc_bad_header",
+          "not an ARC header line (URL IP date type length): '" + printable(trim(line), 60) + "'",
+          nl + 1);
     }
     pos_ = nl + 1;
     // Copies: reading the record's bytes may move the buffer the fields point into.
-    const std::string url(fields[0]);
-    const std::string date(fields[2]);
-    const std::string arc_type = extractors::ascii_lower(fields[3]);
+    const std::string url(header->url);
+    const std::string date(header->date);
+    const std::string arc_type = extractors::ascii_lower(header->type);
+    const std::uint64_t length = header->length;
+    const std::string length_text = "Archive-length " + std::to_string(length);
+    const std::string wrong_length =
+        length_text +
+        ": its block is followed neither by the next header line nor by a newline (or by one "
+        "and lines that are no header, while a header line starts inside it): the length is "
+        "wrong";
     record.type = "arc";
     record.parsed.input.url = url;
     const std::size_t limit = options_.max_html_bytes;
     // Larger than any page may be, with room for its HTTP head: read through, not held.
     if (length > limit + (1 << 20)) {
-      std::uint64_t left = length;
-      while (left > 0) {
-        if (!ensure(1)) break;
-        const std::size_t take =
-            static_cast<std::size_t>(std::min<std::uint64_t>(left, buf_.size() - pos_));
-        pos_ += take;
-        left -= take;
-        if (pos_ > (1 << 20)) {
-          base_ += pos_;
-          buf_.erase(0, pos_);
-          pos_ = 0;
-        }
+      const Skipped skipped = skip_block(length);
+      if (!error_.empty()) break;
+      const auto look_from = static_cast<std::size_t>(skipped.look_from - base_);
+      if (skipped.held_too_much) {
+        return skip_to_next_record(std::move(record), "arc_bad_length",
+                                   length_text + ": a header line at offset " +
+                                       std::to_string(*skipped.header) +
+                                       " lies inside its block, which goes on for more than " +
+                                       std::to_string(options_.max_held_bytes) + " bytes after it",
+                                   look_from);
       }
-      if (left > 0) {
-        return dead_letter(std::move(record), "arc_truncated",
-                           "the file ends " + std::to_string(left) + " bytes into a record of " +
-                               std::to_string(length));
+      if (skipped.bytes < length) {
+        return skip_to_next_record(std::move(record), "arc_truncated",
+                                   "the file ends " + std::to_string(skipped.bytes) +
+                                       " bytes into a record of " + std::to_string(length),
+                                   look_from);
+      }
+      const After after = after_block(pos_);
+      if (!error_.empty()) break;
+      if (after == After::kJunk || (after == After::kJunkAfterNewline && skipped.header)) {
+        return skip_to_next_record(std::move(record), "arc_bad_length", wrong_length, look_from);
       }
       if (url.starts_with("filedesc:")) {
         record.outcome = WarcRecord::Outcome::kSkipped;
@@ -871,20 +1018,28 @@ std::optional<WarcRecord> ArcReader::next() {
         return record;
       }
       return dead_letter(std::move(record), "too_large",
-                         "Archive-length " + std::to_string(length) +
-                             ": larger than extract.max_html_bytes (" + std::to_string(limit) +
-                             "); skipped without being held");
+                         length_text + ": larger than extract.max_html_bytes (" +
+                             std::to_string(limit) + "); skipped without being held");
     }
+    const std::size_t block_start = pos_;
     if (!ensure(static_cast<std::size_t>(length))) {
-      const std::size_t got = buf_.size() - pos_;
-      pos_ = buf_.size();
-      return dead_letter(std::move(record), "arc_truncated",
-                         "the file ends " + std::to_string(got) + " bytes into a record of " +
-                             std::to_string(length));
+      if (!error_.empty()) break;
+      return skip_to_next_record(std::move(record), "arc_truncated",
+                                 "the file ends " + std::to_string(buf_.size() - block_start) +
+                                     " bytes into a record of " + std::to_string(length),
+                                 block_start);
     }
-    const std::string_view block = std::string_view(buf_).substr(pos_, length);
-    pos_ += static_cast<std::size_t>(length);
-    return classify(std::move(record), date, arc_type, block);
+    const std::size_t block_end = block_start + static_cast<std::size_t>(length);
+    const After after = after_block(block_end);
+    if (!error_.empty()) break;
+    std::size_t from = block_start;
+    if (after == After::kJunk ||
+        (after == After::kJunkAfterNewline && find_header(&from, block_end))) {
+      return skip_to_next_record(std::move(record), "arc_bad_length", wrong_length, block_start);
+    }
+    pos_ = block_end;
+    return classify(std::move(record), date, arc_type,
+                    std::string_view(buf_).substr(block_start, static_cast<std::size_t>(length)));
   }
   return std::nullopt;
 }

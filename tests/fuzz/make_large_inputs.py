@@ -76,7 +76,27 @@ def warcs():
     yield "bad_headers.arc", arc + b"not a header\n" * 150000
     yield "past_the_end.arc", arc + b"http://a.test/ 1.2.3.4 20190218120000 text/html 999999999999\n" + b"<p>" * MB
     page = b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n<p>x</p>"
-    yield "many_records.arc", arc + (b"http://a.test/p 1.2.3.4 20190218120000 text/html %d\n" % len(page) + page + b"\n") * 20000
+    arc_page = b"http://a.test/p 1.2.3.4 20190218120000 text/html %d\n" % len(page) + page + b"\n"
+    yield "many_records.arc", arc + arc_page * 20000
+    # Resynchronising after a bad record or junk (fuzz_warc's limit is 4096 bytes): lengths past
+    # the good records after them, held and skipped through, or past the end of the file; runs
+    # of version lines, of header fields that never end, of junk lines; over-long ARC header
+    # lines; a length that is not a number; many bad records each one line long.
+    warc_page = (b"WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: https://a.test/p\r\n"
+                 b"Content-Length: %d\r\n\r\n" % len(page) + page + b"\r\n\r\n")
+    liar = lambda n: record + b"Content-Length: %d\r\n\r\n" % n + page + b"\r\n\r\n"
+    yield "long_length.warc", liar(MB) + warc_page * (2 * MB // len(warc_page))
+    yield "lengths_past_the_end.warc", (liar(10 << 30) + warc_page) * (MB // 300)
+    yield "held_lengths.warc", (liar(3000) + warc_page * 20) * (MB // 3000)
+    yield "version_lines.warc", b"WARC/1.0\r\n" * (2 * MB // 10)
+    yield "fields_without_end.warc", (b"WARC/1.0\r\n" + b"WARC-X: y\r\n" * 6000) * 30
+    yield "junk_lines.warc", warc_page + b"junk\r\n" * (MB // 6) + warc_page
+    yield "bad_records.warc", b"WARC/1.0\r\nWARC-Type: response\r\n\r\n" * (MB // 30)
+    yield "long_length.arc", arc + arc_page.replace(b" %d\n" % len(page), b" %d\n" % MB, 1) + arc_page * (2 * MB // len(arc_page))
+    yield "lengths_past_the_end.arc", arc + (arc_page.replace(b" %d\n" % len(page), b" 99999999999\n", 1) + arc_page) * (MB // 200)
+    yield "long_lines.arc", arc + (b"<p>" + b"x" * (20 << 10) + b"\n" + arc_page) * 60
+    yield "bad_lengths.arc", arc + (arc_page.replace(b" %d\n" % len(page), b" 12x\n", 1) + page + b"\n") * (MB // 100)
+    yield "short_lengths.arc", arc + arc_page.replace(b" %d\n" % len(page), b" 3\n", 1) * (MB // 100)
 
 
 def input_files():

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <vector>
@@ -315,25 +316,139 @@ TEST(Warc, ABadHeaderIsADeadLetterAndReadingResynchronises) {
   const std::string no_length = "WARC/1.1\r\nWARC-Type: response\r\n\r\nxyz\r\n\r\n";
   const std::string bad_length =
       "WARC/1.1\r\nWARC-Type: response\r\nContent-Length: 12x\r\n\r\nxyz\r\n\r\n";
-  const auto records =
-      read_all(good + garbage + html_response("http://a.test/2") + no_length + bad_length + good);
-  ASSERT_EQ(records.size(), 6u);
+  const std::string second = html_response("http://a.test/2");
+  const auto records = read_all(good + garbage + second + no_length + bad_length + good);
+  // Two bad records in a row are one run of bytes that are no record: one dead letter.
+  ASSERT_EQ(records.size(), 5u);
   EXPECT_EQ(records[0].outcome, Outcome::kDocument);
   EXPECT_EQ(reason(records[1]), "warc_bad_header");
   EXPECT_EQ(records[1].offset, good.size());
   EXPECT_NE(detail(records[1]).find("expected a WARC/1.x line, found 'this is not a record"),
             std::string::npos)
       << detail(records[1]);
+  EXPECT_NE(detail(records[1])
+                .find(std::to_string(garbage.size()) + " bytes skipped from offset " +
+                      std::to_string(good.size()) + " to the next record header, at offset " +
+                      std::to_string(good.size() + garbage.size())),
+            std::string::npos)
+      << detail(records[1]);
   EXPECT_EQ(records[2].parsed.input.url, "http://a.test/2");
   EXPECT_EQ(reason(records[3]), "warc_bad_header");
   EXPECT_NE(detail(records[3]).find("no Content-Length"), std::string::npos);
-  EXPECT_EQ(reason(records[4]), "warc_bad_header");
-  EXPECT_NE(detail(records[4]).find("'12x' is not a number"), std::string::npos);
-  EXPECT_EQ(records[5].outcome, Outcome::kDocument);
+  EXPECT_NE(detail(records[3])
+                .find(std::to_string(no_length.size() + bad_length.size()) + " bytes skipped"),
+            std::string::npos)
+      << detail(records[3]);
+  EXPECT_EQ(records[4].outcome, Outcome::kDocument);
+  EXPECT_EQ(reason(read_all(bad_length + good)[0]), "warc_bad_header");
+  EXPECT_NE(detail(read_all(bad_length + good)[0]).find("'12x' is not a number"),
+            std::string::npos);
   // The last good record follows the two bad ones: a bad header costs only its own record.
   const auto again = read_all(no_length + good);
   ASSERT_EQ(again.size(), 2u);
   EXPECT_EQ(again[1].outcome, Outcome::kDocument);
+}
+
+// Good records after a record whose Content-Length runs past them (skipped through, as it is
+// larger than a page may be) or past the end of the file: each comes out, the bad record is
+// one dead letter naming the bytes it covers, in a plain file and with one gzip member per
+// record.
+TEST(Warc, AContentLengthPastTheGoodRecordsCostsOnlyItsOwnRecord) {
+  WarcOptions options;
+  options.max_html_bytes = 1000;
+  std::string goods;
+  std::vector<std::string> members;
+  for (int i = 0; i < 400; ++i) {
+    const std::string r = html_response("http://a.test/" + std::to_string(i));
+    goods += r;
+    members.push_back(gzipped(r));
+  }
+  const std::string block = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<p>short</p>";
+  const std::string fields = "WARC-Target-URI: http://a.test/liar\r\n";
+  for (const std::uint64_t length :
+       {std::uint64_t{goods.size() / 2 + 7}, std::uint64_t{10} << 30}) {
+    const std::string bad = record("response", block, fields, length);
+    for (const bool gzip : {false, true}) {
+      std::string file = gzip ? gzipped(bad) : bad + goods;
+      if (gzip) {
+        for (const auto& m : members) file += m;
+      }
+      const auto records = read_all(file, options);
+      ASSERT_EQ(records.size(), 401u) << length << (gzip ? " gzip" : " plain");
+      EXPECT_EQ(reason(records[0]), length > goods.size() ? "warc_truncated" : "warc_bad_length");
+      EXPECT_EQ(records[0].parsed.input.url, "http://a.test/liar");
+      EXPECT_NE(detail(records[0])
+                    .find(std::to_string(bad.size()) +
+                          " bytes skipped from offset 0 to the next record header, "
+                          "at offset " +
+                          std::to_string(bad.size())),
+                std::string::npos)
+          << detail(records[0]);
+      for (int i = 0; i < 400; ++i) {
+        ASSERT_EQ(records[i + 1].outcome, Outcome::kDocument)
+            << i << ": " << detail(records[i + 1]);
+        EXPECT_EQ(records[i + 1].parsed.input.url, "http://a.test/" + std::to_string(i));
+      }
+    }
+  }
+  // Held up to the limit only: past it, the length is taken as wrong at once.
+  options.max_held_bytes = 20000;
+  const auto records =
+      read_all(record("response", block, fields, goods.size() - 1000) + goods, options);
+  ASSERT_EQ(records.size(), 401u);
+  EXPECT_EQ(reason(records[0]), "warc_bad_length");
+  EXPECT_NE(detail(records[0]).find("goes on for more than 20000 bytes after it"),
+            std::string::npos)
+      << detail(records[0]);
+  EXPECT_EQ(records[400].parsed.input.url, "http://a.test/399");
+}
+
+// A record too large to be a page whose block holds a whole WARC record (a WARC file
+// archived): its length is right, so it is one record, and the one inside is not read.
+TEST(Warc, ARecordHeaderInsideARightLengthIsPartOfItsBlock) {
+  WarcOptions options;
+  options.max_html_bytes = 1000;
+  const std::string inner = html_response("http://a.test/inner");
+  const std::string archived = std::string(5000, 'a') + "\r\n" + inner + std::string(5000, 'b');
+  const auto records = read_all(
+      response("http://a.test/crawl.warc", "Content-Type: application/warc\r\n", archived) +
+          html_response("http://a.test/after"),
+      options);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].skip_reason, "not_html");
+  EXPECT_EQ(records[1].parsed.input.url, "http://a.test/after");
+}
+
+// Runs of bytes that are no record: one dead letter each, with the bytes it covers, found in
+// time linear in their size (version lines alone; a header that never ends; lines of text).
+TEST(Warc, ARunOfJunkIsOneDeadLetterWithItsByteRange) {
+  const std::string good = html_response("http://a.test/1");
+  std::string fields_without_end = "WARC/1.0\r\n";
+  for (int i = 0; i < 7000; ++i) fields_without_end += "WARC-X: " + std::to_string(i) + "\r\n";
+  std::string lines;
+  for (int i = 0; i < 50000; ++i) lines += "line " + std::to_string(i) + " of junk\r\n";
+  std::string version_lines;
+  for (int i = 0; i < 200000; ++i) version_lines += "WARC/1.0\r\n";
+  for (const std::string& junk : {version_lines, fields_without_end + fields_without_end, lines}) {
+    const auto started = std::chrono::steady_clock::now();
+    const auto records = read_all(good + junk + good + junk);
+    const auto took = std::chrono::steady_clock::now() - started;
+    ASSERT_EQ(records.size(), 4u) << junk.substr(0, 20);
+    EXPECT_EQ(records[0].outcome, Outcome::kDocument);
+    EXPECT_EQ(reason(records[1]), "warc_bad_header");
+    EXPECT_EQ(records[1].offset, good.size());
+    EXPECT_NE(detail(records[1])
+                  .find(std::to_string(junk.size()) + " bytes skipped from offset " +
+                        std::to_string(good.size()) + " to the next record header, at offset " +
+                        std::to_string(good.size() + junk.size())),
+              std::string::npos)
+        << detail(records[1]);
+    EXPECT_EQ(records[2].outcome, Outcome::kDocument);
+    EXPECT_NE(detail(records[3]).find("to the end of the input, where no record header follows"),
+              std::string::npos)
+        << detail(records[3]);
+    EXPECT_LT(took, std::chrono::seconds(2)) << junk.substr(0, 20);
+  }
 }
 
 TEST(Warc, CorruptOrUnsupportedContentCodingIsADeadLetter) {
@@ -597,6 +712,108 @@ TEST(Arc, BadHeaderLinesAndTruncatedRecordsAreDeadLettersWithTheirOffsets) {
   records = read_arc(arc);
   ASSERT_EQ(records.size(), 2u);
   EXPECT_EQ(reason(records[1]), "invalid_timestamp");
+}
+
+// Records after a bad one are all read: a line of more than 16 KiB where a header should be
+// (minified HTML), an Archive-length too long (held, or skipped through) or past the end of the
+// file, one too short, a length that is not a number; each is one dead letter up to the next
+// header line.
+TEST(Arc, ABadRecordCostsOnlyItselfAndReadingGoesOnAtTheNextHeaderLine) {
+  WarcOptions small;
+  small.max_html_bytes = 1000;
+  std::string goods;
+  for (int i = 0; i < 300; ++i) goods += arc_html("http://example.com/" + std::to_string(i));
+  const std::string page = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<p>bad</p>";
+  const std::string desc = arc_file_description();
+  struct Case {
+    std::string name, bad, reason;
+    WarcOptions options;
+  };
+  const std::vector<Case> cases = {
+      {"long line", "<html>" + std::string(20 << 10, 'x') + "</html>\n", "arc_bad_header", {}},
+      {"too long, held",
+       arc_record("http://example.com/bad", "text/html", page, goods.size() / 2 + 7),
+       "arc_bad_length",
+       {}},
+      {"too long, skipped through",
+       arc_record("http://example.com/bad", "text/html", page, goods.size() / 2 + 7),
+       "arc_bad_length", small},
+      {"past the end",
+       arc_record("http://example.com/bad", "text/html", page, goods.size() * 2),
+       "arc_truncated",
+       {}},
+      {"past the end, skipped through",
+       arc_record("http://example.com/bad", "text/html", page, std::uint64_t{10} << 30),
+       "arc_truncated", small},
+      {"too short",
+       arc_record("http://example.com/bad", "text/html", page, page.size() - 20),
+       "arc_bad_length",
+       {}},
+      {"not a number",
+       "http://example.com/bad 1.2.3.4 20140216050221 text/html 12x\n" + page + "\n" + page + "\n",
+       "arc_bad_header",
+       {}},
+  };
+  for (const Case& c : cases) {
+    const auto records = read_arc(desc + c.bad + goods, c.options);
+    ASSERT_EQ(records.size(), 302u) << c.name;
+    EXPECT_EQ(records[0].skip_reason, "filedesc");
+    EXPECT_EQ(reason(records[1]), c.reason) << c.name;
+    EXPECT_NE(detail(records[1])
+                  .find(std::to_string(c.bad.size()) + " bytes skipped from offset " +
+                        std::to_string(desc.size()) + " to the next record header, at offset " +
+                        std::to_string(desc.size() + c.bad.size())),
+              std::string::npos)
+        << c.name << ": " << detail(records[1]);
+    for (int i = 0; i < 300; ++i) {
+      ASSERT_EQ(records[i + 2].outcome, Outcome::kDocument) << c.name << " " << i;
+      EXPECT_EQ(records[i + 2].parsed.input.url, "http://example.com/" + std::to_string(i));
+    }
+  }
+  // At the end of the file, the bad record covers the rest.
+  const auto last =
+      read_arc(desc + arc_record("http://example.com/bad", "text/html", page, 1 << 20) + page);
+  ASSERT_EQ(last.size(), 2u);
+  EXPECT_EQ(reason(last[1]), "arc_truncated");
+  EXPECT_NE(detail(last[1]).find("to the end of the input"), std::string::npos) << detail(last[1]);
+}
+
+// A run of lines that are no header is one dead letter, found in time linear in its size.
+TEST(Arc, ARunOfJunkLinesIsOneDeadLetter) {
+  std::string junk;
+  for (int i = 0; i < 100000; ++i) junk += "junk line " + std::to_string(i) + "\n";
+  const std::string desc = arc_file_description(), good = arc_html("http://example.com/a");
+  const auto started = std::chrono::steady_clock::now();
+  const auto records = read_arc(desc + junk + good + junk);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
+  ASSERT_EQ(records.size(), 4u);
+  EXPECT_EQ(reason(records[1]), "arc_bad_header");
+  EXPECT_NE(detail(records[1]).find(std::to_string(junk.size()) + " bytes skipped"),
+            std::string::npos)
+      << detail(records[1]);
+  EXPECT_EQ(records[2].outcome, Outcome::kDocument);
+  EXPECT_EQ(reason(records[3]), "arc_bad_header");
+}
+
+// A header line inside a record whose length is right (an ARC index archived, a page quoting
+// one) is part of its block, whether the block is held or skipped through.
+TEST(Arc, AHeaderLineInsideARightLengthIsPartOfItsBlock) {
+  WarcOptions small;
+  small.max_html_bytes = 100;
+  const std::string quoted = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n" +
+                             std::string(2 << 20, 'q') + "\n" +
+                             arc_record("http://example.com/quoted", "text/html", "x");
+  for (const WarcOptions& options : {WarcOptions{}, small}) {
+    const auto records =
+        read_arc(arc_file_description() + arc_record("http://example.com/i", "text/plain", quoted) +
+                     arc_html("http://example.com/after"),
+                 options);
+    ASSERT_EQ(records.size(), 3u);
+    // Held, it is read as any record; skipped through, too large whatever its type.
+    EXPECT_EQ(records[1].outcome == Outcome::kSkipped ? records[1].skip_reason : reason(records[1]),
+              options.max_html_bytes == 100 ? "too_large" : "not_html");
+    EXPECT_EQ(records[2].parsed.input.url, "http://example.com/after");
+  }
 }
 
 }  // namespace
