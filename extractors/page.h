@@ -50,7 +50,8 @@ struct ParsedPage {
   std::vector<std::int32_t> tokens;  ///< word index, or -1 for a tag
   RawMetadata metadata;
   /// What was repaired to read the page: "control_characters_replaced" (stray NULs and C0
-  /// controls), "unterminated_element_closed" (a title or raw-text element never closed).
+  /// controls), "unterminated_element_closed" (a title or raw-text element never closed),
+  /// "words_beyond_limit_not_read" (more words than `ParseLimits::max_words`).
   std::vector<std::string> warnings;
 
   struct Tree;
@@ -64,6 +65,9 @@ struct ParseLimits {
   /// The caller has established that the input is UTF-8 (it is `decode_to_utf8`'s output): it
   /// is then checked for binary content only.
   bool known_utf8 = false;
+  /// The words after this many are not read (warning "words_beyond_limit_not_read"): a word
+  /// costs some 40 bytes to hold and score, and 8 MB of one-letter words are four million.
+  std::size_t max_words = 200000;
 };
 
 /// Parses UTF-8 HTML with Gumbo and walks it once (iteratively) into words, blocks, tokens and
