@@ -128,7 +128,10 @@ namespace {
 tl::expected<Article, ExtractError> extract(std::string_view html, bool known_utf8,
                                             std::string_view url, const ExtractOptions& options,
                                             std::optional<UnixSeconds> fetched_at) {
-  auto page = parse_page(html, {options.max_html_bytes, options.max_nesting_depth, known_utf8});
+  auto page = parse_page(html, {.max_html_bytes = options.max_html_bytes,
+                                .max_nesting_depth = options.max_nesting_depth,
+                                .known_utf8 = known_utf8,
+                                .max_words = options.max_page_words});
   if (!page) return tl::unexpected(page.error());
 
   Article article;

@@ -32,6 +32,10 @@ struct ExtractOptions {
   std::size_t max_nesting_depth = 5000;
   /// The items read of one feed; the rest are one dead letter (`feed_too_many_items`).
   std::size_t max_feed_items = 1000;
+  /// The words of a page after this many are not read, with the warning
+  /// "words_beyond_limit_not_read", so a page's memory stays a few times its bytes whatever they
+  /// are (`ParseLimits::max_words`).
+  std::size_t max_page_words = 200000;
 };
 
 /// Extracts the main article and its metadata from a UTF-8 HTML document fetched from `url`

@@ -106,12 +106,14 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
   }
 
   page.metadata.script_published = std::move(script_date);
-  internal::walk_page(page.tree->output->root, page);
+  internal::walk_page(page.tree->output->root, page, limits.max_words);
   return page;
 }
 
-std::string render_words(const ParsedPage& page, std::size_t first, std::size_t last) {
-  std::string out;
+namespace {
+
+// render_words appending to `out`: render_blocks builds the text without a copy of each block's.
+void append_words(const ParsedPage& page, std::size_t first, std::size_t last, std::string& out) {
   std::uint32_t block = 0;
   for (std::size_t i = first; i < last && i < page.words.size(); ++i) {
     const Word& w = page.words[i];
@@ -125,6 +127,13 @@ std::string render_words(const ParsedPage& page, std::size_t first, std::size_t 
     out.append(w.text);
     block = w.block;
   }
+}
+
+}  // namespace
+
+std::string render_words(const ParsedPage& page, std::size_t first, std::size_t last) {
+  std::string out;
+  append_words(page, first, last, out);
   return out;
 }
 
@@ -133,7 +142,7 @@ std::string render_blocks(const ParsedPage& page, const std::vector<std::uint32_
   for (const std::uint32_t b : blocks) {
     if (!out.empty()) out += "\n\n";
     const Block& block = page.blocks[b];
-    out += render_words(page, block.first_word, block.end_word);
+    append_words(page, block.first_word, block.end_word, out);
   }
   return out;
 }

@@ -50,7 +50,8 @@ struct ParsedPage {
   std::vector<std::int32_t> tokens;  ///< word index, or -1 for a tag
   RawMetadata metadata;
   /// What was repaired to read the page: "control_characters_replaced" (stray NULs and C0
-  /// controls), "unterminated_element_closed" (a title or raw-text element never closed).
+  /// controls), "unterminated_element_closed" (a title or raw-text element never closed),
+  /// "words_beyond_limit_not_read" (more words than `ParseLimits::max_words`).
   std::vector<std::string> warnings;
 
   struct Tree;
@@ -68,6 +69,9 @@ struct ParseLimits {
   /// Gumbo's steps for one tag are bounded by the depth, so this keeps its time linear in the
   /// page; ordinary pages stay far below it (docs/operations.md, "Bounds on input").
   std::uint64_t max_nesting_work = 50'000'000;
+  /// The words after this many are not read (warning "words_beyond_limit_not_read"): a word
+  /// costs some 40 bytes to hold and score, and 8 MB of one-letter words are four million.
+  std::size_t max_words = 200000;
 };
 
 /// Parses UTF-8 HTML with Gumbo and walks it once (iteratively) into words, blocks, tokens and

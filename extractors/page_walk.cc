@@ -18,7 +18,8 @@ namespace {
 
 class PageWalk {
  public:
-  explicit PageWalk(ParsedPage& page) : page_(page), raw_(page.metadata) {}
+  PageWalk(ParsedPage& page, std::size_t max_words)
+      : page_(page), raw_(page.metadata), max_words_(max_words) {}
 
   void run(const GumboNode* root);
 
@@ -57,6 +58,8 @@ class PageWalk {
 
   ParsedPage& page_;
   RawMetadata& raw_;
+  const std::size_t max_words_;
+  bool words_cut_ = false;  // a word past max_words_ was met
   std::vector<Frame> stack_;
   std::uint32_t next_element_id_ = 0;
   std::vector<BlockInfo> infos_;
@@ -98,6 +101,7 @@ void PageWalk::run(const GumboNode* root) {
     stack_.pop_back();
   }
   raw_.first_h1_word = first_h1_word_;
+  if (words_cut_) page_.warnings.emplace_back("words_beyond_limit_not_read");
   compute_features(page_, infos_, block_class_words_, first_h1_word_, next_element_id_);
 }
 
@@ -190,6 +194,11 @@ void PageWalk::leave(Frame& f) {
 void PageWalk::add_text(std::string_view text) {
   std::size_t i = 0;
   while (i < text.size()) {
+    if (page_.words.size() >= max_words_) {
+      // Whitespace alone would add nothing: only a word past the bound is one not read.
+      words_cut_ = words_cut_ || !is_blank(text.substr(i));
+      return;
+    }
     const auto c0 = static_cast<unsigned char>(text[i]);
     if (c0 == ' ' || c0 == '\n') {  // most spaces, without the Unicode check
       pending_space_ = true;
@@ -318,6 +327,8 @@ void PageWalk::open_block() {
 
 }  // namespace
 
-void walk_page(const GumboNode* root, ParsedPage& page) { PageWalk(page).run(root); }
+void walk_page(const GumboNode* root, ParsedPage& page, std::size_t max_words) {
+  PageWalk(page, max_words).run(root);
+}
 
 }  // namespace newsflow::extractors::internal

@@ -139,17 +139,21 @@ bool has_controls(std::string_view s) {
 }
 
 std::string replace_controls(std::string_view s) {
+  // A run as one character: a NUL became three bytes, and a page of them three times its size
+  // in Gumbo's buffers, for what a browser shows as nothing in text (or one U+FFFD).
   std::string out;
   out.reserve(s.size() + 16);
+  unsigned char prev = 0xFF;
   for (const char c : s) {
     const auto b = static_cast<unsigned char>(c);
     if (b == 0) {
-      out += "\xEF\xBF\xBD";
+      if (prev != 0) out += "\xEF\xBF\xBD";
     } else if (control_byte(b)) {
-      out += ' ';
+      if (prev == 0 || !control_byte(prev)) out += ' ';
     } else {
       out += c;
     }
+    prev = b;
   }
   return out;
 }

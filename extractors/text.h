@@ -27,9 +27,9 @@ inline constexpr std::size_t kResourceHeaderBytes = 1445;
 /// carriage return.
 bool has_controls(std::string_view s);
 
-/// `s` with each NUL replaced by U+FFFD (as the HTML tokenizer replaces it) and each other C0
-/// control character but tab, line feed, form feed and carriage return by a space (browsers show
-/// nothing for them).
+/// `s` with each run of NULs replaced by one U+FFFD (as the HTML tokenizer replaces a NUL) and
+/// each run of other C0 control characters but tab, line feed, form feed and carriage return by
+/// one space (browsers show nothing for them).
 std::string replace_controls(std::string_view s);
 
 /// True when JSON text `s` opens more than `max_depth` objects and arrays inside one another

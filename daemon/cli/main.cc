@@ -126,8 +126,11 @@ int explain_page(const config::Config& c, const std::string& bytes, const std::s
                  const std::string& page_url) {
   auto decoded = extractors::decode_to_utf8(bytes, "");
   if (!decoded) return 1;
-  auto page = extractors::parse_page(decoded->text,
-                                     {c.extract.max_html_bytes, c.extract.max_nesting_depth, true});
+  auto page =
+      extractors::parse_page(decoded->text, {.max_html_bytes = c.extract.max_html_bytes,
+                                             .max_nesting_depth = c.extract.max_nesting_depth,
+                                             .known_utf8 = true,
+                                             .max_words = c.extract.max_page_words});
   if (!page) {
     std::fprintf(stderr, "extract: %s\n", page.error().detail.c_str());
     return 1;
@@ -184,12 +187,13 @@ int run_extract(const config::Config& c, const std::string& page_path, const std
   }
   std::ostringstream bytes;
   bytes << in.rdbuf();
-  if (explain) return explain_page(c, bytes.str(), page_path, page_url);
+  // The page moved out of the stream, not copied: one copy of the input less at its peak.
+  if (explain) return explain_page(c, std::move(bytes).str(), page_path, page_url);
   daemon::Pipeline pipeline(c, nullptr);
   daemon::Input input;
   input.url = page_url.empty() ? "file://" + page_path : page_url;
   input.kind = daemon::BodyKind::kHtmlBytes;
-  input.body = bytes.str();
+  input.body = std::move(bytes).str();
   auto out = pipeline.process(input);
   if (!out) {
     std::fprintf(stderr, "extract: %s: %s\n", out.error().reason.c_str(),

@@ -45,7 +45,8 @@ Metrics::Metrics()
                       "error (not judged: DNS, blocked address)")),
       extract_warnings_(counter(*registry_, "newsflow_extract_warnings_total",
                                 "Pages read only after a repair, by warning "
-                                "(control_characters_replaced, unterminated_element_closed)")),
+                                "(control_characters_replaced, unterminated_element_closed, "
+                                "words_beyond_limit_not_read)")),
       stages_(prometheus::BuildHistogram()
                   .Name("newsflow_stage_seconds")
                   .Help("Time per input in each pipeline stage (parse, extract, dedup, cluster); "
@@ -215,7 +216,7 @@ void Metrics::initialize(const std::vector<std::string>& input_topics,
     articles_.Add({{"dup_kind", kind}, {"language", "und"}});
   for (const auto& reason : dead_letter_reasons()) dlq_.Add({{"reason", reason}});
   for (const char* w : {"control_characters_replaced", "unterminated_element_closed",
-                        "text_truncated", "title_truncated"}) {
+                        "words_beyond_limit_not_read", "text_truncated", "title_truncated"}) {
     extract_warnings_.Add({{"warning", w}});
   }
   for (const char* outcome :

@@ -812,6 +812,33 @@ TEST(Extract, StrayNulBytesAreReplacedNotDeadLettered) {
   EXPECT_EQ(b.error().reason, ExtractReason::kBinary);
 }
 
+TEST(Extract, WordsPastTheLimitAreNotRead) {
+  // The words after max_page_words are not read (warning), the metadata after them still is: a
+  // page of millions of one-letter words costs the limit's words, not its own.
+  std::string words;
+  for (int i = 0; i < 3000; ++i) words += "word ";
+  const std::string html = "<html><head><title>Bridge vote</title></head><body><p>" + words +
+                           "</p><p>" + words + "</p><meta name=\"author\" content=\"Ann Lee\">" +
+                           "</body></html>";
+  const auto page = parse_page(html, {.max_words = 1000});
+  ASSERT_TRUE(page) << page.error().detail;
+  EXPECT_EQ(page->words.size(), 1000u);
+  EXPECT_EQ(page->blocks.size(), 1u);
+  EXPECT_EQ(page->warnings, std::vector<std::string>{"words_beyond_limit_not_read"});
+  ExtractOptions options;
+  options.max_page_words = 1000;
+  const auto a = extract_html(html, "https://a.test/x", options);
+  ASSERT_TRUE(a) << a.error().detail;
+  EXPECT_EQ(count_words(a->text), 1000u);
+  EXPECT_EQ(a->authors, std::vector<std::string>{"Ann Lee"});
+  EXPECT_EQ(a->warnings, std::vector<std::string>{"words_beyond_limit_not_read"});
+  // At the limit exactly (whitespace after it is no word): no warning.
+  const auto exact = parse_page("<body><p>" + words + "</p>\n</body>", {.max_words = 3000});
+  ASSERT_TRUE(exact);
+  EXPECT_EQ(exact->words.size(), 3000u);
+  EXPECT_TRUE(exact->warnings.empty());
+}
+
 TEST(Text, BinaryByTheMimeSniffingStandard) {
   EXPECT_TRUE(looks_binary(std::string("\x1f\x8b\x08\x00", 4)));  // gzip
   EXPECT_TRUE(looks_binary("%PDF-1.7\x0b"));
@@ -823,6 +850,13 @@ TEST(Text, BinaryByTheMimeSniffingStandard) {
                                          7)),
             "a\xEF\xBF\xBD"
             "b c\td");
+  // A run is one character: a page of NULs does not triple in size.
+  EXPECT_EQ(replace_controls(std::string("a\0\0\0b\x01\x02\x03"
+                                         "c\0\x01\0d",
+                                         13)),
+            "a\xEF\xBF\xBD"
+            "b c\xEF\xBF\xBD \xEF\xBF\xBD"
+            "d");
   EXPECT_TRUE(has_controls(std::string(40, 'x') + '\x02' + std::string(40, 'x')));
   EXPECT_FALSE(has_controls(std::string(40, 'x') + "\r\n\t\f" + std::string(40, 'x')));
 }

@@ -95,6 +95,25 @@ TEST(TextDates, TheWordsBeforeADateSayWhichItIs) {
   EXPECT_EQ(en[1].role, DateRole::kModified);
 }
 
+TEST(TextDates, ALongTextIsReadAsAShortOneIs) {
+  // Tokens are read a window at a time: dates and their role words on either side of each
+  // window's edge are found as in a short text, at their offsets in the whole text.
+  std::string text;
+  std::vector<std::size_t> offsets;
+  for (int i = 0; i < 3000; ++i) {
+    text += i % 2 ? "word Published " : "x y Updated: ";
+    offsets.push_back(text.size());
+    text += "7 June 2020, and ";
+  }
+  const auto dates = find_text_dates(text, SlashOrder::kDayFirst, SIZE_MAX);
+  ASSERT_EQ(dates.size(), 3000u);
+  for (std::size_t i = 0; i < dates.size(); ++i) {
+    EXPECT_EQ(dates[i].offset, offsets[i]) << i;
+    EXPECT_EQ(dates[i].length, 11u) << i;
+    EXPECT_EQ(dates[i].role, i % 2 ? DateRole::kPublished : DateRole::kModified) << i;
+  }
+}
+
 TEST(UrlDates, PathsThatNameADay) {
   EXPECT_EQ(day(url_date("https://n.test/2020/06/07/a-title/")), "2020-06-07");
   EXPECT_EQ(day(url_date("https://n.test/2020/6/7/a-title")), "2020-06-07");
