@@ -385,6 +385,7 @@ tl::expected<Config, std::vector<Problem>> parse(std::string_view yaml_text, con
       e.integer("max_html_bytes", c.extract.max_html_bytes, 1024, 1LL << 30);
       e.integer("max_nesting_depth", c.extract.max_nesting_depth, 16, 1000000);
       e.integer("max_feed_items", c.extract.max_feed_items, 1, 1000000);
+      e.integer("max_elements", c.extract.max_elements, 1000, 100000000);
       e.integer("max_page_words", c.extract.max_page_words, 1000, 100000000);
       e.integer("min_text_chars", c.extract.min_text_chars, 0, 1 << 20);
       e.integer("max_text_bytes", c.extract.max_text_bytes, 1024, 1LL << 30);

@@ -131,7 +131,8 @@ tl::expected<Article, ExtractError> extract(std::string_view html, bool known_ut
   auto page = parse_page(html, {.max_html_bytes = options.max_html_bytes,
                                 .max_nesting_depth = options.max_nesting_depth,
                                 .known_utf8 = known_utf8,
-                                .max_words = options.max_page_words});
+                                .max_words = options.max_page_words,
+                                .max_elements = options.max_elements});
   if (!page) return tl::unexpected(page.error());
 
   Article article;

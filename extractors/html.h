@@ -32,6 +32,8 @@ struct ExtractOptions {
   std::size_t max_nesting_depth = 5000;
   /// The items read of one feed; the rest are one dead letter (`feed_too_many_items`).
   std::size_t max_feed_items = 1000;
+  /// More elements fail with kParse before parsing (`ParseLimits::max_elements`).
+  std::size_t max_elements = 100000;
   /// The words of a page after this many are not read, with the warning
   /// "words_beyond_limit_not_read", so a page's memory stays a few times its bytes whatever they
   /// are (`ParseLimits::max_words`).

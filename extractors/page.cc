@@ -92,6 +92,11 @@ tl::expected<ParsedPage, ExtractError> parse_page(std::string_view html,
         ExtractReason::kParse, "elements nested " + std::to_string(nesting.max_depth) +
                                    " deep, limit " + std::to_string(limits.max_nesting_depth)});
   }
+  if (nesting.elements > limits.max_elements) {
+    return tl::unexpected(
+        ExtractError{ExtractReason::kParse, std::to_string(nesting.elements) + " elements, limit " +
+                                                std::to_string(limits.max_elements)});
+  }
   // Gumbo's steps for a tag grow with the depth: a page of many tags deep down (stray end tags
   // under thousands of open elements) would take it minutes.
   if (nesting.work > limits.max_nesting_work) {

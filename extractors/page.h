@@ -72,6 +72,9 @@ struct ParseLimits {
   /// The words after this many are not read (warning "words_beyond_limit_not_read"): a word
   /// costs some 40 bytes to hold and score, and 8 MB of one-letter words are four million.
   std::size_t max_words = 200000;
+  /// More elements fail with kParse before parsing: an element costs about 1 KB to hold as a
+  /// node and a block, whatever few bytes it takes in the page.
+  std::size_t max_elements = 100000;
 };
 
 /// Parses UTF-8 HTML with Gumbo and walks it once (iteratively) into words, blocks, tokens and
@@ -101,6 +104,7 @@ bool parse_tree_only(std::string_view html);
 struct Nesting {
   std::size_t max_depth = 0;
   std::uint64_t work = 0;
+  std::size_t elements = 0;  ///< start tags kept
 };
 std::string strip_invisible(std::string_view html, Nesting* nesting = nullptr,
                             bool* recovered = nullptr, std::string* script_date = nullptr);

@@ -48,6 +48,7 @@ class NestingCounter {
     }
     const std::string_view name(lower, n);
     work_ += depth() + 1;
+    if (!closing) ++elements_;
     if (not_counted(name)) return;
     if (closing) {
       close(name);
@@ -57,6 +58,7 @@ class NestingCounter {
   }
   std::size_t max_depth() const { return max_depth_; }
   std::uint64_t work() const { return work_; }
+  std::size_t elements() const { return elements_; }
 
  private:
   static constexpr std::size_t kMaxName = 64;
@@ -194,6 +196,7 @@ class NestingCounter {
   std::size_t reopened_ = 0;
   std::size_t max_depth_ = 0;
   std::uint64_t work_ = 0;
+  std::size_t elements_ = 0;
 };
 
 // Case-insensitive search for an ASCII lowercase needle.
@@ -629,7 +632,7 @@ std::string strip_invisible(std::string_view html, Nesting* nesting_out, bool* r
     pos = content_end;
   }
   if (pos < html.size()) append_text(out, html.substr(pos));
-  if (nesting_out) *nesting_out = {nesting.max_depth(), nesting.work()};
+  if (nesting_out) *nesting_out = {nesting.max_depth(), nesting.work(), nesting.elements()};
   return out;
 }
 

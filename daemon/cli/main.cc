@@ -130,7 +130,8 @@ int explain_page(const config::Config& c, const std::string& bytes, const std::s
       extractors::parse_page(decoded->text, {.max_html_bytes = c.extract.max_html_bytes,
                                              .max_nesting_depth = c.extract.max_nesting_depth,
                                              .known_utf8 = true,
-                                             .max_words = c.extract.max_page_words});
+                                             .max_words = c.extract.max_page_words,
+                                             .max_elements = c.extract.max_elements});
   if (!page) {
     std::fprintf(stderr, "extract: %s\n", page.error().detail.c_str());
     return 1;

@@ -291,7 +291,8 @@ int run_train_extractor(const config::Config& config, const TrainCommand& comman
           extractors::parse_page(html, {.max_html_bytes = config.extract.max_html_bytes,
                                         .max_nesting_depth = config.extract.max_nesting_depth,
                                         .known_utf8 = known_utf8,
-                                        .max_words = config.extract.max_page_words});
+                                        .max_words = config.extract.max_page_words,
+                                        .max_elements = config.extract.max_elements});
       if (!page) return;
       LabelledPage lp{in.input.id, &it->second, set, std::move(*page), {}};
       lp.blocks = lp.truth->snippets ? label_blocks_by_snippets(lp.page, *lp.truth)
