@@ -30,6 +30,18 @@ def html_pages():
     yield "iso_titles.html", ("<html><body>" + rep("<span class=date title='2020-06-07T1'>x</span>", MB)
                               + "</body></html>").encode()
     yield "short_years.html", ("<html><body><p>" + rep("28.09.19.", MB // 4) + "</p></body></html>").encode()
+    # Issue 53: stray end tags under open elements (Gumbo walks the open elements for each), JSON-LD
+    # nested 100,000 deep (a recursive copy overflowed the stack) and a long author list.
+    for name, piece in [("stray_i", "<i></x>"), ("stray_div", "<div></b>"),
+                        ("span_div", "<span><div></span>"), ("reopened", "<div><b class=c>x</div>")]:
+        yield f"{name}.html", ("<html><body>" + rep(piece) + "</body></html>").encode()
+    yield "deep_then_stray.html", ("<html><body>" + "<i>" * 4000 + rep("</x>") + "</body></html>").encode()
+    ld = lambda body: ('<html><head><script type="application/ld+json">' + body
+                       + "</script></head><body><p>words of the page</p></body></html>").encode()
+    yield "jsonld_objects.html", ld('{"@type":"NewsArticle","a":' + '{"a":' * 100000 + "1" + "}" * 100001)
+    yield "jsonld_arrays.html", ld('{"author":' + "[" * 200000 + "]" * 200000 + "}")
+    yield "jsonld_authors.html", ld('{"@type":"NewsArticle","author":['
+                                    + ",".join('{"name":"A %d"}' % i for i in range(100000)) + "]}")
 
 
 def feeds():
@@ -41,6 +53,8 @@ def feeds():
                             + "</channel></rss>").encode()
     yield "unclosed_items.xml", ("<rss><channel>" + rep("<item ") + "</item>").encode()
     yield "deep.xml", ("<rss>" + "<a>" * 200000).encode()
+    yield "deep_json_feed.json", ('{"version":"https://jsonfeed.org/version/1.1","items":[{"x":'
+                                  + '{"a":' * 200000 + "1" + "}" * 200001 + "]}").encode()
     yield "entities.xml", ("<rss><channel><item><description>" + rep("&nbsp;&#x41;&bogus;")
                            + "</description></item></channel></rss>").encode()
     yield "cdata.xml", ("<rss><channel>" + rep("<![CDATA[") + "</channel></rss>").encode()
@@ -59,6 +73,9 @@ def replay_lines():
     yield "feed.jsonl", json.dumps({"url": "https://a.test/f", "feed": "<rss><channel>"
                                     + rep("<item><title>t</title><description>words words</description></item>", MB)
                                     + "</channel></rss>"}).encode()
+    # A line nested deeper than simdjson reads (1024): read the nlohmann way, which must not recurse.
+    yield "deep.jsonl", ('{"url":"https://a.test/d","html":"<p>x</p>","x":' + "[" * 300000
+                         + "]" * 300000 + "}").encode()
 
 
 def warcs():
