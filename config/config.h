@@ -165,9 +165,9 @@ struct FetchConfig {
 /// Local state of the process.
 struct StateConfig {
   /// A directory that survives process restarts (systemd StateDirectory, a Kubernetes volume).
-  /// The daemon notes there which inputs it is processing, so an input that crashes the process
-  /// is isolated after one crash and dead-lettered after two instead of crash-looping it.
-  /// Empty disables the guard.
+  /// The crash guard notes there which inputs the process is processing and which one a fatal
+  /// signal came on, so that input is dead-lettered at the next start instead of crash-looping
+  /// the daemon. Empty: a folder under $TMPDIR (`CrashGuard::directory_for`).
   std::string dir;
 };
 
