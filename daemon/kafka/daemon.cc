@@ -253,6 +253,12 @@ int Daemon::run() {
   status_.refresh(ready(), true);
   while (!stop_.load()) {
     status_.tick(ready(), intake_.assigned());
+    // A transaction that can neither finish nor be aborted (the pipeline's, the watermarks' or
+    // the later tries'): only a restart, with a fresh init_transactions, gets out of it.
+    if (!Transaction::usable(collector_.producer()) || (retrier_ && !retrier_->usable())) {
+      exit_code = 1;
+      break;
+    }
     if (lease_.active() && !lease_.serve()) {
       exit_code = 3;
       break;

@@ -362,6 +362,8 @@ void FetchRetrier::dead_letter(const Waiting& w, const FetchRetry& retry) {
            {"schema", "newsflow.dead-letter/1"}});
 }
 
+bool FetchRetrier::usable() const { return !exactly_once_ || Transaction::usable(producer_.get()); }
+
 void FetchRetrier::produce(const std::string& topic, const std::string& key,
                            const std::string& value,
                            const std::vector<std::pair<std::string, std::string>>& headers) {

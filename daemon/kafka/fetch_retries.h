@@ -86,6 +86,10 @@ class FetchRetrier {
   /// Records held until they are due.
   std::size_t waiting() const { return waiting_count_.load(); }
 
+  /// False once its transactional producer reached a state no retry can leave
+  /// (`Transaction::usable`): the process must restart.
+  bool usable() const;
+
  private:
   struct Waiting {
     FetchRetry retry;

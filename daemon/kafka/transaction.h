@@ -15,7 +15,11 @@ namespace newsflow::daemon {
 /// One transaction of a transactional producer (`kafka.delivery: exactly_once`), begun by
 /// `begin` and ended by `commit` or `abort` (or by its destructor, which aborts one still open).
 /// Every transaction ends by one rule, as librdkafka's `examples/transactions.c` has it:
-/// - a retriable error of the commit is tried again, three times;
+/// - a commit or abort that timed out or failed for a retriable reason is resumed (the same call
+///   again, as librdkafka requires) for up to 60 s, the broker's default transaction timeout;
+/// - a state no retry can leave (a commit or abort that never finishes, `__CONFLICT` or
+///   `__STATE` from begin) marks the producer wedged: `usable` is false, later transactions fail
+///   as fatal, and the caller ends the process so that a restart initializes the producer anew;
 /// - a record of the transaction that was not delivered, or an error that requires it, aborts
 ///   the transaction, so no reader with `isolation.level=read_committed` sees its records (the
 ///   caller produces them again in a new one);
@@ -35,6 +39,9 @@ class Transaction {
   /// Makes `producer` (with its `transactional.id`) ready for transactions, fencing any other
   /// producer of that id and aborting its open transaction. The error is librdkafka's.
   static tl::expected<void, std::string> initialize(rd_kafka_t* producer, int timeout_ms = 60000);
+
+  /// False once a transaction of `producer` reached a state no retry can leave.
+  static bool usable(const rd_kafka_t* producer);
 
   /// Begins a transaction on `producer`; `timeout_ms` bounds each of its later requests.
   static tl::expected<Transaction, Error> begin(rd_kafka_t* producer, int timeout_ms);

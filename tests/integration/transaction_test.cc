@@ -5,7 +5,9 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "daemon/kafka/kafka.h"
 
@@ -112,6 +114,69 @@ TEST_F(TransactionTest, ACoordinatorBusyForAMomentDoesNotFailTheCommit) {
   const auto r = t->commit();
   EXPECT_TRUE(r) << r.error().message;
   EXPECT_EQ(committed_values(), (std::vector<std::string>{"retried"}));
+}
+
+// A commit that times out is resumed, as librdkafka requires (issue 50): it used to be given up
+// after four calls and aborted, the abort failed with __CONFLICT (the commit was still in
+// progress), and every later begin_transaction failed the same way, for good.
+TEST_F(TransactionTest, ACommitThatTimesOutIsResumedUntilItFinishes) {
+  auto t = Transaction::begin(producer_.get(), 300);
+  ASSERT_TRUE(t);
+  send("slow");
+  ASSERT_EQ(rd_kafka_flush(producer_.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  // Every request takes 2.5 s for the next 2.5 s: each commit call of 300 ms times out.
+  rd_kafka_mock_broker_set_rtt(cluster_->mock(), 1, 2500);
+  std::thread heal([this] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    rd_kafka_mock_broker_set_rtt(cluster_->mock(), 1, 0);
+  });
+  const auto r = t->commit();
+  heal.join();
+  EXPECT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(Transaction::usable(producer_.get()));
+  auto next = Transaction::begin(producer_.get(), 10000);
+  ASSERT_TRUE(next) << next.error().message;
+  send("after");
+  EXPECT_TRUE(next->commit());
+  EXPECT_EQ(committed_values(), (std::vector<std::string>{"slow", "after"}));
+}
+
+// An abort that times out is resumed too: the next transaction begins.
+TEST_F(TransactionTest, AnAbortThatTimesOutIsResumedUntilItFinishes) {
+  {
+    auto t = Transaction::begin(producer_.get(), 300);
+    ASSERT_TRUE(t);
+    send("aborted");
+    ASSERT_EQ(rd_kafka_flush(producer_.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+    rd_kafka_mock_broker_set_rtt(cluster_->mock(), 1, 2500);
+    std::thread heal([this] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+      rd_kafka_mock_broker_set_rtt(cluster_->mock(), 1, 0);
+    });
+    t->abort();
+    heal.join();
+  }
+  EXPECT_TRUE(Transaction::usable(producer_.get()));
+  auto next = Transaction::begin(producer_.get(), 10000);
+  ASSERT_TRUE(next) << next.error().message;
+  send("kept");
+  EXPECT_TRUE(next->commit());
+  // (The mock cluster writes no abort markers: a reader sees "aborted" too.)
+  const auto values = committed_values();
+  ASSERT_FALSE(values.empty());
+  EXPECT_EQ(values.back(), "kept");
+}
+
+// A begin in a state no retry can leave (here a transaction left open outside this class):
+// the producer is wedged, and the daemon's loop ends the process for a restart.
+TEST_F(TransactionTest, ABeginNoRetryCanHelpMarksTheProducerWedged) {
+  ASSERT_EQ(rd_kafka_begin_transaction(producer_.get()), nullptr);
+  send("open");
+  auto t = Transaction::begin(producer_.get(), 1000);
+  ASSERT_FALSE(t);
+  EXPECT_TRUE(t.error().fatal) << t.error().message;
+  EXPECT_FALSE(Transaction::usable(producer_.get()));
+  EXPECT_FALSE(Transaction::begin(producer_.get(), 1000));
 }
 
 }  // namespace
