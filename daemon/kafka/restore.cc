@@ -83,15 +83,18 @@ tl::expected<StateStore::Read, std::string> StateStore::read_changelog(
       }
     }
   };
-  std::size_t ended = 0;
+  // Partitions read to the end they had at least when the read began. Counted per partition: a
+  // partition written to meanwhile reports its end again and again, and counting the reports
+  // ended the read with another partition half read.
+  std::set<int> ended;
   const auto deadline = Clock::now() + std::chrono::minutes(10);
   auto last_extend = Clock::now();
-  while (ended < partitions.size() && !stop_.load() && Clock::now() < deadline) {
+  while (ended.size() < partitions.size() && !stop_.load() && Clock::now() < deadline) {
     rd_kafka_message_t* m = rd_kafka_consumer_poll(c, 500);
     if (!m) continue;
     const std::string_view key = m->err ? std::string_view() : key_of(m);
     if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-      ++ended;
+      ended.insert(m->partition);
       read.ends[m->partition] = m->offset;
     } else if (m->err) {
       log::warn("window_restore_error", {{"error", rd_kafka_message_errstr(m)}});
@@ -125,7 +128,7 @@ tl::expected<StateStore::Read, std::string> StateStore::read_changelog(
     still_restoring("reading " + topic, last_extend);
   }
   rd_kafka_consumer_close(c);
-  if (ended < partitions.size() && !stop_.load()) {
+  if (ended.size() < partitions.size() && !stop_.load()) {
     return tl::unexpected("reading " + topic + " did not reach the end of every partition");
   }
   for (auto it = seen.rbegin(); it != seen.rend(); ++it) {
@@ -216,19 +219,20 @@ tl::expected<std::size_t, std::string> StateStore::restore_articles(rd_kafka_t* 
     rd_kafka_topic_partition_list_add(list, config_.topics.articles.c_str(), r.partition)->offset =
         r.low;
   }
-  auto pending = static_cast<int>(ranges->size());
+  std::set<int> pending;  // per partition: one written to meanwhile reports its end repeatedly
+  for (const auto& r : *ranges) pending.insert(r.partition);
   rd_kafka_assign(c, list);
   rd_kafka_topic_partition_list_destroy(list);
   std::size_t restored = 0, skipped = 0;
   const auto deadline = Clock::now() + std::chrono::minutes(10);
   auto last_extend = Clock::time_point{};
-  while (pending > 0 && !stop_.load() && Clock::now() < deadline) {
+  while (!pending.empty() && !stop_.load() && Clock::now() < deadline) {
     still_restoring("restoring the dedup window: " + std::to_string(restored) + " articles",
                     last_extend);
     rd_kafka_message_t* m = rd_kafka_consumer_poll(c, 500);
     if (!m) continue;
     if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-      --pending;
+      pending.erase(m->partition);
     } else if (m->err) {
       log::warn("window_restore_error", {{"error", rd_kafka_message_errstr(m)}});
     } else if (pipeline_.restore(payload(m))) {
@@ -244,7 +248,7 @@ tl::expected<std::size_t, std::string> StateStore::restore_articles(rd_kafka_t* 
                                 {"skipped", std::to_string(skipped)},
                                 {"held", std::to_string(pipeline_.window().size())},
                                 {"seconds", std::to_string(seconds_since(t0))}});
-  if (pending > 0 && !stop_.load())
+  if (!pending.empty() && !stop_.load())
     return tl::unexpected(std::string("restore did not reach the end of every partition"));
   return restored;
 }
@@ -384,6 +388,8 @@ class StateStore::ChangelogRestore {
   }
 
   void end_partition(int p, std::int64_t end) {
+    // Once per partition: one written to meanwhile reports its end again.
+    if (at_end_.count(p)) return;
     merger_.end_of_partition({topic_, p});
     // Where a standby's tail goes on: what the restore did not read.
     store_.positions_[p] = std::max(store_.positions_[p], end);

@@ -190,6 +190,21 @@ class DaemonOnMockCluster : public ::testing::Test {
     return n;
   }
 
+  // Runs a started daemon until it holds partitions, then `after` more, then stops it; false
+  // when it never got partitions (its reading nothing would then prove nothing).
+  static bool run_once_ready(Daemon& daemon, std::chrono::milliseconds after) {
+    std::thread t([&] { daemon.run(); });
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (!daemon.ready() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(20ms);
+    }
+    const bool ready = daemon.ready();
+    std::this_thread::sleep_for(after);
+    daemon.stop();
+    t.join();
+    return ready;
+  }
+
   // Runs a started daemon until `inputs` offsets are committed (or 60 s), then stops it;
   // returns its exit code.
   static int run_until_committed(Daemon& daemon, std::size_t inputs) {
@@ -264,14 +279,12 @@ TEST_F(DaemonOnMockCluster, EveryInputEndsAsAnArticleOrADeadLetter) {
   run_daemon(inputs, metrics);
   expect_all_accounted(inputs);
 
-  // Offsets were committed for every input: a restarted daemon in the same group reads nothing.
+  // Offsets were committed for every input: a restarted daemon in the same group, once it holds
+  // its partitions, reads nothing.
   Metrics again;
   Daemon second(config_, again);
   ASSERT_TRUE(second.start(cluster_->bootstrap()));
-  std::thread t([&] { second.run(); });
-  std::this_thread::sleep_for(4s);
-  second.stop();
-  t.join();
+  EXPECT_TRUE(run_once_ready(second, 2s)) << "the restarted daemon was never assigned partitions";
   EXPECT_EQ(second.progress().consumed.load(), 0u);
 }
 
@@ -424,10 +437,7 @@ TEST_F(DaemonOnMockCluster, AFailedCommitIsRetriedWhenNoBatchFollows) {
   Metrics again;
   Daemon second(config_, again);
   ASSERT_TRUE(second.start(cluster_->bootstrap()));
-  std::thread t2([&] { second.run(); });
-  std::this_thread::sleep_for(3s);
-  second.stop();
-  t2.join();
+  EXPECT_TRUE(run_once_ready(second, 2s)) << "the restarted daemon was never assigned partitions";
   EXPECT_EQ(second.progress().consumed.load(), 0u);
 }
 
