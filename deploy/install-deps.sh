@@ -25,6 +25,9 @@ if [ "${1:-}" != "--build-only" ]; then
     # Checks of the deployment files: systemd-analyze, promtool, kubectl (kustomize), the
     # status page in headless Chromium, YAML in the Kubernetes check.
     systemd prometheus python3-yaml chromium fonts-dejavu-core
+    # The broker tests (ctest -L broker) run Apache Kafka 4.x on Java 17+, its jars fetched
+    # once from Maven Central by tests/broker/fetch-kafka.sh.
+    default-jre-headless maven
   )
   # kubectl: Debian's kubernetes-client unless one is installed already (e.g. from the
   # Kubernetes or Google Cloud apt repositories).

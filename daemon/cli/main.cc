@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "config/config.h"
+#include "daemon/cli/create_topics.h"
 #include "daemon/cli/feed_cli.h"
 #include "daemon/cli/redrive.h"
 #include "daemon/cli/replay.h"
@@ -210,7 +211,8 @@ struct Cli {
   std::string config_path, log_format, role;
   CLI::App *run = nullptr, *demo = nullptr, *replay = nullptr, *extract = nullptr,
            *parse_feed = nullptr, *robots = nullptr, *check = nullptr, *broker = nullptr,
-           *produce = nullptr, *redrive = nullptr, *train = nullptr, *train_stories = nullptr;
+           *produce = nullptr, *redrive = nullptr, *create_topics = nullptr, *train = nullptr,
+           *train_stories = nullptr;
   daemon::DemoOptions demo_opts;
   daemon::ReplayPaths paths;
   bool stage_times = false;
@@ -224,6 +226,7 @@ struct Cli {
   daemon::DevBrokerOptions broker_opts;
   daemon::ProduceOptions produce_opts;
   daemon::RedriveOptions redrive_opts;
+  daemon::CreateTopicsOptions topics_opts;
   std::string redrive_since, redrive_until;
   daemon::TrainCommand train_cmd;
   bool skip_loso = false;
@@ -389,6 +392,26 @@ void add_kafka_commands(CLI::App& app, Cli& cli) {
   redrive->add_flag("--dry-run", redrive_opts.dry_run, "list what would be sent, send nothing");
   redrive->add_option("--config", config_path, "YAML config file");
   cli.redrive = redrive;
+  daemon::CreateTopicsOptions& topics_opts = cli.topics_opts;
+  auto* create_topics = app.add_subcommand(
+      "create-topics",
+      "Create the configured topics on kafka.brokers (the state changelog and the stories "
+      "compacted, the others deleting by retention) and check every one");
+  create_topics
+      ->add_option("--partitions", topics_opts.partitions,
+                   "partitions of each topic (the extracted topic twice as many, the dedup lease "
+                   "one)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  create_topics
+      ->add_option("--replication-factor", topics_opts.replication_factor,
+                   "replicas of each partition (-1: the brokers' default.replication.factor)")
+      ->capture_default_str();
+  create_topics->add_flag("--check", topics_opts.check,
+                          "create nothing: check that every topic exists, the changelog and "
+                          "stories compacted; exit 1 if not");
+  create_topics->add_option("--config", config_path, "YAML config file");
+  cli.create_topics = create_topics;
 }
 
 // `train-extractor` and `train-stories`: the models.
@@ -541,6 +564,7 @@ int dispatch(Cli& cli) {
   }
   if (*cli.train_stories) return daemon::run_train_stories(*c, cli.stories_cmd);
   if (*cli.produce) return daemon::run_produce(*c, cli.produce_opts);
+  if (*cli.create_topics) return daemon::run_create_topics(*c, cli.topics_opts);
   if (*cli.redrive) return run_redrive(*c, cli.redrive_opts, cli.redrive_since, cli.redrive_until);
   if (*cli.replay) {
     auto stats = daemon::run_replay(*c, cli.paths, nullptr);

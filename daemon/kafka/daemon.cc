@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "daemon/kafka/message.h"
+#include "daemon/kafka/topics.h"
 #include "daemon/ops/log.h"
 #include "daemon/ops/metrics.h"
 #include "daemon/pipeline/input.h"
@@ -144,6 +145,11 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
   if (!pconf) return tl::unexpected(pconf.error());
   if (auto opened = collector_.open(std::move(*pconf)); !opened) {
     return tl::unexpected(std::vector<config::Problem>{{"kafka.producer", opened.error()}});
+  }
+  // A changelog or stories topic that deletes by retention would lose state a restart needs: the
+  // daemon does not start on one (as Kafka Streams checks its internal topics).
+  if (auto problems = check_compacted_topics(collector_.producer(), config_); !problems.empty()) {
+    return tl::unexpected(std::move(problems));
   }
   // A dedup standby initializes its transactions when it takes over: doing so fences the
   // producer of the owner before it (the same transactional.id), which a standby must not do

@@ -87,10 +87,11 @@ std::string host_name();
 /// Checks the Kafka sections of a configuration the way startup will (check-config).
 std::vector<config::Problem> check_kafka_config(const config::Config& config);
 
-/// A topic to create with its partition count.
+/// A topic to create with its partition count and cleanup policy.
 struct TopicSpec {
   std::string name;
   int partitions = 1;
+  bool compacted = false;  ///< cleanup.policy=compact (the changelog, the stories)
 };
 
 /// An in-process Kafka cluster: librdkafka's mock cluster, speaking the real protocol on

@@ -1,0 +1,98 @@
+# Shared by the broker tests (ctest -L broker), which run the real binary on the Apache Kafka of
+# the broker fixture (start-broker.sh). Source it after setting `bin`, `src`, `work` and `build`
+# (the tests' build directory) and defining `fail`. It sources tests/integration/lib.sh and sets:
+#   broker   the fixture's bootstrap address
+#   prefix   this test's own topic names, consumer group and transactional id (exported as
+#            NEWSFLOW_* variables), so tests share the broker without meeting
+# Use `topic NAME` for this test's topic NAME (pages, articles, ...).
+source "$src/tests/integration/lib.sh"
+broker_dir=$build/kafka-broker
+[ -s "$broker_dir/bootstrap" ] ||
+  fail "no broker in $broker_dir: run the broker tests with their fixture (ctest -L broker)"
+broker=$(cat "$broker_dir/bootstrap")
+prefix=$(basename "$work")-$(date +%s)
+topic() { echo "$prefix.$1"; }
+export NEWSFLOW_KAFKA__BROKERS=$broker
+export NEWSFLOW_TOPICS__PAGES=$(topic pages) NEWSFLOW_TOPICS__FEEDS=$(topic feeds)
+export NEWSFLOW_TOPICS__ARTICLES=$(topic articles) NEWSFLOW_TOPICS__STORIES=$(topic stories)
+export NEWSFLOW_TOPICS__DLQ=$(topic dlq) NEWSFLOW_TOPICS__STATE=$(topic state)
+export NEWSFLOW_TOPICS__EXTRACTED=$(topic extracted)
+export NEWSFLOW_TOPICS__DEDUP_LEASE=$(topic dedup-lease)
+export NEWSFLOW_TOPICS__FETCH_RETRIES=$(topic fetch-retries)
+export NEWSFLOW_KAFKA__GROUP_ID=$prefix NEWSFLOW_KAFKA__TRANSACTIONAL_ID=$prefix
+export NEWSFLOW_LOG__LEVEL=info NEWSFLOW_LOG__FORMAT=json
+
+# Records of this test's topic NAME as committed (read_committed), one line each: `keys NAME`
+# their keys, `values NAME` their values.
+keys() {
+  kcat -b "$broker" -C -t "$(topic "$1")" -e -q -X isolation.level=read_committed -f '%k\n' \
+    2>/dev/null
+}
+values() {
+  kcat -b "$broker" -C -t "$(topic "$1")" -e -q -X isolation.level=read_committed -f '%s\n' \
+    2>/dev/null
+}
+distinct() { keys "$1" | sort -u | wc -l; }
+records() { keys "$1" | wc -l; }
+
+# The sum of the samples of metric $1 whose labels hold the text $2 (e.g. topic="x"), on the
+# daemon's /metrics at $port.
+metric() {
+  curl -s "http://127.0.0.1:$port/metrics" 2>/dev/null |
+    awk -v m="$1" -v l="${2:-}" '($1 == m || index($1, m "{") == 1) && index($1, l) {s += $NF}
+                                 END {print s + 0}'
+}
+
+# Seconds since the Unix time $1 (with decimals).
+since() { python3 -c "import time; print(f'{time.time() - $1:.1f}')"; }
+
+# Waits up to $1 seconds for `newsflow run` (pid $2, log $3) to log daemon_ready.
+wait_ready() {
+  for _ in $(seq $(($1 * 20))); do
+    grep -q '"daemon_ready"' "$3" && return 0
+    kill -0 "$2" 2>/dev/null || fail "the daemon exited before it was ready: $(tail -n 3 "$3")"
+    sleep 0.05
+  done
+  fail "the daemon was not ready within $1 s"
+}
+
+# The stream of $1 (replay lines) with every input kind (mixed_stream.py: its pages, the sample
+# feed's full-text items, text items copying every fifth article) in $work/stream.jsonl and its
+# uninterrupted replay in $work/replay.jsonl; sets `expected` (the replay's articles) and checks
+# that replay publishes each article id once, so a second record of an id in Kafka is a double.
+reference_stream() {
+  "$bin" replay --input "$1" --output "$work/pages.jsonl" --dlq "$work/pages.dlq.jsonl" --quiet
+  python3 "$src/tests/integration/mixed_stream.py" "$1" "$src/samples/feeds.jsonl.gz" \
+    "$work/pages.jsonl" "$work/stream.jsonl"
+  "$bin" replay --input "$work/stream.jsonl" --output "$work/replay.jsonl" \
+    --dlq "$work/replay.dlq.jsonl" --quiet
+  expected=$(wc -l < "$work/replay.jsonl")
+  local ids
+  ids=$(python3 -c 'import json, sys; print(len({json.loads(l)["id"] for l in open(sys.argv[1])}))' \
+    "$work/replay.jsonl")
+  [ "$ids" -eq "$expected" ] || fail "replay published $expected articles under $ids ids"
+}
+
+# Verdicts of the articles topic against the replay (the last record of an id wins).
+compare_with_replay() {
+  values articles > "$work/kafka.jsonl"
+  python3 "$src/tests/integration/compare_runs.py" "$work/replay.jsonl" "$work/kafka.jsonl" \
+    --min-dup-f1 1.0 --min-bcubed 0.99 --min-same-verdict 1.0 ||
+    fail "the verdicts differ from an uninterrupted replay"
+}
+
+# A restart with nothing left to do consumes nothing: every input offset was committed. Starts
+# `newsflow run`, waits until it is ready and for 3 s more, then stops it.
+check_nothing_left() {
+  "$bin" run > "$work/idle.log" 2>&1 &
+  local pid=$!
+  pids+=($pid)
+  wait_ready 30 $pid "$work/idle.log"
+  sleep 3
+  local consumed
+  consumed=$(($(metric newsflow_messages_consumed_total "topic=\"$(topic pages)\"") +
+    $(metric newsflow_messages_consumed_total "topic=\"$(topic feeds)\"")))
+  kill -TERM $pid
+  wait $pid || fail "the idle daemon did not exit cleanly"
+  [ "$consumed" -eq 0 ] || fail "a restart with every input done consumed $consumed inputs again"
+}
