@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -57,6 +58,8 @@ struct Fetcher::Impl {
   std::vector<Cidr> allowed;
   CURLM* multi = nullptr;
   CURLSH* share = nullptr;  // DNS cache shared by every handle
+  /// Set by `cut_short` from another thread: the fetch in progress gives up what is not done.
+  std::atomic<bool> cut{false};
 
   struct Transfer {
     Impl* impl = nullptr;
@@ -84,7 +87,8 @@ struct Fetcher::Impl {
   std::string product;  // the user agent's product token
 
   /// Fetches `urls`; past `deadline`, what runs is stopped ("timeout") and what waits is not
-  /// started ("deferred"), robots.txt files both "deferred" (asked again next time).
+  /// started ("deferred"), robots.txt files both "deferred" (asked again next time). Once `cut`
+  /// is set, what runs or waits is "deferred" at once.
   std::vector<FetchResult> run(const std::vector<std::string>& urls, bool robots_files,
                                const std::map<std::string, std::chrono::milliseconds>& delays,
                                std::optional<Clock::time_point> deadline);
@@ -356,24 +360,42 @@ std::vector<FetchResult> Fetcher::Impl::run(
     if (t.result.attempts == 0) t.first_start = now;
     finish(t);
   };
+  // Every transfer not done, stopped if it runs: the batch's deadline has come ("timeout" for a
+  // page that was being fetched), or the fetch was cut short (`cut_short`: "deferred", a slow
+  // site's page goes on as a later try while the batch is judged without it).
+  auto give_up_all = [&](bool cut_short, Clock::time_point now) {
+    for (auto& t : transfers) {
+      if (!t.easy) continue;
+      curl_multi_remove_handle(im.multi, t.easy);
+      curl_easy_cleanup(t.easy);
+      t.easy = nullptr;
+      t.result.outcome = robots_files || cut_short ? "deferred" : "timeout";
+      t.result.detail =
+          cut_short ? "still being fetched when the batch stopped waiting (fetch.batch_wait_ms)"
+                    : "still running at the batch's fetch deadline (fetch.batch_deadline_ms)";
+      finish(t);
+    }
+    for (const std::size_t i : pending) {
+      if (!cut_short) {
+        defer(transfers[i], "not started", now);
+        continue;
+      }
+      Impl::Transfer& t = transfers[i];
+      t.result.outcome = "deferred";
+      t.result.detail = "not fetched when the batch stopped waiting (fetch.batch_wait_ms)";
+      if (t.result.attempts == 0) t.first_start = now;
+      finish(t);
+    }
+    pending.clear();
+  };
 
   while (done < urls.size()) {
     // Start what the limits allow, oldest first.
     const auto now = Clock::now();
-    if (deadline && now >= *deadline) {
+    if (const bool cut_short = im.cut.load(); cut_short || (deadline && now >= *deadline)) {
       // The batch's time is up: what runs is stopped, what waits is not started (a site's
       // Crawl-delay, a slow server); each is given up with a reason, and the stream goes on.
-      for (auto& t : transfers) {
-        if (!t.easy) continue;
-        curl_multi_remove_handle(im.multi, t.easy);
-        curl_easy_cleanup(t.easy);
-        t.easy = nullptr;
-        t.result.outcome = robots_files ? "deferred" : "timeout";
-        t.result.detail = "still running at the batch's fetch deadline (fetch.batch_deadline_ms)";
-        finish(t);
-      }
-      for (const std::size_t i : pending) defer(transfers[i], "not started", now);
-      pending.clear();
+      give_up_all(cut_short, now);
       break;
     }
     for (auto it = pending.begin(); it != pending.end() && active < im.options.max_concurrency;) {
@@ -526,8 +548,14 @@ void Fetcher::Impl::bound_robots() {
   }
 }
 
+void Fetcher::cut_short() {
+  impl_->cut = true;
+  curl_multi_wakeup(impl_->multi);  // out of curl_multi_poll now, not at its timeout
+}
+
 std::vector<FetchResult> Fetcher::fetch(const std::vector<std::string>& urls) {
   Impl& im = *impl_;
+  im.cut = false;
   std::optional<Clock::time_point> deadline;
   if (im.options.batch_deadline_ms > 0) {
     deadline = Clock::now() + std::chrono::milliseconds(im.options.batch_deadline_ms);
