@@ -455,6 +455,7 @@ tl::expected<Config, std::vector<Problem>> parse(std::string_view yaml_text, con
       f.integer("robots_error_seconds", c.fetch.robots_error_seconds, 0, 86400);
       f.integer("max_crawl_delay_ms", c.fetch.max_crawl_delay_ms, 0, 600000);
       f.integer("batch_deadline_ms", c.fetch.batch_deadline_ms, 0, 600000);
+      f.integer("batch_wait_ms", c.fetch.batch_wait_ms, 0, 600000);
       f.integer("requeue_attempts", c.fetch.requeue_attempts, 0, 100);
       f.integer("requeue_backoff_ms", c.fetch.requeue_backoff_ms, 10, 86400000);
       f.integer("requeue_max_backoff_ms", c.fetch.requeue_max_backoff_ms, 10, 7 * 86400000LL);

@@ -150,6 +150,10 @@ struct FetchConfig {
   /// Bound on one batch's fetching: links not fetched by then are given up ("deferred"), so a
   /// slow site or a long Crawl-delay never holds the stream longer (0: no bound).
   int batch_deadline_ms = 20000;
+  /// How long the daemon's judging of a batch waits for its linked pages still being fetched;
+  /// what is not fetched by then is given up ("deferred") and tried again later, so one slow
+  /// site delays only its own items (0: wait up to `batch_deadline_ms`). `replay` always waits.
+  int batch_wait_ms = 2000;
   /// Later tries of a page that failed for a reason time may cure (through
   /// `topics.fetch_retries`): this many, `requeue_backoff_ms` after the failure and doubling up
   /// to `requeue_max_backoff_ms`, or later when the site's Retry-After says so (up to the same

@@ -306,10 +306,20 @@ bool BatchProcessor::judge(Stage& stage) {
   if (fetcher_) {
     if (!stage.linked_pages.valid()) fetch_links(stage);
     if (stage.linked_pages.valid()) {
-      // Bounded by the fetcher's batch deadline; the loop is not stalled meanwhile.
-      while (stage.linked_pages.wait_for(std::chrono::milliseconds(250)) !=
-             std::future_status::ready) {
+      // Bounded by `fetch.batch_wait_ms`: then what a slow site has not sent is cut short and
+      // goes on as a later try (fetch_deferred), so the batch's other inputs keep their pace;
+      // the loop is not stalled meanwhile. Asked again each round: the fetch may not have begun.
+      const int wait_ms = parts_.config.fetch.batch_wait_ms;
+      const auto cut_at = Clock::now() + std::chrono::milliseconds(wait_ms);
+      for (;;) {
+        auto step = std::chrono::milliseconds(250);
+        if (wait_ms > 0) {
+          step = std::clamp(std::chrono::ceil<std::chrono::milliseconds>(cut_at - Clock::now()),
+                            std::chrono::milliseconds(20), step);
+        }
+        if (stage.linked_pages.wait_for(step) == std::future_status::ready) break;
         parts_.tick();
+        if (wait_ms > 0 && Clock::now() >= cut_at) fetcher_->cut_short();
       }
       std::vector<Pipeline::LinkedPage> pages;
       try {

@@ -115,8 +115,8 @@ class BatchProcessor {
   void extract(Stage& stage, bool wait);
   /// Starts fetching the pages that the extracted `stage`'s feed items link to (those not
   /// published before), on a thread of its own: the loop goes on collecting and the pool
-  /// extracting while the sites answer. `judge` waits for them (at most
-  /// `fetch.batch_deadline_ms`, and the loop stays alive meanwhile).
+  /// extracting while the sites answer. `judge` waits for them at most `fetch.batch_wait_ms`
+  /// (the loop alive meanwhile), then cuts the fetch short: what is not fetched is deferred.
   void fetch_links(Stage& stage);
   /// In input order: gives feed items their linked pages (waiting for `fetch_links`, started
   /// here if it was not), judges (or hands over) every input and queues the outputs.

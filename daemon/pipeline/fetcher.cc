@@ -5,10 +5,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <utility>
 
 #include "daemon/ops/metrics.h"
 #include "daemon/pipeline/net.h"
@@ -57,6 +59,8 @@ struct Fetcher::Impl {
   std::vector<Cidr> allowed;
   CURLM* multi = nullptr;
   CURLSH* share = nullptr;  // DNS cache shared by every handle
+  /// Set by `cut_short` from another thread: the fetch in progress gives up what is not done.
+  std::atomic<bool> cut{false};
 
   struct Transfer {
     Impl* impl = nullptr;
@@ -83,13 +87,28 @@ struct Fetcher::Impl {
   void bound_robots();
   std::string product;  // the user agent's product token
 
-  /// Fetches `urls`; past `deadline`, what runs is stopped ("timeout") and what waits is not
-  /// started ("deferred"), robots.txt files both "deferred" (asked again next time).
-  std::vector<FetchResult> run(const std::vector<std::string>& urls, bool robots_files,
-                               const std::map<std::string, std::chrono::milliseconds>& delays,
+  /// One URL of a `run`: a page, or the robots.txt of `origin`.
+  struct Job {
+    std::string url;
+    bool robots = false;
+    std::string origin;
+    /// A page of a site whose robots.txt is being fetched in the same run (that job's index):
+    /// it waits for that file alone, and is then admitted or refused by it.
+    std::optional<std::size_t> after_robots;
+  };
+  /// Fetches `jobs`; past `deadline`, what runs is stopped ("timeout") and what waits is not
+  /// started ("deferred"), robots.txt files both "deferred" (asked again next time). Once `cut`
+  /// is set, what runs or waits is "deferred" at once. `delays`: the hosts' Crawl-delays, more
+  /// of them as robots.txt files are read.
+  std::vector<FetchResult> run(const std::vector<Job>& jobs,
+                               std::map<std::string, std::chrono::milliseconds> delays,
                                std::optional<Clock::time_point> deadline);
-  void learn_robots(const std::vector<std::string>& origins,
-                    std::optional<Clock::time_point> deadline);
+  /// Keeps what the robots.txt of `origin` said (`got`: its fetch) for as long as it is trusted.
+  void learn_robots(const std::string& origin, const FetchResult& got);
+  /// Whether the known robots.txt of `origin` allows `url`; when not, `refused` says why. A
+  /// Crawl-delay it asks for goes into `delays`.
+  bool robots_allow(const std::string& url, const std::string& origin, FetchResult& refused,
+                    std::map<std::string, std::chrono::milliseconds>& delays);
 
   ~Impl() {
     if (multi) curl_multi_cleanup(multi);
@@ -299,33 +318,39 @@ tl::expected<std::unique_ptr<Fetcher>, std::string> Fetcher::create(
   return std::unique_ptr<Fetcher>(new Fetcher(std::move(impl)));
 }
 
-std::vector<FetchResult> Fetcher::Impl::run(
-    const std::vector<std::string>& urls, bool robots_files,
-    const std::map<std::string, std::chrono::milliseconds>& delays,
-    std::optional<Clock::time_point> deadline) {
+std::vector<FetchResult> Fetcher::Impl::run(const std::vector<Job>& jobs,
+                                            std::map<std::string, std::chrono::milliseconds> delays,
+                                            std::optional<Clock::time_point> deadline) {
   Impl& im = *this;
-  std::vector<Impl::Transfer> transfers(urls.size());
+  std::vector<Impl::Transfer> transfers(jobs.size());
   std::deque<std::size_t> pending;
-  std::vector<FetchResult> results(urls.size());
+  std::vector<FetchResult> results(jobs.size());
   std::size_t done = 0;
-  for (std::size_t i = 0; i < urls.size(); ++i) {
+  // The pages that wait for each robots.txt, and the files read but not yet applied to them.
+  std::vector<std::vector<std::size_t>> waiting(jobs.size());
+  std::vector<std::size_t> robots_read;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
     Impl::Transfer& t = transfers[i];
     t.impl = &im;
     t.index = i;
-    t.result.url = urls[i];
-    t.result.final_url = urls[i];
-    t.robots = robots_files;
+    t.result.url = jobs[i].url;
+    t.result.final_url = jobs[i].url;
+    t.robots = jobs[i].robots;
     std::string scheme;
-    if (!split_url(urls[i], scheme, t.host)) {
+    if (!split_url(jobs[i].url, scheme, t.host)) {
       t.result.outcome = "error";
       t.result.detail = "not a URL";
     } else if (scheme != "http" && scheme != "https") {
       t.result.outcome = "blocked_scheme";
       t.result.detail = "only http and https are fetched, not " + scheme;
+    } else if (jobs[i].after_robots) {
+      waiting[*jobs[i].after_robots].push_back(i);
+      continue;
     } else {
       pending.push_back(i);
       continue;
     }
+    if (t.robots) robots_read.push_back(i);
     results[i] = std::move(t.result);
     ++done;
   }
@@ -340,9 +365,25 @@ std::vector<FetchResult> Fetcher::Impl::run(
 
   auto finish = [&](Impl::Transfer& t) {
     t.result.seconds = std::chrono::duration<double>(Clock::now() - t.first_start).count();
-    if (im.metrics && !robots_files) im.metrics->fetch(t.result.outcome);
+    if (im.metrics && !t.robots) im.metrics->fetch(t.result.outcome);
+    if (t.robots) robots_read.push_back(t.index);
     results[t.index] = std::move(t.result);
     ++done;
+  };
+  // A site's pages go on once its robots.txt is read: refused, or waiting for their turn.
+  auto admit_pages = [&] {
+    for (const std::size_t r : std::exchange(robots_read, {})) {
+      im.learn_robots(jobs[r].origin, results[r]);
+      for (const std::size_t i : waiting[r]) {
+        if (im.robots_allow(jobs[i].url, jobs[i].origin, transfers[i].result, delays)) {
+          pending.push_back(i);
+        } else {
+          results[i] = std::move(transfers[i].result);
+          ++done;
+        }
+      }
+      waiting[r].clear();
+    }
   };
 
   // A transfer given up before it started: the batch's deadline has come, or will before the
@@ -356,24 +397,44 @@ std::vector<FetchResult> Fetcher::Impl::run(
     if (t.result.attempts == 0) t.first_start = now;
     finish(t);
   };
+  // Every transfer not done, stopped if it runs: the batch's deadline has come ("timeout" for a
+  // page that was being fetched), or the fetch was cut short (`cut_short`: "deferred", a slow
+  // site's page goes on as a later try while the batch is judged without it).
+  auto give_up_all = [&](bool cut_short, Clock::time_point now) {
+    for (auto& t : transfers) {
+      if (!t.easy) continue;
+      curl_multi_remove_handle(im.multi, t.easy);
+      curl_easy_cleanup(t.easy);
+      t.easy = nullptr;
+      t.result.outcome = t.robots || cut_short ? "deferred" : "timeout";
+      t.result.detail =
+          cut_short ? "still being fetched when the batch stopped waiting (fetch.batch_wait_ms)"
+                    : "still running at the batch's fetch deadline (fetch.batch_deadline_ms)";
+      finish(t);
+    }
+    // A robots.txt given up lets its pages wait in turn, and they are given up too.
+    for (admit_pages(); !pending.empty(); admit_pages()) {
+      Impl::Transfer& t = transfers[pending.front()];
+      pending.pop_front();
+      if (!cut_short) {
+        defer(t, "not started", now);
+        continue;
+      }
+      t.result.outcome = "deferred";
+      t.result.detail = "not fetched when the batch stopped waiting (fetch.batch_wait_ms)";
+      if (t.result.attempts == 0) t.first_start = now;
+      finish(t);
+    }
+  };
 
-  while (done < urls.size()) {
+  while (done < jobs.size()) {
+    admit_pages();
     // Start what the limits allow, oldest first.
     const auto now = Clock::now();
-    if (deadline && now >= *deadline) {
+    if (const bool cut_short = im.cut.load(); cut_short || (deadline && now >= *deadline)) {
       // The batch's time is up: what runs is stopped, what waits is not started (a site's
       // Crawl-delay, a slow server); each is given up with a reason, and the stream goes on.
-      for (auto& t : transfers) {
-        if (!t.easy) continue;
-        curl_multi_remove_handle(im.multi, t.easy);
-        curl_easy_cleanup(t.easy);
-        t.easy = nullptr;
-        t.result.outcome = robots_files ? "deferred" : "timeout";
-        t.result.detail = "still running at the batch's fetch deadline (fetch.batch_deadline_ms)";
-        finish(t);
-      }
-      for (const std::size_t i : pending) defer(transfers[i], "not started", now);
-      pending.clear();
+      give_up_all(cut_short, now);
       break;
     }
     for (auto it = pending.begin(); it != pending.end() && active < im.options.max_concurrency;) {
@@ -415,7 +476,7 @@ std::vector<FetchResult> Fetcher::Impl::run(
       // A robots.txt is not retried: unreachable now, it disallows for robots_error_seconds.
       // A site that says when to come back is not asked again sooner: the page waits for a
       // later try (the daemon's fetch retries topic).
-      if (retry && !robots_files && t->result.retry_after_seconds == 0 &&
+      if (retry && !t->robots && t->result.retry_after_seconds == 0 &&
           t->result.attempts <= im.options.retries) {
         const auto backoff = std::chrono::milliseconds(im.options.retry_backoff_ms) *
                              (1 << (t->result.attempts - 1));
@@ -443,7 +504,8 @@ std::vector<FetchResult> Fetcher::Impl::run(
         it = pending.erase(it);
       }
     }
-    if (done >= urls.size()) break;
+    admit_pages();
+    if (done >= jobs.size()) break;
     // Sleep until a socket is ready or the next pending transfer may start.
     int wait_ms = 100;
     const auto now2 = Clock::now();
@@ -468,41 +530,56 @@ std::vector<FetchResult> Fetcher::Impl::run(
   return results;
 }
 
-void Fetcher::Impl::learn_robots(const std::vector<std::string>& origins,
-                                 std::optional<Clock::time_point> deadline) {
-  std::vector<std::string> files;
-  files.reserve(origins.size());
-  for (const auto& o : origins) files.push_back(o + "/robots.txt");
-  const std::vector<FetchResult> got = run(files, true, {}, deadline);
+void Fetcher::Impl::learn_robots(const std::string& origin, const FetchResult& r) {
   const auto now = Clock::now();
-  const auto trusted = std::chrono::seconds(options.robots_cache_seconds);
-  const auto retry_after = std::chrono::seconds(options.robots_error_seconds);
-  for (std::size_t i = 0; i < origins.size(); ++i) {
-    const FetchResult& r = got[i];
-    std::string result;
-    RobotsEntry entry;
-    if (r.ok()) {
-      result = "ok";
-      entry = {RobotsRules::parse(r.body, product), now + trusted};
-    } else if (r.outcome == "http_4xx" || r.outcome == "too_many_redirects") {
-      // No robots.txt (RFC 9309 2.3.1.3): everything may be fetched.
-      result = "unavailable";
-      entry = {RobotsRules::allow_all(), now + trusted};
-    } else if (r.outcome == "http_5xx" || r.outcome == "http_429" || r.outcome == "timeout" ||
-               r.outcome == "connect_error" || r.outcome == "error") {
-      // Unreachable (2.3.1.4): nothing may be fetched until it is asked again.
-      result = "unreachable";
-      entry = {RobotsRules::disallow_all(), now + retry_after};
-    } else {
-      // DNS failure, a refused address or scheme: the page's own fetch fails for the same
-      // reason and says so; nothing is judged, and the file is asked again next time.
-      result = "error";
-      entry = {RobotsRules::allow_all(), now};
-    }
-    if (metrics) metrics->robots_fetch(result);
-    robots[origins[i]] = std::move(entry);
+  std::string result;
+  RobotsEntry entry;
+  if (r.ok()) {
+    result = "ok";
+    entry = {RobotsRules::parse(r.body, product),
+             now + std::chrono::seconds(options.robots_cache_seconds)};
+  } else if (r.outcome == "http_4xx" || r.outcome == "too_many_redirects") {
+    // No robots.txt (RFC 9309 2.3.1.3): everything may be fetched.
+    result = "unavailable";
+    entry = {RobotsRules::allow_all(), now + std::chrono::seconds(options.robots_cache_seconds)};
+  } else if (r.outcome == "http_5xx" || r.outcome == "http_429" || r.outcome == "timeout" ||
+             r.outcome == "connect_error" || r.outcome == "error") {
+    // Unreachable (2.3.1.4): nothing may be fetched until it is asked again.
+    result = "unreachable";
+    entry = {RobotsRules::disallow_all(), now + std::chrono::seconds(options.robots_error_seconds)};
+  } else {
+    // DNS failure, a refused address or scheme, not read in time: the page's own fetch fails
+    // for the same reason and says so; nothing is judged, and the file is asked again next time.
+    result = "error";
+    entry = {RobotsRules::allow_all(), now};
   }
-  bound_robots();
+  if (metrics) metrics->robots_fetch(result);
+  robots[origin] = std::move(entry);
+}
+
+bool Fetcher::Impl::robots_allow(const std::string& url, const std::string& origin,
+                                 FetchResult& refused,
+                                 std::map<std::string, std::chrono::milliseconds>& delays) {
+  const auto it = robots.find(origin);
+  if (it == robots.end()) return true;
+  const std::string path = robots_path(url).value_or("/");
+  if (!it->second.rules.allows(path)) {
+    refused.url = refused.final_url = url;
+    refused.outcome = "disallowed";
+    refused.detail = "robots.txt of " + origin + " disallows " + path + " for " + product;
+    if (metrics) metrics->fetch(refused.outcome);
+    return false;
+  }
+  if (const auto d = it->second.rules.crawl_delay()) {
+    // Crawl-delay raises the delay between requests to the host, up to the configured cap.
+    const auto ms = std::chrono::milliseconds(
+        static_cast<std::int64_t>(std::min<double>(*d * 1000.0, options.max_crawl_delay_ms)));
+    std::string scheme, host;
+    if (split_url(url, scheme, host)) {
+      delays[host] = std::max(ms, std::chrono::milliseconds(options.host_delay_ms));
+    }
+  }
+  return true;
 }
 
 void Fetcher::Impl::bound_robots() {
@@ -526,59 +603,59 @@ void Fetcher::Impl::bound_robots() {
   }
 }
 
+void Fetcher::cut_short() {
+  impl_->cut = true;
+  curl_multi_wakeup(impl_->multi);  // out of curl_multi_poll now, not at its timeout
+}
+
 std::vector<FetchResult> Fetcher::fetch(const std::vector<std::string>& urls) {
   Impl& im = *impl_;
+  im.cut = false;
   std::optional<Clock::time_point> deadline;
   if (im.options.batch_deadline_ms > 0) {
     deadline = Clock::now() + std::chrono::milliseconds(im.options.batch_deadline_ms);
   }
-  if (!im.options.robots_txt) return im.run(urls, false, {}, deadline);
-  // What each site's robots.txt says, fetched once per origin and trusted for a day.
+  std::vector<Impl::Job> jobs;
+  jobs.reserve(urls.size());
+  if (!im.options.robots_txt) {
+    for (const auto& url : urls) jobs.push_back({url, false, "", std::nullopt});
+    return im.run(jobs, {}, deadline);
+  }
+  // What each site's robots.txt says, fetched once per origin and trusted for a day. A file not
+  // known yet is fetched first, in the same run as the pages: a site's pages wait for its own
+  // file, not for every site's (one site that sends its file a byte a second holds only its
+  // own pages).
   const auto now = Clock::now();
   std::erase_if(im.robots, [&](const auto& kv) { return kv.second.expires < now; });
   std::vector<std::optional<std::string>> origin(urls.size());
-  std::vector<std::string> unknown;
+  std::map<std::string, std::size_t> robots_job;  // by origin
   for (std::size_t i = 0; i < urls.size(); ++i) {
     origin[i] = robots_origin(urls[i]);
-    if (origin[i] && !im.robots.contains(*origin[i]) &&
-        std::find(unknown.begin(), unknown.end(), *origin[i]) == unknown.end()) {
-      unknown.push_back(*origin[i]);
+    if (origin[i] && !im.robots.contains(*origin[i]) && !robots_job.contains(*origin[i])) {
+      robots_job.emplace(*origin[i], jobs.size());
+      jobs.push_back({*origin[i] + "/robots.txt", true, *origin[i], std::nullopt});
     }
   }
-  if (!unknown.empty()) im.learn_robots(unknown, deadline);
-
   std::vector<FetchResult> results(urls.size());
-  std::vector<std::string> allowed;
-  std::vector<std::size_t> allowed_index;
+  std::vector<std::optional<std::size_t>> job_of(urls.size());
   std::map<std::string, std::chrono::milliseconds> delays;
   for (std::size_t i = 0; i < urls.size(); ++i) {
-    const auto it = origin[i] ? im.robots.find(*origin[i]) : im.robots.end();
-    if (it != im.robots.end()) {
-      const std::string path = robots_path(urls[i]).value_or("/");
-      if (!it->second.rules.allows(path)) {
-        FetchResult& r = results[i];
-        r.url = r.final_url = urls[i];
-        r.outcome = "disallowed";
-        r.detail = "robots.txt of " + *origin[i] + " disallows " + path + " for " + im.product;
-        if (im.metrics) im.metrics->fetch(r.outcome);
+    Impl::Job page{urls[i], false, origin[i].value_or(""), std::nullopt};
+    if (origin[i]) {
+      if (const auto r = robots_job.find(*origin[i]); r != robots_job.end()) {
+        page.after_robots = r->second;
+      } else if (!im.robots_allow(urls[i], *origin[i], results[i], delays)) {
         continue;
       }
-      if (const auto d = it->second.rules.crawl_delay()) {
-        // Crawl-delay raises the delay between requests to the host, up to the configured cap.
-        const auto ms = std::chrono::milliseconds(static_cast<std::int64_t>(
-            std::min<double>(*d * 1000.0, im.options.max_crawl_delay_ms)));
-        std::string scheme, host;
-        if (split_url(urls[i], scheme, host)) {
-          delays[host] = std::max(ms, std::chrono::milliseconds(im.options.host_delay_ms));
-        }
-      }
     }
-    allowed.push_back(urls[i]);
-    allowed_index.push_back(i);
+    job_of[i] = jobs.size();
+    jobs.push_back(std::move(page));
   }
-  std::vector<FetchResult> fetched = im.run(allowed, false, delays, deadline);
-  for (std::size_t k = 0; k < fetched.size(); ++k)
-    results[allowed_index[k]] = std::move(fetched[k]);
+  std::vector<FetchResult> fetched = im.run(jobs, std::move(delays), deadline);
+  im.bound_robots();
+  for (std::size_t i = 0; i < urls.size(); ++i) {
+    if (job_of[i]) results[i] = std::move(fetched[*job_of[i]]);
+  }
   return results;
 }
 

@@ -18,7 +18,8 @@ class Metrics;
 /// and DLQ reason (prefixed "fetch_"): http_4xx, http_5xx, http_429, timeout, connect_error,
 /// dns_error, blocked_address, blocked_scheme, too_large, too_many_redirects, not_html,
 /// disallowed (by the site's robots.txt), deferred (not started by the batch's deadline,
-/// `fetch.batch_deadline_ms`), error.
+/// `fetch.batch_deadline_ms`, or not fetched when the fetch was cut short: `Fetcher::cut_short`),
+/// error.
 struct FetchResult {
   std::string url;        ///< as requested
   std::string final_url;  ///< after redirects
@@ -54,7 +55,7 @@ std::vector<config::Problem> check_fetch_config(const config::Config& config);
 /// for `robots_cache_seconds`; a page it disallows is not fetched (outcome "disallowed"); a 4xx
 /// answer allows everything, a 5xx, 429 or network failure disallows everything for
 /// `robots_error_seconds`; a Crawl-delay raises the host's delay (up to `max_crawl_delay_ms`).
-/// One thread at a time.
+/// One thread at a time, except `cut_short`.
 class Fetcher {
  public:
   /// `metrics` may be null. Fails on an allow-list entry that is not a network.
@@ -66,6 +67,13 @@ class Fetcher {
 
   /// Fetches every URL (concurrently, within the limits) and returns the results in order.
   std::vector<FetchResult> fetch(const std::vector<std::string>& urls);
+
+  /// Ends the `fetch` in progress on another thread soon (within ~100 ms): what is still being
+  /// fetched or waits to start is given up as "deferred", what is done keeps its result. For
+  /// the daemon's batch, which waits only `fetch.batch_wait_ms` for a slow site and leaves the
+  /// page to a later try. Thread-safe. A `fetch` that starts after the call is not cut (call
+  /// again while it runs).
+  void cut_short();
 
  private:
   struct Impl;

@@ -329,6 +329,106 @@ TEST(FetcherRobots, ALongCrawlDelayDefersLinksPastTheBatchDeadline) {
   EXPECT_EQ(counter_value(metrics, "newsflow_fetch_total", "outcome", "deferred"), 49);
 }
 
+// A site that sends its page a byte a second held every batch of the daemon for the whole
+// batch deadline (issue 53): the batch now waits a short while, then cuts the fetch short from
+// its own thread. What another site sent is kept; the slow page is given up at once as
+// "deferred" (a later try), not at its deadline or its timeout.
+TEST(FetcherCutShort, TheSlowSitesPageIsDeferredAndTheOthersKept) {
+  std::atomic<bool> stop{false};
+  // Its robots.txt too: the other site's pages wait for their own file only.
+  LocalHttpServer slow({
+      {"/",
+       [&](mg_connection* c, const mg_request_info*) {
+         mg_printf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100\r\n\r\n");
+         for (int i = 0; i < 100 && !stop; ++i) {
+           if (mg_write(c, "<", 1) <= 0) return;
+           std::this_thread::sleep_for(1s);
+         }
+       }},
+  });
+  LocalHttpServer quick({
+      {"/",
+       [](mg_connection* c, const mg_request_info* info) {
+         LocalHttpServer::send(c, 200, "text/html", article_page(info->local_uri, "Words."));
+       }},
+  });
+  ASSERT_TRUE(slow.ok() && quick.ok());
+  config::FetchConfig options;
+  options.allow_networks = {"127.0.0.0/8"};
+  options.host_delay_ms = 0;
+  Metrics metrics;
+  auto created = Fetcher::create(options, &metrics);
+  ASSERT_TRUE(created);
+  Fetcher& f = **created;
+  // Called before a fetch begins, it does not cut that fetch.
+  f.cut_short();
+  EXPECT_EQ(f.fetch({quick.url("/before")})[0].outcome, "ok");
+
+  std::thread judge([&] {
+    std::this_thread::sleep_for(800ms);
+    f.cut_short();
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = f.fetch({slow.url("/trickle"), quick.url("/a"), quick.url("/b")});
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  judge.join();
+  stop = true;
+  EXPECT_LT(seconds, 1.5);  // not the 15 s timeout nor the 20 s batch deadline
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r[0].outcome, "deferred");
+  EXPECT_NE(r[0].detail.find("fetch.batch_wait_ms"), std::string::npos) << r[0].detail;
+  EXPECT_TRUE(fetch_failure_is_transient("fetch_" + r[0].outcome));  // a later try
+  EXPECT_EQ(r[1].outcome, "ok");
+  EXPECT_EQ(r[2].outcome, "ok");
+  EXPECT_EQ(counter_value(metrics, "newsflow_fetch_total", "outcome", "deferred"), 1);
+  // The next fetch is not cut.
+  EXPECT_EQ(f.fetch({quick.url("/after")})[0].outcome, "ok");
+}
+
+// Every site's robots.txt was read before any page: one site that sent its file a byte a second
+// held every other site's pages until the batch's deadline, and they were all deferred. A page
+// waits for its own site's file only.
+TEST(FetcherRobots, ASlowRobotsTxtHoldsOnlyItsOwnSitesPages) {
+  std::atomic<bool> stop{false};
+  LocalHttpServer slow({
+      {"/",
+       [&](mg_connection* c, const mg_request_info*) {
+         mg_printf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n");
+         for (int i = 0; i < 100 && !stop; ++i) {
+           if (mg_write(c, "#", 1) <= 0) return;
+           std::this_thread::sleep_for(1s);
+         }
+       }},
+  });
+  LocalHttpServer quick({
+      {"/robots.txt",
+       [](mg_connection* c, const mg_request_info*) {
+         LocalHttpServer::send(c, 200, "text/plain", "User-agent: *\nDisallow: /private\n");
+       }},
+      {"/",
+       [](mg_connection* c, const mg_request_info* info) {
+         LocalHttpServer::send(c, 200, "text/html", article_page(info->local_uri, "Words."));
+       }},
+  });
+  ASSERT_TRUE(slow.ok() && quick.ok());
+  config::FetchConfig options;
+  options.allow_networks = {"127.0.0.0/8"};
+  options.host_delay_ms = 0;
+  options.batch_deadline_ms = 1500;
+  auto f = Fetcher::create(options, nullptr);
+  ASSERT_TRUE(f);
+  const auto r =
+      (*f)->fetch({slow.url("/post"), quick.url("/a"), quick.url("/private/b"), quick.url("/c")});
+  stop = true;
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_EQ(r[0].outcome, "deferred");  // its robots.txt was not read by the deadline
+  EXPECT_EQ(r[1].outcome, "ok");
+  EXPECT_EQ(r[2].outcome, "disallowed");
+  EXPECT_EQ(r[3].outcome, "ok");
+  EXPECT_LT(r[1].seconds, 1.0);
+}
+
 // The robots.txt cache had no bound on sites: a feed naming a new host in every link grew it
 // without end. At its bound, the entry that expires soonest goes and is asked again when needed.
 TEST(FetcherRobots, TheRobotsCacheKeepsItsBound) {

@@ -779,6 +779,7 @@ TEST_F(DaemonOnMockCluster, LinkedPagesAreFetchedBesideTheLoopWhichKeepsTurning)
   config_.fetch.host_delay_ms = 0;
   config_.fetch.robots_txt = false;
   config_.fetch.timeout_ms = 10000;
+  config_.fetch.batch_wait_ms = 8000;  // waited for (2 s would leave it to a later try)
   produce(producer_.get(), config_.topics.feeds, "feed",
           "<rss version='2.0'><channel><title>Slow news</title><item><title>Slow story</title>"
           "<link>" +
