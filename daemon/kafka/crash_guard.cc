@@ -38,9 +38,9 @@ bool write_file(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-CrashGuard::CrashGuard(std::string dir)
+CrashGuard::CrashGuard(std::string dir, bool count_kills)
     : dir_(std::move(dir)),
-      path_(dir_.empty() ? "" : dir_ + "/inflight.jsonl"),
+      path_(dir_.empty() || !count_kills ? "" : dir_ + "/inflight.jsonl"),
       crashed_path_(dir_.empty() ? "" : dir_ + "/crashed.jsonl") {}
 
 std::string CrashGuard::directory_for(const config::Config& config) {
@@ -63,7 +63,7 @@ std::string CrashGuard::scope_note(const std::string& topic, int partition, std:
 }
 
 std::size_t CrashGuard::load() {
-  if (!enabled()) return 0;
+  if (crashed_path_.empty()) return 0;
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   if (ec) {
@@ -88,21 +88,26 @@ std::size_t CrashGuard::load() {
       ++n;
     }
   };
-  read(path_, [this](const Key& key, const nlohmann::json& j) {
-    crashes_[key] = std::max(crashes_[key], j.value("crashes", 0) + 1);
-    if (j.contains("signal") && j["signal"].is_string()) signals_[key] = j["signal"];
-  });
-  // Named by a fatal signal: dead-lettered at once. The name is kept in the in-flight note of
-  // the batch that dead-letters it, so a kill before that batch ends loses nothing.
-  read(crashed_path_, [this](const Key& key, const nlohmann::json&) {
+  if (!path_.empty())
+    read(path_, [this](const Key& key, const nlohmann::json& j) {
+      crashes_[key] = std::max(crashes_[key], j.value("crashes", 0) + 1);
+      if (j.contains("signal") && j["signal"].is_string()) signals_[key] = j["signal"];
+    });
+  // Named by a fatal signal: dead-lettered at once. The names stay for the life of the
+  // directory (an input read again after a rewind, a page linked again), so a kill before the
+  // dead letter is out loses nothing.
+  std::set<Key> named;
+  read(crashed_path_, [this, &named](const Key& key, const nlohmann::json&) {
     crashes_[key] = std::max(crashes_[key], 2);
     signals_[key] = "fatal signal";
+    named.insert(key);
   });
-  // The links stay named for the life of the directory (the pages may be linked again); the
-  // inputs go on in the in-flight notes.
-  std::string links;
-  for (const auto& link : links_) links += link_crash_note(link) + "\n";
-  if (links.empty() || !write_file(crashed_path_, links)) ::unlink(crashed_path_.c_str());
+  std::string notes;
+  for (const auto& [topic, partition, offset] : named) {
+    notes += scope_note(topic, partition, offset) + "\n";
+  }
+  for (const auto& link : links_) notes += link_crash_note(link) + "\n";
+  if (notes.empty() || !write_file(crashed_path_, notes)) ::unlink(crashed_path_.c_str());
   if (n > 0) {
     log::warn("crash_recovered",
               {{"inputs_in_flight", std::to_string(n)},

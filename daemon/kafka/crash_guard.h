@@ -14,7 +14,8 @@ struct Config;
 namespace newsflow::daemon {
 
 /// Keeps an input that kills the process from crash-looping the daemon, with two notes in a
-/// directory that survives a restart:
+/// directory that survives a restart (the second only with `state.dir` set: without it, a
+/// process killed by its operator would count against the inputs it was processing):
 /// - `crashed.jsonl`: a fatal signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) on a thread that
 ///   was processing an input names that input there (`CrashScope`, `scope_note`). At the next
 ///   start that input is dead-lettered without being processed (`worker_crash`): one crash.
@@ -26,8 +27,9 @@ namespace newsflow::daemon {
 ///   what made the process grow.
 class CrashGuard {
  public:
-  /// `dir` empty: disabled (every call is a no-op and `crashes` is 0).
-  explicit CrashGuard(std::string dir);
+  /// `dir` empty: disabled (every call is a no-op and `crashes` is 0). `count_kills` false:
+  /// only inputs a fatal signal named are guarded (no in-flight note; a SIGKILL counts nothing).
+  explicit CrashGuard(std::string dir, bool count_kills = true);
 
   /// The directory for `config`: `state.dir`, else one under $TMPDIR (or /tmp) named after the
   /// consumer group, the role, the host and the brokers, which a restarted process finds again
@@ -40,6 +42,7 @@ class CrashGuard {
     std::int64_t offset = 0;
   };
 
+  /// Whether in-flight notes are kept (`begin`, `end`).
   bool enabled() const { return !path_.empty(); }
 
   /// Creates the directory, reads the notes a previous process left and installs the fatal

@@ -29,7 +29,7 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
       metrics_(metrics),
       pipeline_(config, &metrics),
       exactly_once_(config.kafka.delivery == config::Delivery::kExactlyOnce),
-      crash_guard_(CrashGuard::directory_for(config)),
+      crash_guard_(CrashGuard::directory_for(config), !config.state.dir.empty()),
       collector_(metrics, config.topics.dlq,
                  {.fenced = [this] { return lease_.fenced(); },
                   .stop_waiting = [this]() -> std::optional<std::string> {
