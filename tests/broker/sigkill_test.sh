@@ -16,7 +16,8 @@ source "$src/tests/broker/lib.sh"
 export NEWSFLOW_KAFKA__BATCH_MAX_MESSAGES=25
 port=$(free_port); export NEWSFLOW_HTTP__LISTEN=127.0.0.1:$port
 
-python3 "$src/tests/broker/copies.py" "$src/samples/pages.jsonl.gz" 24 "$work/input.jsonl"
+python3 "$src/tests/broker/copies.py" "$src/samples/pages.jsonl.gz" "${BROKER_COPIES:-24}" \
+  "$work/input.jsonl"
 reference_stream "$work/input.jsonl"
 "$bin" create-topics --partitions 4 > "$work/topics.txt" || fail "create-topics: $(cat "$work/topics.txt")"
 inputs=$("$bin" produce --input "$work/stream.jsonl" --poison --quiet)
@@ -50,7 +51,7 @@ t0=$(date +%s.%N)
 pid=$!; pids+=($pid)
 wait_ready 30 $pid "$work/final.log"
 timings+=("final ready $(since "$t0")s")
-for _ in $(seq 120); do
+for _ in $(seq 360); do
   [ "$(distinct articles)" -ge "$expected" ] && [ "$(distinct dlq)" -ge 3 ] && break
   kill -0 $pid 2>/dev/null || fail "the daemon exited"
   sleep 0.5

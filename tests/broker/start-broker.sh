@@ -67,6 +67,10 @@ auto.create.topics.enable=false
 num.partitions=1
 num.network.threads=2
 num.io.threads=2
+# The tests produce pages of 2023 with their event time as the record timestamp, as `newsflow
+# produce` does: under the default 7-day retention the broker's retention check (every 5
+# minutes) deletes a rolled segment of them at once, whichever test is running then.
+log.retention.ms=-1
 PROPS
   # A cluster id as StorageTool random-uuid makes one, without a JVM start for it.
   cluster_id=$(python3 -c 'import base64, uuid; print(base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))')
