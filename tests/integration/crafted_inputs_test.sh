@@ -101,29 +101,7 @@ grep -c '"reason":"feed_too_many_items"' "$work/feed.out.jsonl.dlq.jsonl" | grep
 # site. No crash; every ordinary page and the feed's other item published.
 start_dev_broker --partitions 8
 site_port=$(free_port)
-python3 - "$site_port" "$work/pages/jsonld_objects.html" > "$work/site.log" 2>&1 <<'PY' &
-import http.server, sys
-deep = open(sys.argv[2], "rb").read()
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        if self.path == "/robots.txt":
-            body, ctype = b"User-agent: *\nAllow: /\n", "text/plain"
-        elif self.path == "/deep":
-            body, ctype = deep, "text/html; charset=utf-8"
-        else:
-            body = (b"<html><head><title>Plain post</title></head><body><article><p>"
-                    + b"A plain post on the local site, long enough to be an article. " * 20
-                    + b"</p></article></body></html>")
-            ctype = "text/html; charset=utf-8"
-        self.send_response(200)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *a): pass
-http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
-PY
-pids+=($!)
+start_local_site "$site_port" $'User-agent: *\nAllow: /\n' "/deep=$work/pages/jsonld_objects.html"
 port=$(free_port)
 export NEWSFLOW_KAFKA__BROKERS=$broker NEWSFLOW_HTTP__LISTEN=127.0.0.1:$port NEWSFLOW_LOG__LEVEL=warn
 export NEWSFLOW_FETCH__ENABLED=true NEWSFLOW_FETCH__ALLOW_NETWORKS=127.0.0.1/32

@@ -19,26 +19,7 @@ command -v kcat >/dev/null || fail "kcat is not installed (deploy/install-deps.s
 start_dev_broker --partitions 4
 # The slow site: robots.txt with Crawl-delay 30, an article at every path.
 site_port=$(free_port)
-python3 - "$site_port" > "$work/site.log" 2>&1 <<'PY' &
-import http.server, sys
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        if self.path == "/robots.txt":
-            body, ctype = b"User-agent: *\nCrawl-delay: 30\n", "text/plain"
-        else:
-            body = (f"<html><head><title>Post {self.path}</title></head><body><article><p>"
-                    + "A long enough article paragraph about the slow site. " * 20
-                    + "</p></article></body></html>").encode()
-            ctype = "text/html; charset=utf-8"
-        self.send_response(200)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *a): pass
-http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
-PY
-pids+=($!)
+start_local_site "$site_port" $'User-agent: *\nCrawl-delay: 30\n'
 
 port=$(free_port)
 export NEWSFLOW_KAFKA__BROKERS=$broker NEWSFLOW_HTTP__LISTEN=127.0.0.1:$port

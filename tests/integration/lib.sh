@@ -35,3 +35,35 @@ mixed_multilingual_stream() {
   "$bin" replay --input "$stream" --output "$work/replay.jsonl" --dlq "$work/replay.dlq.jsonl"
   expected=$(wc -l < "$work/replay.jsonl")
 }
+
+# Serves a site on 127.0.0.1:PORT in the background (log: $work/site.log): robots.txt says
+# ROBOTS, each PATH=FILE given after it serves FILE, and every other path is an article
+# ("Post PATH").
+start_local_site() {
+  local site_port=$1 robots=$2
+  shift 2
+  python3 - "$site_port" "$robots" "$@" > "$work/site.log" 2>&1 <<'PY' &
+import http.server, sys
+robots = sys.argv[2].encode()
+files = dict(arg.split("=", 1) for arg in sys.argv[3:])
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        if self.path == "/robots.txt":
+            body, ctype = robots, "text/plain"
+        elif self.path in files:
+            body, ctype = open(files[self.path], "rb").read(), "text/html; charset=utf-8"
+        else:
+            body = (f"<html><head><title>Post {self.path}</title></head><body><article><p>"
+                    + "A long enough article paragraph about the local site. " * 20
+                    + "</p></article></body></html>").encode()
+            ctype = "text/html; charset=utf-8"
+        self.send_response(200)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a): pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+PY
+  pids+=($!)
+}
