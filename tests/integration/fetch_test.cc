@@ -329,6 +329,18 @@ TEST(FetcherRobots, ALongCrawlDelayDefersLinksPastTheBatchDeadline) {
   EXPECT_EQ(counter_value(metrics, "newsflow_fetch_total", "outcome", "deferred"), 49);
 }
 
+// A site that sends 100 bytes of `type`, `byte` after byte a second, until `stop`.
+LocalHttpServer::Route trickle(const std::atomic<bool>& stop, std::string type, char byte) {
+  return [&stop, type = std::move(type), byte](mg_connection* c, const mg_request_info*) {
+    mg_printf(c, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: 100\r\n\r\n",
+              type.c_str());
+    for (int i = 0; i < 100 && !stop; ++i) {
+      if (mg_write(c, &byte, 1) <= 0) return;
+      std::this_thread::sleep_for(1s);
+    }
+  };
+}
+
 // A site that sends its page a byte a second held every batch of the daemon for the whole
 // batch deadline (issue 53): the batch now waits a short while, then cuts the fetch short from
 // its own thread. What another site sent is kept; the slow page is given up at once as
@@ -337,14 +349,7 @@ TEST(FetcherCutShort, TheSlowSitesPageIsDeferredAndTheOthersKept) {
   std::atomic<bool> stop{false};
   // Its robots.txt too: the other site's pages wait for their own file only.
   LocalHttpServer slow({
-      {"/",
-       [&](mg_connection* c, const mg_request_info*) {
-         mg_printf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100\r\n\r\n");
-         for (int i = 0; i < 100 && !stop; ++i) {
-           if (mg_write(c, "<", 1) <= 0) return;
-           std::this_thread::sleep_for(1s);
-         }
-       }},
+      {"/", trickle(stop, "text/html", '<')},
   });
   LocalHttpServer quick({
       {"/",
@@ -392,14 +397,7 @@ TEST(FetcherCutShort, TheSlowSitesPageIsDeferredAndTheOthersKept) {
 TEST(FetcherRobots, ASlowRobotsTxtHoldsOnlyItsOwnSitesPages) {
   std::atomic<bool> stop{false};
   LocalHttpServer slow({
-      {"/",
-       [&](mg_connection* c, const mg_request_info*) {
-         mg_printf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n");
-         for (int i = 0; i < 100 && !stop; ++i) {
-           if (mg_write(c, "#", 1) <= 0) return;
-           std::this_thread::sleep_for(1s);
-         }
-       }},
+      {"/", trickle(stop, "text/plain", '#')},
   });
   LocalHttpServer quick({
       {"/robots.txt",
