@@ -231,6 +231,7 @@ void FetchRetrier::run() {
     } else if (waiting_.size() < kMaxWaiting / 2) {
       pause(false);
     }
+    requeue_holding_back();
     fetch_due();
     end_round();  // records finished without a fetch (repeats, invalid ones)
     waiting_count_ = waiting_.size();
@@ -249,6 +250,7 @@ void FetchRetrier::take(rd_kafka_message_t* msg) {
   Waiting w;
   w.from = {rd_kafka_topic_name(msg->rkt), msg->partition};
   w.offset = msg->offset;
+  w.taken_ms = unix_now_ms();
   ledger_.taken(w.from, w.offset);
   auto retry = parse_fetch_retry(payload(msg));
   if (!retry) {
@@ -270,10 +272,20 @@ void FetchRetrier::take(rd_kafka_message_t* msg) {
     retry->attempts = 1;
     retry->due_ms = 0;
   }
-  // The same item twice (a feed polled again while its page waited): one try is enough.
-  if (waiting_ids_.count(retry->id)) {
-    round_.push_back({w.from, w.offset});
-    return;
+  // The same item twice (a feed polled again while its page waited, or a record and the copy
+  // that rescheduled it, read again together after a rewind): one try is enough, and the copy
+  // with more tries is the later one (the count of tries never goes back).
+  if (const auto known = waiting_ids_.find(retry->id); known != waiting_ids_.end()) {
+    auto [first, last] = waiting_.equal_range(known->second);
+    auto it =
+        std::find_if(first, last, [&](const auto& e) { return e.second.retry.id == retry->id; });
+    if (it == last || it->second.retry.attempts >= retry->attempts) {
+      round_.push_back({w.from, w.offset});
+      return;
+    }
+    round_.push_back({it->second.from, it->second.offset});
+    waiting_.erase(it);
+    waiting_ids_.erase(known);
   }
   w.retry = std::move(*retry);
   waiting_ids_.emplace(w.retry.id, w.retry.due_ms);
@@ -346,6 +358,36 @@ void FetchRetrier::fetch_due() {
       }
     }
     round_.push_back({w.from, w.offset});
+  }
+  end_round();
+}
+
+void FetchRetrier::requeue_holding_back() {
+  const std::int64_t now = unix_now_ms();
+  if (now < next_requeue_check_ms_ || waiting_.empty()) return;
+  next_requeue_check_ms_ = now + 1000;
+  const std::int64_t hold = config_.fetch.requeue_backoff_ms;
+  std::map<std::pair<OffsetLedger::Partition, std::int64_t>, decltype(waiting_)::iterator>
+      by_offset;
+  for (auto it = waiting_.begin(); it != waiting_.end(); ++it) {
+    by_offset.emplace(std::make_pair(it->second.from, it->second.offset), it);
+  }
+  // Oldest first in each partition: writing one again may leave the next holding back.
+  for (const auto& [where, it] : by_offset) {
+    const Waiting& w = it->second;
+    if (now - w.taken_ms < hold || w.retry.due_ms - now < hold ||
+        !ledger_.holds_back(w.from, w.offset)) {
+      continue;
+    }
+    produce(config_.topics.fetch_retries, w.retry.id, fetch_retry_json(w.retry),
+            {{"schema", "newsflow.fetch-retry/1"}});
+    metrics_.fetch_retry("requeued");
+    // Finished now (committed only with the round that writes its copy), so that the next one
+    // of its partition is the oldest.
+    ledger_.finished(w.from, w.offset);
+    round_.push_back({w.from, w.offset});
+    waiting_ids_.erase(w.retry.id);
+    waiting_.erase(it);
   }
   end_round();
 }
@@ -472,8 +514,17 @@ void FetchRetrier::rewind() {
     for (int i = 0; i < list.list->cnt; ++i) list.list->elems[i].offset = RD_KAFKA_OFFSET_INVALID;
     rd_kafka_assign(consumer_.get(), list.list);
   }
-  paused_ = false;
+  resume_assigned(consumer_.get());
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
+}
+
+void FetchRetrier::resume_assigned(rd_kafka_t* consumer) {
+  rd_kafka_topic_partition_list_t* assigned = nullptr;
+  if (rd_kafka_assignment(consumer, &assigned) == RD_KAFKA_RESP_ERR_NO_ERROR && assigned) {
+    PartitionList list(assigned);
+    rd_kafka_resume_partitions(consumer, list.list);
+  }
+  paused_ = false;
 }
 
 void FetchRetrier::pause(bool paused) {
@@ -496,7 +547,7 @@ void FetchRetrier::on_rebalance(rd_kafka_t* rk, int err, void* partitions, void*
   auto* list = static_cast<rd_kafka_topic_partition_list_t*>(partitions);
   if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
     rd_kafka_assign(rk, list);
-    self->paused_ = false;
+    self->resume_assigned(rk);
     return;
   }
   // Revoked: what is done is committed (at_least_once; exactly_once, in its transaction); what

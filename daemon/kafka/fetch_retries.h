@@ -67,7 +67,12 @@ bool fetch_retry_left(const config::FetchConfig& fetch, int attempts, std::strin
 /// others due, and the outcome produced: the page to `topics.pages`, the record again with a
 /// later due time, or a dead letter. A record's offset is committed once its outcome is
 /// acknowledged (exactly_once: in the transaction that produces it); when an outcome cannot be
-/// produced, every record not committed is read again.
+/// produced, every record not committed is read again. A record that waits long holds back the
+/// commit of every record after it in its partition: once it has done so for
+/// `fetch.requeue_backoff_ms` and is due later than that, it is written again at the end of its
+/// topic (the same record: its tries and due time unchanged) and its first copy is finished, so
+/// a rebalance or a restart reads again only what is still waiting. Of two copies of one item's
+/// record read together, the one with more tries is kept.
 class FetchRetrier {
  public:
   static constexpr std::size_t kMaxWaiting = 10000;
@@ -95,6 +100,7 @@ class FetchRetrier {
     FetchRetry retry;
     OffsetLedger::Partition from;
     std::int64_t offset = 0;
+    std::int64_t taken_ms = 0;  // Unix milliseconds
   };
   // An outcome queued in the current round, with the record it finishes.
   struct Done {
@@ -106,6 +112,12 @@ class FetchRetrier {
   void run();
   void take(rd_kafka_message_t* msg);
   void fetch_due();
+  /// Writes again, at the end of their partitions, the records that wait long and hold back
+  /// the commit of finished ones after them (at most once a second).
+  void requeue_holding_back();
+  /// After every assignment and rewind: librdkafka keeps a partition paused by the application
+  /// across an unassign and an assign, so the retrier resumes what it now holds itself.
+  void resume_assigned(rd_kafka_t* consumer);
   /// Produces the round's outcomes and commits the offsets they finish; on failure every
   /// record not committed is read again (`rewind`).
   void end_round();
@@ -132,6 +144,7 @@ class FetchRetrier {
   bool round_failed_ = false;  // an outcome of this round was not produced or not acknowledged
   std::string last_delivery_error_;
   bool paused_ = false;
+  std::int64_t next_requeue_check_ms_ = 0;
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

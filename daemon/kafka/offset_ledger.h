@@ -37,6 +37,17 @@ class OffsetLedger {
     return s.open.empty() ? s.next : *s.open.begin();
   }
 
+  /// Whether the record at `offset` of `p` is the oldest not finished there while a record after
+  /// it is finished: the one thing that keeps that record's offset from being committed.
+  bool holds_back(const Partition& p, std::int64_t offset) const {
+    const auto it = partitions_.find(p);
+    if (it == partitions_.end() || it->second.open.empty()) return false;
+    const State& s = it->second;
+    if (*s.open.begin() != offset) return false;
+    // Taken after it: next - offset - 1 records, of which open.size() - 1 are not finished.
+    return s.next - offset - 1 > static_cast<std::int64_t>(s.open.size()) - 1;
+  }
+
   /// Every partition with its committable offset that moved since the last `committed`.
   std::map<Partition, std::int64_t> to_commit() const {
     std::map<Partition, std::int64_t> out;

@@ -35,7 +35,8 @@ Metrics::Metrics()
                              "Later tries of linked pages (topics.fetch_retries), by event: "
                              "scheduled (a try failed for a reason time may cure), fetched (a "
                              "later try brought the page), rescheduled, given_up (a dead letter), "
-                             "invalid (a record that is no retry)")),
+                             "invalid (a record that is no retry), requeued (a long wait written "
+                             "again at the end of its topic, so the records after it commit)")),
       fetch_retries_waiting_(gauge(*registry_, "newsflow_fetch_retries_waiting",
                                    "Linked pages waiting here for their next try")
                                  .Add({})),
@@ -228,7 +229,7 @@ void Metrics::initialize(const std::vector<std::string>& input_topics,
   for (const char* result : {"ok", "unavailable", "unreachable", "error"}) {
     robots_.Add({{"result", result}});
   }
-  for (const char* event : {"scheduled", "fetched", "rescheduled", "given_up", "invalid"}) {
+  for (const char* event : {"scheduled", "fetched", "rescheduled", "given_up", "invalid", "requeued"}) {
     fetch_retries_.Add({{"event", event}});
   }
   for (const char* stage : {"parse", "extract", "fetch", "dedup", "cluster", "produce"}) {

@@ -56,7 +56,7 @@ class Metrics {
   }
   void fetch(const std::string& outcome) { fetches_.Add({{"outcome", outcome}}).Increment(); }
   void robots_fetch(const std::string& result) { robots_.Add({{"result", result}}).Increment(); }
-  /// A later try of a linked page: scheduled, fetched, rescheduled, given_up, invalid.
+  /// A later try of a linked page: scheduled, fetched, rescheduled, given_up, invalid, requeued.
   void fetch_retry(const std::string& event) { fetch_retries_.Add({{"event", event}}).Increment(); }
   void fetch_retries_waiting(double n) { fetch_retries_waiting_.Set(n); }
   void delivery_failed() { delivery_failures_.Increment(); }

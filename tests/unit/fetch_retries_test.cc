@@ -146,6 +146,21 @@ TEST(OffsetLedger, CommitsTheOldestRecordNotFinished) {
   EXPECT_EQ(l.committable(q), -1);
 }
 
+TEST(OffsetLedger, SaysWhichRecordHoldsBackFinishedOnes) {
+  OffsetLedger l;
+  const OffsetLedger::Partition p{"t", 0};
+  for (int o = 10; o < 14; ++o) l.taken(p, o);
+  EXPECT_FALSE(l.holds_back(p, 10));  // nothing after it is finished
+  l.finished(p, 12);
+  EXPECT_TRUE(l.holds_back(p, 10));
+  EXPECT_FALSE(l.holds_back(p, 11));  // not the oldest
+  l.finished(p, 10);
+  EXPECT_TRUE(l.holds_back(p, 11));
+  l.finished(p, 11);
+  EXPECT_FALSE(l.holds_back(p, 13));  // the newest: nothing after it
+  EXPECT_FALSE(l.holds_back({"t", 1}, 0));
+}
+
 TEST(OffsetLedger, NeverCommitsPastARecordNotFinishedInAnyOrder) {
   std::mt19937 rng(7);
   for (int round = 0; round < 200; ++round) {
