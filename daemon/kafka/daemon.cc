@@ -33,6 +33,10 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
       collector_(metrics, config.topics.dlq,
                  {.fenced = [this] { return lease_.fenced(); },
                   .stop_waiting = [this]() -> std::optional<std::string> {
+                    // Waiting for room in a full queue through an outage is the loop at work:
+                    // liveness and the watchdog hear of it (the records time out within
+                    // kafka.flush_timeout_ms and make room).
+                    status_.tick(ready(), intake_.assigned());
                     // After SIGTERM the wait ends at the drain deadline: the batch is not
                     // acknowledged, its inputs are not committed, and the process exits in time.
                     if (drain_.over()) {
@@ -109,6 +113,7 @@ Daemon::~Daemon() {
   intake_.close(drain_.close_timeout());
   links_tail_.reset();
   lease_.close(drain_.close_timeout());
+  // Nothing is left after a deposed owner's purge: the flush returns at once.
   if (collector_.producer()) rd_kafka_flush(collector_.producer(), drain_.flush_timeout_ms());
 }
 
@@ -120,17 +125,12 @@ void release(RecordCollector::Batch& f) {
   f.inputs.clear();
 }
 
-// The producer's properties before the user's: idempotent, every replica acknowledging, and
-// room for the largest page with its headers.
-std::map<std::string, std::string> producer_defaults(const config::Config& config,
+// The producer's properties before the user's: the daemon's producer defaults, room for the
+// largest page with its headers, and the transactional id exactly_once.
+std::map<std::string, std::string> pipeline_producer(const config::Config& config,
                                                      const std::string& bootstrap) {
-  std::map<std::string, std::string> p{
-      {"bootstrap.servers", bootstrap},
-      {"enable.idempotence", "true"},
-      {"acks", "all"},
-      {"linger.ms", "5"},
-      {"message.max.bytes", std::to_string(config.extract.max_html_bytes + (1 << 20))},
-      {"client.id", "newsflow"}};
+  auto p =
+      producer_defaults(config, bootstrap, "newsflow", config.extract.max_html_bytes + (1 << 20));
   if (config.kafka.delivery == config::Delivery::kExactlyOnce) {
     p["transactional.id"] = config.kafka.transactional_id;
   }
@@ -140,7 +140,7 @@ std::map<std::string, std::string> producer_defaults(const config::Config& confi
 }  // namespace
 
 tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string& bootstrap) {
-  auto pconf = make_kafka_conf(producer_defaults(config_, bootstrap), config_.kafka.client,
+  auto pconf = make_kafka_conf(pipeline_producer(config_, bootstrap), config_.kafka.client,
                                config_.kafka.producer, "kafka.producer");
   if (!pconf) return tl::unexpected(pconf.error());
   if (auto opened = collector_.open(std::move(*pconf)); !opened) {
@@ -316,6 +316,15 @@ int Daemon::run() {
 }
 
 void Daemon::shut_down(int exit_code) {
+  const bool deposed = exit_code == 3;
+  if (deposed) {
+    // The lease went to a standby, which publishes from the group's offsets: what is still
+    // queued here would land after its outputs (and the compacted stories topic could end on
+    // this process's older state). Nothing more leaves this process, in either delivery mode.
+    rd_kafka_purge(collector_.producer(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+    rd_kafka_poll(collector_.producer(), 0);
+    log::warn("dedup_lease_outputs_purged", {{"consequence", "its successor judges them again"}});
+  }
   // The batch extracted already is judged; its outputs are acknowledged within the drain limit.
   processor_.finish(/*judge=*/exit_code == 0);
   status_.notifier().stopping();
@@ -325,12 +334,12 @@ void Daemon::shut_down(int exit_code) {
   // What is acknowledged by the drain limit is committed (with a last try for a failed commit);
   // the rest is judged again after the restart. A dedup process that lost its lease commits
   // nothing more: its successor goes on from the group's offsets.
-  if (exit_code != 3) settle(/*drain=*/true, /*rewind=*/false);
+  if (!deposed) settle(/*drain=*/true, /*rewind=*/false);
   collector_.retire_all([](InFlight& f) { release(f); });
   // After the last settle: it commits only partitions still assigned, which the merger knows.
   intake_.close(drain_.close_timeout());
-  if (rd_kafka_flush(collector_.producer(), drain_.flush_timeout_ms()) !=
-      RD_KAFKA_RESP_ERR_NO_ERROR) {
+  if (!deposed && rd_kafka_flush(collector_.producer(), drain_.flush_timeout_ms()) !=
+                      RD_KAFKA_RESP_ERR_NO_ERROR) {
     // Only outputs of an uncommitted batch can be left: the restart processes it again.
     log::warn("drain_timeout",
               {{"unacknowledged", std::to_string(rd_kafka_outq_len(collector_.producer()))},

@@ -153,15 +153,9 @@ tl::expected<std::unique_ptr<FetchRetrier>, std::string> FetchRetrier::start(
                           " (create it, or set topics.fetch_retries: \"\" to give up at once)");
   }
 
-  std::map<std::string, std::string> producer_defaults{
-      {"bootstrap.servers", bootstrap},
-      {"enable.idempotence", "true"},
-      {"acks", "all"},
-      {"linger.ms", "5"},
-      {"message.max.bytes", std::to_string(config.fetch.max_body_bytes + kHeadroomBytes)},
-      {"client.id", "newsflow-fetch-retries"}};
-  auto pconf = make_kafka_conf(producer_defaults, config.kafka.client, config.kafka.producer,
-                               "kafka.producer");
+  auto pconf = make_kafka_conf(producer_defaults(config, bootstrap, "newsflow-fetch-retries",
+                                                 config.fetch.max_body_bytes + kHeadroomBytes),
+                               config.kafka.client, config.kafka.producer, "kafka.producer");
   if (!pconf) return tl::unexpected(problems_text(pconf.error()));
   std::map<std::string, std::string> forced;
   if (r->exactly_once_)

@@ -5,6 +5,7 @@
 #include <librdkafka/rdkafka_mock.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "daemon/ops/log.h"
@@ -109,6 +110,30 @@ void kafka_log(const rd_kafka_t* rk, int level, const char* facility, const char
 }
 
 }  // namespace
+
+std::map<std::string, std::string> producer_defaults(const config::Config& config,
+                                                     const std::string& bootstrap,
+                                                     const std::string& client_id,
+                                                     std::int64_t max_record_bytes) {
+  std::int64_t timeout_ms = std::max(1, config.kafka.flush_timeout_ms);
+  if (config.kafka.delivery == config::Delivery::kExactlyOnce) {
+    // librdkafka refuses a message timeout longer than the transaction's (60 s by default).
+    std::int64_t transaction_ms = 60000;
+    for (const auto* props : {&config.kafka.client, &config.kafka.producer}) {
+      if (const auto it = props->find("transaction.timeout.ms"); it != props->end()) {
+        transaction_ms = std::strtoll(it->second.c_str(), nullptr, 10);
+      }
+    }
+    if (transaction_ms > 0) timeout_ms = std::min(timeout_ms, transaction_ms);
+  }
+  return {{"bootstrap.servers", bootstrap},
+          {"enable.idempotence", "true"},
+          {"acks", "all"},
+          {"linger.ms", "5"},
+          {"message.max.bytes", std::to_string(max_record_bytes)},
+          {"message.timeout.ms", std::to_string(timeout_ms)},
+          {"client.id", client_id}};
+}
 
 tl::expected<KafkaConf, std::vector<config::Problem>> make_kafka_conf(
     const std::map<std::string, std::string>& defaults,

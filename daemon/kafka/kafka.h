@@ -34,6 +34,16 @@ tl::expected<KafkaConf, std::vector<config::Problem>> make_kafka_conf(
     const std::map<std::string, std::string>& shared,
     const std::map<std::string, std::string>& user, const std::string& path);
 
+/// The properties of each of the daemon's producers before the user's: idempotent, acknowledged
+/// by every replica, `client_id`, records up to `max_record_bytes`, and a record given up
+/// (`message.timeout.ms`) no later than the wait after which its batch counts as failed and is
+/// judged again (`kafka.flush_timeout_ms`; within `transaction.timeout.ms` exactly_once), so a
+/// batch judged again never leaves its first records queued to be delivered later.
+std::map<std::string, std::string> producer_defaults(const config::Config& config,
+                                                     const std::string& bootstrap,
+                                                     const std::string& client_id,
+                                                     std::int64_t max_record_bytes);
+
 /// What a client calls back, each with `opaque` (its owner). Plain ints and void pointers stand
 /// for librdkafka's error codes and partition lists, so headers need not include librdkafka.
 struct ClientCallbacks {

@@ -503,6 +503,76 @@ TEST_F(DaemonOnMockCluster, AStopDuringAnOutageEndsAtTheDrainDeadline) {
   rd_kafka_mock_broker_set_up(cluster_->mock(), 1);
 }
 
+// Runs a started daemon through an outage of the only broker: `outage` long once it consumed
+// its first input; then until every input is committed. Counts the times liveness said the loop
+// went silent for 3 s during the outage.
+int run_through_outage(Daemon& daemon, rd_kafka_mock_cluster_t* mock, std::size_t inputs,
+                       std::chrono::milliseconds outage, int& not_live) {
+  int code = -1;
+  std::thread t([&] { code = daemon.run(); });
+  const auto begin = std::chrono::steady_clock::now() + 30s;
+  while (daemon.progress().consumed.load() == 0 && std::chrono::steady_clock::now() < begin) {
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_EQ(rd_kafka_mock_broker_set_down(mock, 1), RD_KAFKA_RESP_ERR_NO_ERROR);
+  not_live = 0;
+  for (const auto until = std::chrono::steady_clock::now() + outage;
+       std::chrono::steady_clock::now() < until;) {
+    if (!daemon.live(3s)) ++not_live;
+    std::this_thread::sleep_for(100ms);
+  }
+  rd_kafka_mock_broker_set_up(mock, 1);
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (daemon.progress().committed.load() < inputs &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(50ms);
+  }
+  daemon.stop();
+  t.join();
+  return code;
+}
+
+TEST_F(DaemonOnMockCluster, AnOutageJudgesBatchesAgainWithoutWritingTheirOutputsManyTimes) {
+  // The only broker is down for 8 s while batches are published. Each batch not acknowledged
+  // within kafka.flush_timeout_ms (1 s) is judged again; its first records must be gone by then
+  // (message.timeout.ms no longer than that wait), not delivered with every later copy when the
+  // broker is back (with librdkafka's 300 s they were).
+  config_.kafka.flush_timeout_ms = 1000;
+  config_.kafka.producer["linger.ms"] = "20";
+  const std::size_t inputs = produce_inputs();
+  Metrics metrics;
+  Daemon daemon(config_, metrics);
+  ASSERT_TRUE(daemon.start(cluster_->bootstrap()));
+  int not_live = 0;
+  EXPECT_EQ(run_through_outage(daemon, cluster_->mock(), inputs, 8s, not_live), 0);
+  EXPECT_EQ(daemon.progress().committed.load(), inputs);
+  std::map<std::string, int> copies;
+  for (const auto& r : read_topic(cluster_->bootstrap(), config_.topics.articles,
+                                  config_.kafka.embedded_partitions)) {
+    ++copies[r.key];
+  }
+  int most = 0;
+  for (const auto& [key, n] : copies) most = std::max(most, n);
+  EXPECT_LE(most, 2) << "an article was written " << most << " times";
+  EXPECT_EQ(copies.size() + poison_.size(), inputs);
+}
+
+TEST_F(DaemonOnMockCluster, WaitingForRoomInAFullQueueKeepsLivenessInformed) {
+  // The producer's queue (four messages) stays full through an outage of 6 s, its records kept
+  // for 30 s: the loop waits for room all along, and is alive (not restarted mid-outage).
+  config_.kafka.producer["queue.buffering.max.messages"] = "4";
+  config_.kafka.producer["message.timeout.ms"] = "30000";
+  config_.kafka.producer["linger.ms"] = "20";
+  const std::size_t inputs = produce_inputs();
+  Metrics metrics;
+  Daemon daemon(config_, metrics);
+  ASSERT_TRUE(daemon.start(cluster_->bootstrap()));
+  int not_live = 0;
+  EXPECT_EQ(run_through_outage(daemon, cluster_->mock(), inputs, 6s, not_live), 0);
+  EXPECT_EQ(not_live, 0) << "liveness said the loop was silent while it waited for room";
+  EXPECT_EQ(daemon.progress().committed.load(), inputs);
+}
+
 }  // namespace
 }  // namespace newsflow::daemon
 
