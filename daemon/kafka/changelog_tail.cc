@@ -111,8 +111,13 @@ void ChangelogTail::file(rd_kafka_message_t* m) {
   // record carries the owner's verdict and story), and it is read once (the restore's positions
   // say what it read).
   if (*seq <= last_seq_) ++late_;
-  // The same `seq` twice: a batch written again after a crash, the same judgment.
-  if (buffer_.emplace(*seq, Held{m, Clock::now()}).second) guard.release();
+  seen_seq_ = std::max(seen_seq_, *seq);
+  // The same record twice (`seq` and article): a batch written again after a crash, the same
+  // judgment.
+  std::string id(static_cast<const char*>(m->key), m->key ? m->key_len : 0);
+  if (buffer_.emplace(std::make_pair(*seq, std::move(id)), Held{m, Clock::now()}).second) {
+    guard.release();
+  }
 }
 
 std::size_t ChangelogTail::apply_ready(const Apply& apply, bool everything) {
@@ -120,7 +125,9 @@ std::size_t ChangelogTail::apply_ready(const Apply& apply, bool everything) {
   const auto now = Clock::now();
   while (!buffer_.empty()) {
     auto front = buffer_.begin();
-    if (!everything && front->first > last_seq_ + 1 && now - front->second.arrived < hold_) break;
+    if (!everything && front->first.first > last_seq_ + 1 && now - front->second.arrived < hold_) {
+      break;
+    }
     rd_kafka_message_t* m = front->second.msg;
     const Admission admission = admit_ ? admit_(m, everything) : Admission::kApply;
     if (admission == Admission::kWait) break;  // its input's commit has not come yet
@@ -131,7 +138,7 @@ std::size_t ChangelogTail::apply_ready(const Apply& apply, bool everything) {
       apply(*state);
       ++applied;
     }
-    last_seq_ = std::max(last_seq_, front->first);
+    last_seq_ = std::max(last_seq_, front->first.first);
     rd_kafka_message_destroy(m);
     buffer_.erase(front);
   }

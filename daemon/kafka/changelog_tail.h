@@ -76,6 +76,9 @@ class ChangelogTail {
                                                   std::chrono::milliseconds timeout);
 
   std::uint64_t last_seq() const { return last_seq_; }
+  /// The highest `seq` read, applied or not (records wait for their input's commit, and those
+  /// of inputs never committed are dropped): a new owner numbers its records after it.
+  std::uint64_t seen_seq() const { return std::max(seen_seq_, last_seq_); }
   /// Records read and not yet applied.
   std::size_t pending() const { return buffer_.size(); }
   /// Records the partitions hold beyond what was read (from the consumer's statistics of the
@@ -113,7 +116,10 @@ class ChangelogTail {
   std::uint64_t last_seq_;
   std::chrono::milliseconds hold_;
   Admit admit_;
-  std::map<std::uint64_t, Held> buffer_;  // by seq
+  // By seq, then article id: two articles never share a seq now, but records written before
+  // that was so can (a crash's re-judge that differed), and both count.
+  std::map<std::pair<std::uint64_t, std::string>, Held> buffer_;
+  std::uint64_t seen_seq_ = 0;
   // seq -> (chunk count once its last chunk is read, chunks read)
   std::map<std::uint64_t, std::pair<std::uint64_t, std::set<std::uint64_t>>> snapshot_parts_;
   std::uint64_t snapshot_seq_ = 0, snapshot_chunks_ = 0;

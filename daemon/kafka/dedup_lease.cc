@@ -182,6 +182,9 @@ bool DedupLease::take_over() {
     return false;
   }
   store_.note_snapshot_read(*tail_);
+  // Records of inputs the old owner never committed were dropped, and are judged again here:
+  // under numbers of their own, not theirs.
+  store_.reserve_seq(tail_->seen_seq());
   const std::uint64_t last_seq = tail_->last_seq();
   const std::uint64_t tail_dropped = tail_->dropped();
   const double catch_up_seconds = seconds_since(t0);

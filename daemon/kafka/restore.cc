@@ -420,6 +420,9 @@ class StateStore::ChangelogRestore {
 
   // One record, in `seq` order: applied, covered by the snapshot, or left out.
   void apply(Record& r) {
+    // Read, applied or not: a record of an input not committed is judged again under a new
+    // number, not its own (its article may differ now, and two would share the number).
+    store_.pipeline_.reserve_seq(r.seq);
     if (deferred_ || store_.admit(r.input, true) != Admission::kApply) {
       ++uncommitted_;
       // This process judges them again; a standby leaves them, and every later record (they
@@ -436,8 +439,11 @@ class StateStore::ChangelogRestore {
       store_.keys_.emplace_back(r.seq, std::move(r.key));
     } else if (auto state = dedup::decode_state(r.value)) {
       store_.keys_.emplace_back(state->seq, std::move(r.key));
-      // The same `seq` again: a batch written once more after a crash, the same judgment.
-      if (!applied_seq_ || *applied_seq_ != state->seq) {
+      // The same record again (`seq` and article): a batch written once more after a crash,
+      // the same judgment. Two articles under one `seq` (written before numbers were reserved
+      // at a restore) are both applied.
+      if (applied_seq_ != state->seq) applied_ids_.clear();
+      if (applied_ids_.insert(state->id).second) {
         store_.pipeline_.restore(*state);
         store_.note_judged(r.source, r.input);
         store_.last_seq_ = std::max(store_.last_seq_, state->seq);
@@ -466,6 +472,7 @@ class StateStore::ChangelogRestore {
   std::map<int, rd_kafka_queue_t*> queues_;  // the second read's, by partition
   std::size_t restored_ = 0, skipped_, ended_ = 0, uncommitted_ = 0, covered_ = 0;
   std::optional<std::uint64_t> applied_seq_;
+  std::set<std::string> applied_ids_;  // of the records applied under `applied_seq_`
   const bool standby_role_;
   bool deferred_ = false;
   std::map<int, std::int64_t> defer_from_;  // partition -> first record left to the tail

@@ -76,6 +76,8 @@ Admission StateStore::admit(std::string_view input_header, bool final) const {
   return admit_state_record(input_header, inputs_, committed_, final);
 }
 
+void StateStore::reserve_seq(std::uint64_t seq) { pipeline_.reserve_seq(seq); }
+
 void StateStore::apply(const dedup::ArticleState& state) {
   pipeline_.restore(state);
   note_record(state.seq, state.id);

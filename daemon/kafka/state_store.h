@@ -80,6 +80,8 @@ class StateStore {
   void note_record(std::uint64_t seq, std::string key) { keys_.emplace_back(seq, std::move(key)); }
   /// A record another process wrote, applied to the pipeline (a standby).
   void apply(const dedup::ArticleState& state);
+  /// A record with this `seq` was read, applied or not: the pipeline's next comes after it.
+  void reserve_seq(std::uint64_t seq);
 
   /// A tail of the changelog from where the restore left it (`ChangelogTail`), on a consumer of
   /// its own. The dedup role's applies only records of committed inputs and notes them in the

@@ -233,6 +233,10 @@ class Pipeline {
                   const std::function<void(std::string_view, bool last)>& sink) const;
   /// The `seq` of the last state record made (0 before the first).
   std::uint64_t last_seq() const { return next_seq_ - 1; }
+  /// A state record with this `seq` exists (read at a restore or by a tail, applied or not: an
+  /// input not committed is judged again): the next record made comes after it, so no two
+  /// records of different articles share a `seq`.
+  void reserve_seq(std::uint64_t seq) { next_seq_ = std::max(next_seq_, seq + 1); }
   bool load_state(std::string_view bytes);
 
   /// Only what a state record says of links: the feed item's link and identity were published,

@@ -557,6 +557,90 @@ TEST_F(DaemonOnMockCluster, AnOutageJudgesBatchesAgainWithoutWritingTheirOutputs
   EXPECT_EQ(copies.size() + poison_.size(), inputs);
 }
 
+// A daemon judges four pages and is stopped before any commit; the next judges them again with
+// another verdict for the first (now too large: a dead letter). The records of the second must
+// be numbered after every record the first wrote: had it started again from 1, the other three
+// pages would get the numbers of other articles, and a restore (which applies one record per
+// number) or a standby's tail would leave some of them out.
+TEST_F(DaemonOnMockCluster, AJudgingAgainThatDiffersNeverReusesARecordsNumber) {
+  const auto pages = sample_pages(4);
+  const std::string big = pages[0].input.body + "<!--" + std::string(200 * 1024, 'x') + "-->";
+  produce(producer_.get(), config_.topics.pages, "big", big,
+          {{"url", pages[0].input.url}, {"id", "big"}, {"fetched_at", "2023-05-01T00:00:00Z"}});
+  for (int i = 1; i < 4; ++i) {
+    const std::string id = "page" + std::to_string(i);
+    produce(producer_.get(), config_.topics.pages, id, pages[i].input.body,
+            {{"url", pages[i].input.url}, {"id", id}, {"fetched_at", "2023-05-01T00:00:00Z"}});
+  }
+  ASSERT_EQ(rd_kafka_flush(producer_.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  {
+    ::setenv("NEWSFLOW_FAULT_NO_COMMIT", "1", 1);
+    Metrics metrics;
+    Daemon daemon(config_, metrics);
+    ::unsetenv("NEWSFLOW_FAULT_NO_COMMIT");
+    ASSERT_TRUE(daemon.start(cluster_->bootstrap()));
+    std::thread t([&] { daemon.run(); });
+    for (const auto deadline = std::chrono::steady_clock::now() + 30s;
+         daemon.progress().articles.load() < 4 && std::chrono::steady_clock::now() < deadline;) {
+      std::this_thread::sleep_for(50ms);
+    }
+    std::this_thread::sleep_for(500ms);  // its records acknowledged
+    daemon.stop();
+    t.join();
+    ASSERT_EQ(daemon.progress().articles.load(), 4u);
+    ASSERT_EQ(daemon.progress().committed.load(), 0u);
+  }
+  config_.extract.max_html_bytes = 128 * 1024;
+  {
+    Metrics metrics;
+    Daemon daemon(config_, metrics);
+    ASSERT_TRUE(daemon.start(cluster_->bootstrap()));
+    run_until_committed(daemon, 4);
+    EXPECT_EQ(daemon.progress().articles.load(), 3u);
+    EXPECT_EQ(daemon.progress().dead_letters.load(), 1u);
+  }
+  std::map<std::uint64_t, std::set<std::string>> ids_by_seq;
+  for (const auto& r :
+       read_topic(cluster_->bootstrap(), config_.topics.state, config_.kafka.embedded_partitions)) {
+    if (const auto seq = dedup::state_seq(r.value)) ids_by_seq[*seq].insert(r.key);
+  }
+  EXPECT_EQ(ids_by_seq.size(), 7u);  // four records, then three
+  for (const auto& [seq, ids] : ids_by_seq) {
+    EXPECT_EQ(ids.size(), 1u) << "seq " << seq << " numbers " << ids.size() << " articles";
+  }
+  // A restart holds all four (the dead-lettered page's first record was committed with it).
+  Metrics metrics;
+  Daemon daemon(config_, metrics);
+  ASSERT_TRUE(daemon.start(cluster_->bootstrap()));
+  for (const char* id : {"page1", "page2", "page3"}) {
+    EXPECT_TRUE(daemon.pipeline().window().contains(id)) << id;
+  }
+}
+
+// Records written before numbers were reserved: a re-judge that differed gave one number to two
+// articles. A restore applies both (and a record written twice, once).
+TEST_F(DaemonOnMockCluster, ARestoreAppliesTwoArticlesUnderOneNumber) {
+  for (const auto& [seq, id] : std::vector<std::pair<std::uint64_t, std::string>>{
+           {1, "zero"}, {2, "first"}, {2, "second"}, {2, "second"}, {3, "third"}}) {
+    dedup::ArticleState s;
+    s.seq = seq;
+    s.id = id;
+    s.url = "https://x.test/" + id;
+    s.source = "x.test";
+    s.event_time = 1700000000 + static_cast<std::int64_t>(seq);
+    produce(producer_.get(), config_.topics.state, id, dedup::encode_state(s), {});
+  }
+  ASSERT_EQ(rd_kafka_flush(producer_.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  Metrics metrics;
+  Daemon daemon(config_, metrics);
+  ASSERT_TRUE(daemon.start(cluster_->bootstrap()));
+  for (const char* id : {"zero", "first", "second", "third"}) {
+    EXPECT_TRUE(daemon.pipeline().window().contains(id)) << id;
+  }
+  EXPECT_EQ(daemon.pipeline().window().size(), 4u);
+  EXPECT_EQ(daemon.pipeline().last_seq(), 3u);
+}
+
 TEST_F(DaemonOnMockCluster, WaitingForRoomInAFullQueueKeepsLivenessInformed) {
   // The producer's queue (four messages) stays full through an outage of 6 s, its records kept
   // for 30 s: the loop waits for room all along, and is alive (not restarted mid-outage).
