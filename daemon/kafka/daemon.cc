@@ -416,7 +416,9 @@ bool Daemon::settle(bool drain, bool rewind) {
 }
 
 bool Daemon::commit_offsets(bool sync) {
-  if (!committer_.waiting() || faults_.commits_blocked()) return true;
+  if ((!committer_.waiting() && !(sync && committer_.in_flight())) || faults_.commits_blocked()) {
+    return true;
+  }
   // A dedup owner that lost its lease commits nothing: its consumer is assigned by hand, so the
   // broker would take the commit and move the new owner's position.
   if (lease_.lost()) return false;

@@ -23,11 +23,14 @@ void OffsetCommitter::acknowledged(const Partition& p, std::int64_t next) {
 
 bool OffsetCommitter::due(std::chrono::milliseconds interval, bool now_please,
                           Clock::time_point now) const {
-  return !pending_.empty() && (now_please || now - last_attempt_ >= std::max(interval, backoff_));
+  // An asynchronous commit on its way is awaited when asked to (a revoke, a stop): sent again
+  // synchronously.
+  if (pending_.empty()) return now_please && in_flight_;
+  return now_please || now - last_attempt_ >= std::max(interval, backoff_);
 }
 
 OffsetCommitter::Result OffsetCommitter::commit(bool sync, Clock::time_point now) {
-  if (pending_.empty()) return {};
+  if (pending_.empty() && !(sync && in_flight_)) return {};
   // What waits goes with the next commit once the one on its way is answered (or has gone
   // unanswered for 10 s: the coordinator request timed out).
   const bool unanswered = in_flight_ && now - last_attempt_ > std::chrono::seconds(10);
@@ -40,6 +43,7 @@ OffsetCommitter::Result OffsetCommitter::commit(bool sync, Clock::time_point now
       if (owned_(p)) raise_to(commit, p, offset);
     }
   }
+  if (commit.empty()) return {};  // only partitions gone to other members
   Result result;
   result.partitions = commit.size();
   if (const int err = commit_(commit, sync, result.error); err != RD_KAFKA_RESP_ERR_NO_ERROR) {

@@ -49,14 +49,16 @@ class OffsetCommitter {
   };
 
   /// Whether a commit should be sent now: something waits, and `interval` (or the back-off
-  /// after a failure, when longer) has passed since the last try, or at once when `now_please`.
+  /// after a failure, when longer) has passed since the last try, or at once when `now_please`
+  /// (then also for an asynchronous commit still on its way: a revoke or a stop awaits it).
   bool due(std::chrono::milliseconds interval, bool now_please, Clock::time_point now) const;
 
   /// Sends what waits. `sync` (on revoke and on stop) waits for the answer and takes along the
   /// offsets of an asynchronous commit still unanswered; otherwise at most one asynchronous
   /// commit is on its way (what waits meanwhile goes with the next, or once the one on its way
-  /// has gone unanswered for 10 s). Nothing waiting, or an asynchronous commit on its way: ok
-  /// with no messages.
+  /// has gone unanswered for 10 s). `sync` with only an asynchronous commit on its way sends
+  /// its offsets again and waits for that answer. Nothing waiting, or (not `sync`) an
+  /// asynchronous commit on its way: ok with no messages.
   Result commit(bool sync, Clock::time_point now);
 
   /// The answer of an asynchronous commit: `offsets` as the callback names them, `err` (0 or
@@ -71,6 +73,8 @@ class OffsetCommitter {
   /// Nothing waits and nothing is on its way.
   bool idle() const { return pending_.empty() && !in_flight_; }
   bool waiting() const { return !pending_.empty(); }
+  /// An asynchronous commit is on its way, unanswered.
+  bool in_flight() const { return in_flight_; }
   /// The wait before the next try after failures (0 after a success).
   std::chrono::milliseconds backoff() const { return backoff_; }
   /// The highest offset committed for `p` (-1: none known).

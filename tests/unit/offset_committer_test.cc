@@ -36,6 +36,31 @@ struct FakeCoordinator {
 const OffsetCommitter::Partition p0{"in", 0}, p1{"in", 1};
 const auto t0 = OffsetCommitter::Clock::time_point() + 1h;
 
+// A revoke (or a stop) commits synchronously: an asynchronous commit still on its way, with
+// nothing new waiting, is sent again and its answer awaited (its answer could otherwise come
+// after the partition went to another member, or fail, and the new owner read it all again).
+TEST(OffsetCommitter, ASyncCommitAwaitsTheAsynchronousOneOnItsWay) {
+  FakeCoordinator c;
+  OffsetCommitter committer = c.committer();
+  committer.acknowledged(p0, 7);
+  EXPECT_TRUE(committer.commit(/*sync=*/false, t0).ok);
+  EXPECT_TRUE(committer.in_flight());
+  EXPECT_FALSE(committer.waiting());
+  EXPECT_FALSE(committer.due(0ms, false, t0 + 1s));  // an interval's commit leaves it be
+  EXPECT_TRUE(committer.due(0ms, /*now_please=*/true, t0 + 1s));
+  const auto r = committer.commit(/*sync=*/true, t0 + 1s);
+  EXPECT_TRUE(r.committed);
+  EXPECT_EQ(r.messages, 1u);
+  ASSERT_EQ(c.sent.size(), 2u);
+  EXPECT_TRUE(c.sent[1].sync);
+  EXPECT_EQ(c.sent[1].offsets, (Offsets{{p0, 7}}));
+  EXPECT_EQ(committer.committed(p0), 7);
+  EXPECT_TRUE(committer.idle());
+  // The late answer of the asynchronous one changes nothing.
+  EXPECT_FALSE(committer.answered(RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT, {{p0, 7}}, "late"));
+  EXPECT_TRUE(committer.idle());
+}
+
 TEST(OffsetCommitter, CommitsTheHighestAcknowledgedOffsetOfEachPartitionAtItsInterval) {
   FakeCoordinator c;
   OffsetCommitter committer = c.committer();
