@@ -103,8 +103,9 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
 void Daemon::stop() {
   drain_.start();
   stop_.store(true);
-  // The later tries end their round while the batches drain (joined when the daemon goes).
-  if (retrier_) retrier_->request_stop();
+  // The later tries end their round while the batches drain, by the same deadline (joined at
+  // the end of `shut_down`).
+  if (retrier_) retrier_->request_stop(drain_.deadline_ms());
   status_.notifier().stopping();
 }
 
@@ -316,6 +317,8 @@ int Daemon::run() {
 }
 
 void Daemon::shut_down(int exit_code) {
+  // After an error too (no stop asked for): the later tries end within a drain limit.
+  if (retrier_) retrier_->request_stop(drain_.deadline_ms());
   const bool deposed = exit_code == 3;
   if (deposed) {
     // The lease went to a standby, which publishes from the group's offsets: what is still
@@ -345,6 +348,8 @@ void Daemon::shut_down(int exit_code) {
               {{"unacknowledged", std::to_string(rd_kafka_outq_len(collector_.producer()))},
                {"drain_timeout_ms", std::to_string(config_.kafka.drain_timeout_ms)}});
   }
+  // Stopping beside the rest since the stop: joined within what is left of the drain limit.
+  retrier_.reset();
   // The lease goes last, when every output is acknowledged: a standby takes over at once.
   links_tail_.reset();
   lease_.close(drain_.close_timeout());

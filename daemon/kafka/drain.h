@@ -23,6 +23,11 @@ class Drain {
     started_.store(true);
   }
   bool started() const { return started_.load(); }
+  /// When the drain limit ends (steady clock, `internal::steady_ms`); before the stop, a drain
+  /// limit from now.
+  std::int64_t deadline_ms() const {
+    return started() ? deadline_ms_.load() : internal::steady_ms() + kafka_.drain_timeout_ms;
+  }
   /// The drain limit has passed.
   bool over() const { return started() && internal::steady_ms() >= deadline_ms_.load(); }
 

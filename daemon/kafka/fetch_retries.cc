@@ -192,14 +192,30 @@ tl::expected<std::unique_ptr<FetchRetrier>, std::string> FetchRetrier::start(
   return r;
 }
 
+void FetchRetrier::request_stop(std::int64_t deadline_ms) {
+  stop_deadline_ms_ = deadline_ms;
+  stop_ = true;
+  if (fetcher_) fetcher_->cut_short();  // what is not fetched waits in the topic
+}
+
+int FetchRetrier::flush_timeout_ms() const {
+  const std::int64_t deadline = stop_deadline_ms_.load();
+  if (!stop_.load() || deadline == 0) return config_.kafka.flush_timeout_ms;
+  return static_cast<int>(
+      std::clamp<std::int64_t>(deadline - steady_ms(), 0, config_.kafka.flush_timeout_ms));
+}
+
 FetchRetrier::~FetchRetrier() {
   stop_ = true;
   if (thread_.joinable()) thread_.join();
   // Its offsets are the retries it took: one not committed is read again, and waits again.
-  close_consumer(consumer_, std::chrono::seconds(5), "fetch_retries", &FetchRetrier::on_rebalance,
-                 this);
-  // What it could not send in 5 s was not committed either: read again after the restart.
-  if (producer_) rd_kafka_flush(producer_.get(), 5000);
+  // Within what is left of a stop's deadline (a consumer closes in milliseconds while its
+  // coordinator answers), and 5 s at most.
+  const auto close_ms = std::clamp(flush_timeout_ms(), 500, 5000);
+  close_consumer(consumer_, std::chrono::milliseconds(close_ms), "fetch_retries",
+                 &FetchRetrier::on_rebalance, this);
+  // What it could not send was not committed either: read again after the restart.
+  if (producer_) rd_kafka_flush(producer_.get(), std::min(flush_timeout_ms(), 5000));
 }
 
 void FetchRetrier::run() {
@@ -297,6 +313,7 @@ void FetchRetrier::fetch_due() {
     waiting_ids_.erase(due.back().retry.id);
   }
   if (due.empty()) return;
+  if (stop_.load()) return;  // stopping: not fetched, read again by the next owner
   std::vector<std::string> urls;
   urls.reserve(due.size());
   for (const Waiting& w : due) urls.push_back(w.retry.link);
@@ -404,7 +421,7 @@ void FetchRetrier::produce(const std::string& topic, const std::string& key,
                            const std::string& value,
                            const std::vector<std::pair<std::string, std::string>>& headers) {
   if (exactly_once_ && !transaction_) {
-    auto begun = Transaction::begin(producer_.get(), config_.kafka.flush_timeout_ms);
+    auto begun = Transaction::begin(producer_.get(), std::max(1, flush_timeout_ms()));
     if (!begun) {
       log::error("fetch_retries_transaction_failed", {{"error", begun.error().message}});
       round_failed_ = true;
@@ -452,7 +469,7 @@ void FetchRetrier::end_round() {
   if (exactly_once_) {
     // The outcomes and the offsets of the records they finish, in one transaction.
     if (!transaction_) {
-      auto begun = Transaction::begin(producer_.get(), config_.kafka.flush_timeout_ms);
+      auto begun = Transaction::begin(producer_.get(), std::max(1, flush_timeout_ms()));
       if (begun) {
         transaction_.emplace(std::move(*begun));
       } else {
@@ -474,7 +491,7 @@ void FetchRetrier::end_round() {
     transaction_.reset();
   } else {
     // Every outcome acknowledged, then the offsets.
-    rd_kafka_flush(producer_.get(), config_.kafka.flush_timeout_ms);
+    rd_kafka_flush(producer_.get(), flush_timeout_ms());
     ok = !round_failed_ && rd_kafka_outq_len(producer_.get()) == 0;
     if (ok && !offsets.empty()) {
       PartitionList list = offsets_list(offsets);

@@ -85,8 +85,11 @@ class FetchRetrier {
   FetchRetrier(const FetchRetrier&) = delete;
   FetchRetrier& operator=(const FetchRetrier&) = delete;
 
-  /// Asks the thread to end after the round it is in (thread-safe; the destructor waits).
-  void request_stop() { stop_ = true; }
+  /// Asks the thread to end after the round it is in, by `deadline_ms` (steady clock, as
+  /// `internal::steady_ms`; 0: no deadline): a fetch in progress is cut short, and the round's
+  /// outcomes, the commit and the close wait no longer than that. Thread-safe; the destructor
+  /// waits for the thread.
+  void request_stop(std::int64_t deadline_ms = 0);
 
   /// Records held until they are due.
   std::size_t waiting() const { return waiting_count_.load(); }
@@ -126,6 +129,9 @@ class FetchRetrier {
                const std::vector<std::pair<std::string, std::string>>& headers);
   void dead_letter(const Waiting& w, const FetchRetry& retry);
   void pause(bool paused);
+  /// How long a flush may wait: `kafka.flush_timeout_ms`, after a stop with a deadline no
+  /// longer than what is left of it.
+  int flush_timeout_ms() const;
   static void on_rebalance(rd_kafka_t* rk, int err, void* partitions, void* opaque);
   static void on_delivery(rd_kafka_t* rk, const rd_kafka_message_t* msg, void* opaque);
 
@@ -146,6 +152,7 @@ class FetchRetrier {
   bool paused_ = false;
   std::int64_t next_requeue_check_ms_ = 0;
   std::atomic<bool> stop_{false};
+  std::atomic<std::int64_t> stop_deadline_ms_{0};  // steady clock; 0: none
   std::thread thread_;
 };
 
