@@ -50,13 +50,14 @@ Admission admit_state_record(std::string_view input, const std::vector<std::stri
 
 tl::expected<std::unique_ptr<ChangelogTail>, std::string> ChangelogTail::open(
     KafkaHandle consumer, const std::string& topic, const std::map<int, std::int64_t>& positions,
-    std::uint64_t last_seq, std::chrono::milliseconds hold, Admit admit) {
+    std::uint64_t last_seq, std::chrono::milliseconds hold, Admit admit, std::size_t max_pending) {
   const auto count = internal::partition_count(consumer.get(), topic);
   if (!count) return tl::unexpected(count.error());
   const int partitions = *count;
   if (partitions <= 0) return tl::unexpected("topic " + topic + " does not exist");
   std::unique_ptr<ChangelogTail> tail(
       new ChangelogTail(std::move(consumer), topic, last_seq, hold, std::move(admit)));
+  tail->max_pending_ = std::max<std::size_t>(1, max_pending);
   rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(partitions);
   for (int p = 0; p < partitions; ++p) {
     const auto at = positions.find(p);
@@ -145,8 +146,30 @@ std::size_t ChangelogTail::apply_ready(const Apply& apply, bool everything) {
   return applied;
 }
 
+void ChangelogTail::pause(bool paused) {
+  if (paused == paused_) return;
+  rd_kafka_topic_partition_list_t* list =
+      rd_kafka_topic_partition_list_new(static_cast<int>(position_.size()));
+  for (const auto& [p, next] : position_)
+    rd_kafka_topic_partition_list_add(list, topic_.c_str(), p);
+  if (paused) {
+    rd_kafka_pause_partitions(consumer_.get(), list);
+  } else {
+    rd_kafka_resume_partitions(consumer_.get(), list);
+  }
+  rd_kafka_topic_partition_list_destroy(list);
+  paused_ = paused;
+}
+
 std::size_t ChangelogTail::poll(const Apply& apply) {
-  for (int i = 0; i < 4096; ++i) {
+  // Records waiting for their input's commit (an owner whose commits fail) could fill memory:
+  // beyond the bound the broker keeps them, and the standby reads on as they are applied.
+  if (buffer_.size() >= max_pending_) {
+    pause(true);
+  } else if (buffer_.size() <= max_pending_ / 2) {
+    pause(false);
+  }
+  for (int i = 0; i < 4096 && buffer_.size() < max_pending_; ++i) {
     rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer_.get(), 0);
     if (!m) break;
     file(m);
@@ -191,6 +214,8 @@ tl::expected<std::size_t, std::string> ChangelogTail::catch_up(const Apply& appl
     if (problem.empty()) break;
   }
   if (!problem.empty()) return tl::unexpected("end of " + topic_ + ": " + problem);
+  // The owner is gone: everything to its end is read and applied now.
+  pause(false);
   const auto deadline = Clock::now() + timeout;
   auto reached = [&] {
     for (const auto& [p, high] : end) {

@@ -59,9 +59,13 @@ class ChangelogTail {
   /// `consumer`: a consumer of its own (it is assigned, never subscribed); `positions`: the
   /// next offset of each partition (partitions missing start at their beginning); `last_seq`:
   /// the last record the restore applied.
+  /// At most `max_pending` records wait to be applied (`kMaxPending` by default): beyond, the
+  /// partitions pause (the broker keeps the rest) until half of them are applied.
   static tl::expected<std::unique_ptr<ChangelogTail>, std::string> open(
       KafkaHandle consumer, const std::string& topic, const std::map<int, std::int64_t>& positions,
-      std::uint64_t last_seq, std::chrono::milliseconds hold, Admit admit = {});
+      std::uint64_t last_seq, std::chrono::milliseconds hold, Admit admit = {},
+      std::size_t max_pending = kMaxPending);
+  static constexpr std::size_t kMaxPending = 50000;
   ~ChangelogTail();
   ChangelogTail(const ChangelogTail&) = delete;
   ChangelogTail& operator=(const ChangelogTail&) = delete;
@@ -106,6 +110,8 @@ class ChangelogTail {
   // Files one polled message (and takes it over).
   void file(rd_kafka_message_t* m);
   std::size_t apply_ready(const Apply& apply, bool everything);
+  // Pauses or resumes every partition (backpressure on the buffer).
+  void pause(bool paused);
 
   struct Held {
     rd_kafka_message_t* msg;
@@ -120,6 +126,8 @@ class ChangelogTail {
   // that was so can (a crash's re-judge that differed), and both count.
   std::map<std::pair<std::uint64_t, std::string>, Held> buffer_;
   std::uint64_t seen_seq_ = 0;
+  std::size_t max_pending_ = kMaxPending;
+  bool paused_ = false;
   // seq -> (chunk count once its last chunk is read, chunks read)
   std::map<std::uint64_t, std::pair<std::uint64_t, std::set<std::uint64_t>>> snapshot_parts_;
   std::uint64_t snapshot_seq_ = 0, snapshot_chunks_ = 0;

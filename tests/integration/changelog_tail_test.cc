@@ -164,6 +164,31 @@ TEST_F(ChangelogTailTest, NumbersReadButNotAppliedAreSeen) {
   EXPECT_EQ((*tail)->seen_seq(), 7u);
 }
 
+TEST_F(ChangelogTailTest, RecordsWaitingForTheirCommitsAreBoundedAndReadOnLater) {
+  // The owner's commits do not come: the records wait. At most 10 are held (the broker keeps
+  // the rest); once the commits come, every record is applied.
+  for (std::uint64_t seq = 1; seq <= 40; ++seq) write(seq, static_cast<int>(seq % 3));
+  bool committed = false;
+  auto tail = ChangelogTail::open(
+      client(RD_KAFKA_CONSUMER, cluster_->bootstrap()), kTopic, {}, 0, 500ms,
+      [&committed](const rd_kafka_message_t*, bool) {
+        return committed ? Admission::kApply : Admission::kWait;
+      },
+      /*max_pending=*/10);
+  ASSERT_TRUE(tail) << tail.error();
+  std::size_t most = 0;
+  for (int i = 0; i < 40; ++i) {
+    (*tail)->poll(apply_);
+    most = std::max(most, (*tail)->pending());
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_TRUE(applied_.empty());
+  EXPECT_EQ(most, 10u);
+  committed = true;
+  poll_until(**tail, 40);
+  EXPECT_EQ(applied_.size(), 40u);
+}
+
 TEST_F(ChangelogTailTest, CatchUpReadsEveryPartitionToItsEnd) {
   auto tail = open(10s);
   write(1, 0);
