@@ -24,12 +24,8 @@ constexpr std::size_t kDeadLetterOverheadBytes = 1024;  // record framing, the h
 
 void DeadLetters::input(rd_kafka_message_t* msg, const Failure& failure) {
   Headers headers = message_headers(msg);
-  headers.emplace_back("error_reason", failure.reason);
-  headers.emplace_back("error_detail", failure.detail.substr(0, kMaxErrorDetailBytes));
-  headers.emplace_back("source_topic", rd_kafka_topic_name(msg->rkt));
-  headers.emplace_back("source_partition", std::to_string(msg->partition));
-  headers.emplace_back("source_offset", std::to_string(msg->offset));
-  headers.emplace_back("schema", "newsflow.dead-letter/1");
+  add_dead_letter_headers(headers, failure.reason, failure.detail, rd_kafka_topic_name(msg->rkt),
+                          msg->partition, msg->offset);
   std::string_view value = payload(msg);
   // At most kafka.dlq_max_payload_bytes of the input, and never more than the producer may send
   // with the headers and key: a dead letter refused for its size would lose the input's trace.
@@ -83,13 +79,9 @@ void DeadLetters::item(rd_kafka_message_t* msg, const Pipeline::Extracted& item,
   // The DLQ record names the item (a small JSON value, keyed by its link) rather than
   // repeating the whole feed, with the feed message's coordinates.
   const Failure& failure = *item.fetch_failure;
-  Headers headers{{"url", item.fetch_url},
-                  {"error_reason", failure.reason},
-                  {"error_detail", failure.detail.substr(0, kMaxErrorDetailBytes)},
-                  {"source_topic", rd_kafka_topic_name(msg->rkt)},
-                  {"source_partition", std::to_string(msg->partition)},
-                  {"source_offset", std::to_string(msg->offset)},
-                  {"schema", "newsflow.dead-letter/1"}};
+  Headers headers{{"url", item.fetch_url}};
+  add_dead_letter_headers(headers, failure.reason, failure.detail, rd_kafka_topic_name(msg->rkt),
+                          msg->partition, msg->offset);
   nlohmann::ordered_json value;
   value["id"] = item.article.id;
   value["link"] = item.fetch_url;

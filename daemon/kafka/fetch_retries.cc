@@ -266,14 +266,12 @@ void FetchRetrier::take(rd_kafka_message_t* msg) {
   if (!retry) {
     metrics_.fetch_retry("invalid");
     metrics_.dead_letter("invalid_retry");
+    Headers headers;
+    add_dead_letter_headers(headers, "invalid_retry",
+                            "not a fetch retry record (id, link and attempts are required)",
+                            w.from.first, w.from.second, w.offset);
     produce(config_.topics.dlq, std::string(key_of(msg)),
-            std::string(payload(msg).substr(0, 64 * 1024)),
-            {{"error_reason", "invalid_retry"},
-             {"error_detail", "not a fetch retry record (id, link and attempts are required)"},
-             {"source_topic", w.from.first},
-             {"source_partition", std::to_string(w.from.second)},
-             {"source_offset", std::to_string(w.offset)},
-             {"schema", "newsflow.dead-letter/1"}});
+            std::string(payload(msg).substr(0, 64 * 1024)), headers);
     round_.push_back({w.from, w.offset});
     return;
   }
@@ -405,14 +403,10 @@ void FetchRetrier::requeue_holding_back() {
 
 void FetchRetrier::dead_letter(const Waiting& w, const FetchRetry& retry) {
   metrics_.dead_letter(retry.reason);
-  produce(config_.topics.dlq, retry.link, fetch_retry_json(retry),
-          {{"url", retry.link},
-           {"error_reason", retry.reason},
-           {"error_detail", retry.detail.substr(0, 4096)},
-           {"source_topic", w.from.first},
-           {"source_partition", std::to_string(w.from.second)},
-           {"source_offset", std::to_string(w.offset)},
-           {"schema", "newsflow.dead-letter/1"}});
+  Headers headers{{"url", retry.link}};
+  add_dead_letter_headers(headers, retry.reason, retry.detail, w.from.first, w.from.second,
+                          w.offset);
+  produce(config_.topics.dlq, retry.link, fetch_retry_json(retry), headers);
 }
 
 bool FetchRetrier::usable() const { return !exactly_once_ || Transaction::usable(producer_.get()); }

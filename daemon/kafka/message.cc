@@ -31,6 +31,17 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+void add_dead_letter_headers(Headers& headers, const std::string& reason, const std::string& detail,
+                             const std::string& topic, int partition, std::int64_t offset) {
+  constexpr std::size_t kMaxErrorDetailBytes = 4096;
+  headers.emplace_back("error_reason", reason);
+  headers.emplace_back("error_detail", detail.substr(0, kMaxErrorDetailBytes));
+  headers.emplace_back("source_topic", topic);
+  headers.emplace_back("source_partition", std::to_string(partition));
+  headers.emplace_back("source_offset", std::to_string(offset));
+  headers.emplace_back("schema", "newsflow.dead-letter/1");
+}
+
 Headers message_headers(const rd_kafka_message_t* msg) {
   Headers out;
   rd_kafka_headers_t* hdrs = nullptr;

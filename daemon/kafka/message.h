@@ -35,6 +35,12 @@ double seconds_since(Clock::time_point t0);
 /// Every header of `msg`, in order (a header without a value reads as "").
 Headers message_headers(const rd_kafka_message_t* msg);
 
+/// The headers every dead letter carries (docs/contracts.md): why (`error_reason`, and
+/// `error_detail` cut to 4 KiB) and where from (`source_topic`, `_partition`, `_offset`), with
+/// its schema; appended to `headers`.
+void add_dead_letter_headers(Headers& headers, const std::string& reason, const std::string& detail,
+                             const std::string& topic, int partition, std::int64_t offset);
+
 /// The value and the key of `msg` ("" when absent).
 std::string_view payload(const rd_kafka_message_t* msg);
 std::string_view key_of(const rd_kafka_message_t* msg);
