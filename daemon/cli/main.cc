@@ -375,6 +375,9 @@ void add_kafka_commands(CLI::App& app, Cli& cli) {
                    "messages per second, each with a produced_at header (0: all at once)")
       ->check(CLI::NonNegativeNumber);
   produce->add_flag("--poison", produce_opts.poison, "also send three poison messages");
+  produce->add_flag("--event-timestamps", produce_opts.event_timestamps,
+                    "stamp each record with its event time (default: the time it is sent; "
+                    "the topic's time retention counts from the stamp)");
   produce->add_flag("--quiet", produce_opts.quiet, "no progress on stderr");
   produce->add_option("--config", config_path, "YAML config file");
   cli.produce = produce;

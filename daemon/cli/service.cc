@@ -193,6 +193,9 @@ class ReplayProducer {
 
   // Produces every line of `path`, or every page of a WARC or ARC file, `repeat` times (copies get
   // "-N" ids and "#N" URLs). Each (from, to) of `rewrites` is replaced in feed bodies.
+  /// Records stamped with their event time instead of the time they are sent.
+  void stamp_event_times(bool on) { event_timestamps_ = on; }
+
   bool send_file(const std::string& path, int repeat,
                  const std::vector<std::pair<std::string, std::string>>& rewrites = {},
                  double rate = 0, ProgressLine::Mode progress_mode = ProgressLine::Mode::kOff) {
@@ -251,8 +254,15 @@ class ReplayProducer {
                                                 .count()));
         }
         ++sent;
-        // The record's timestamp is the event time, as a crawler's CreateTime is its fetch time.
-        const auto event_time = p.input.published_at ? p.input.published_at : p.input.fetched_at;
+        // The record's timestamp: the time it is sent (0), or with --event-timestamps its event
+        // time, as an archive's crawler may stamp it (then the topic's time retention counts
+        // from the event time, and deletes a backfill older than it).
+        std::int64_t timestamp_ms = 0;
+        if (event_timestamps_) {
+          if (const auto t = p.input.published_at ? p.input.published_at : p.input.fetched_at) {
+            timestamp_ms = *t * 1000;
+          }
+        }
         std::string value;
         if (envelope) {
           auto j = nlohmann::json::parse(line, nullptr, false);
@@ -261,7 +271,7 @@ class ReplayProducer {
           value = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
         }
         send(feed ? config_.topics.feeds : config_.topics.pages, url,
-             envelope ? value : p.input.body, headers, event_time ? *event_time * 1000 : 0);
+             envelope ? value : p.input.body, headers, timestamp_ms);
       }
     };
     std::unique_ptr<ArchiveReader> archive;
@@ -338,6 +348,7 @@ class ReplayProducer {
   }
 
  private:
+  bool event_timestamps_ = false;
   const config::Config& config_;
   KafkaHandle producer_;
   std::size_t produced_ = 0;
@@ -386,6 +397,7 @@ int run_produce(const config::Config& config, const ProduceOptions& options) {
   }
   ReplayProducer producer(config.kafka.brokers, config);
   if (!producer.ok()) return 2;
+  producer.stamp_event_times(options.event_timestamps);
   if (!producer.send_file(options.input, std::max(1, options.repeat), {}, options.rate,
                           ProgressLine::mode_for(stderr, options.quiet))) {
     std::fprintf(stderr, "produce: cannot read %s\n", options.input.c_str());

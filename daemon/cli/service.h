@@ -35,6 +35,10 @@ struct ProduceOptions {
   /// Messages per second (0: as fast as the brokers take them). Paced messages carry a
   /// `produced_at` header (Unix milliseconds) for latency measurements.
   double rate = 0;
+  /// Each record's timestamp is its event time (published, else fetched), as an archive's
+  /// crawler may stamp it; by default the time it is sent, so the topic's time retention does
+  /// not delete a backfill of old pages before the daemon reads them.
+  bool event_timestamps = false;
 };
 
 /// `newsflow produce`: replay lines to the configured brokers' pages and feeds topics, as a

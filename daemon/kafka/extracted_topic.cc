@@ -28,9 +28,13 @@ std::int32_t ExtractedTopic::partition_of(std::string_view topic, int partition)
 void ExtractedTopic::produce(std::int32_t partition, const std::string& id,
                              const std::string& record, const std::string& source,
                              std::int64_t order_ms) {
+  // The order time in a header, not as the record's timestamp: a backfill's old event times
+  // would have the topic's time retention delete the records before the dedup role reads them.
   collector_.produce(config_.topics.extracted, id, record,
-                     {{"schema", "newsflow.extracted/1"}, {kSourceHeader, source}}, false,
-                     partition, order_ms);
+                     {{"schema", "newsflow.extracted/1"},
+                      {kSourceHeader, source},
+                      {kOrderHeader, std::to_string(order_ms)}},
+                     false, partition);
   wrote_since_watermark_.insert(partition);
 }
 

@@ -72,6 +72,16 @@ std::int64_t order_time(const rd_kafka_message_t* msg) {
   if (rd_kafka_message_headers(msg, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR && hdrs) {
     const void* value;
     size_t size;
+    // An extracted record: its input's order time (records written before the header have it
+    // as their timestamp, below).
+    if (rd_kafka_header_get_last(hdrs, kOrderHeader, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+        value) {
+      const std::string_view text(static_cast<const char*>(value), size);
+      std::int64_t ms = 0;
+      if (std::from_chars(text.data(), text.data() + text.size(), ms).ec == std::errc() && ms > 0) {
+        return ms / 1000;
+      }
+    }
     for (const char* name : {"published_at", "fetched_at"}) {
       if (rd_kafka_header_get_last(hdrs, name, &value, &size) != RD_KAFKA_RESP_ERR_NO_ERROR ||
           !value) {

@@ -32,6 +32,9 @@ std::int64_t unix_now();
 std::int64_t unix_now_ms();
 double seconds_since(Clock::time_point t0);
 
+/// The header of an extracted record with its input's order time (Unix milliseconds).
+inline constexpr const char* kOrderHeader = "order_ms";
+
 /// Every header of `msg`, in order (a header without a value reads as "").
 Headers message_headers(const rd_kafka_message_t* msg);
 
