@@ -1,7 +1,7 @@
 #include "daemon/kafka/daemon.h"
 
 // The daemon: its start and stop, and the loop that moves batches between its parts (the
-// intake, the judging in judge.cc, the state store, the lease, the producer).
+// intake, the judging in batch_processor.cc, the state store, the lease, the producer).
 
 #include <librdkafka/rdkafka.h>
 

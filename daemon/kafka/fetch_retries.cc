@@ -111,7 +111,15 @@ bool fetch_retry_left(const config::FetchConfig& fetch, int attempts, std::strin
 FetchRetrier::FetchRetrier(const config::Config& config, Metrics& metrics)
     : config_(config),
       metrics_(metrics),
-      exactly_once_(config.kafka.delivery == config::Delivery::kExactlyOnce) {}
+      exactly_once_(config.kafka.delivery == config::Delivery::kExactlyOnce),
+      committer_(
+          [this](const OffsetCommitter::Offsets& offsets, bool sync, std::string& error) {
+            PartitionList list = offsets_list(offsets);
+            const rd_kafka_resp_err_t e = rd_kafka_commit(consumer_.get(), list.list, sync ? 0 : 1);
+            if (e != RD_KAFKA_RESP_ERR_NO_ERROR) error = rd_kafka_err2str(e);
+            return static_cast<int>(e);
+          },
+          [this](const OffsetCommitter::Partition& p) { return assigned_.count(p) > 0; }) {}
 
 tl::expected<std::unique_ptr<FetchRetrier>, std::string> FetchRetrier::start(
     const config::Config& config, const std::string& bootstrap, Metrics& metrics) {
@@ -487,15 +495,7 @@ void FetchRetrier::end_round() {
     // Every outcome acknowledged, then the offsets.
     rd_kafka_flush(producer_.get(), flush_timeout_ms());
     ok = !round_failed_ && rd_kafka_outq_len(producer_.get()) == 0;
-    if (ok && !offsets.empty()) {
-      PartitionList list = offsets_list(offsets);
-      // A failed commit is tried again with the next round's (the ledger keeps it due).
-      if (rd_kafka_commit(consumer_.get(), list.list, 0) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        round_.clear();
-        round_failed_ = false;
-        return;
-      }
-    }
+    if (ok) commit_finished(offsets);
   }
   round_.clear();
   round_failed_ = false;
@@ -505,6 +505,14 @@ void FetchRetrier::end_round() {
     return;
   }
   ledger_.committed(offsets);
+}
+
+void FetchRetrier::commit_finished(const std::map<OffsetLedger::Partition, std::int64_t>& offsets) {
+  for (const auto& [p, offset] : offsets) committer_.acknowledged(p, offset);
+  if (!committer_.waiting()) return;
+  // A failed commit stays due and goes with the next round's.
+  const OffsetCommitter::Result r = committer_.commit(/*sync=*/true, OffsetCommitter::Clock::now());
+  if (!r.ok) log::warn("fetch_retries_commit_failed", {{"error", r.error}});
 }
 
 void FetchRetrier::rewind() {
@@ -551,6 +559,9 @@ void FetchRetrier::on_rebalance(rd_kafka_t* rk, int err, void* partitions, void*
   auto* self = static_cast<FetchRetrier*>(opaque);
   auto* list = static_cast<rd_kafka_topic_partition_list_t*>(partitions);
   if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+    for (int i = 0; list && i < list->cnt; ++i) {
+      self->assigned_.emplace(list->elems[i].topic, list->elems[i].partition);
+    }
     rd_kafka_assign(rk, list);
     self->resume_assigned(rk);
     return;
@@ -558,13 +569,9 @@ void FetchRetrier::on_rebalance(rd_kafka_t* rk, int err, void* partitions, void*
   // Revoked: what is done is committed (at_least_once; exactly_once, in its transaction); what
   // waits is the next owner's, read from the committed offsets.
   self->end_round();
-  if (!self->exactly_once_) {
-    const auto offsets = self->ledger_.to_commit();
-    if (!offsets.empty()) {
-      PartitionList l = offsets_list(offsets);
-      rd_kafka_commit(rk, l.list, 0);
-    }
-  }
+  if (!self->exactly_once_) self->commit_finished(self->ledger_.to_commit());
+  for (const auto& p : self->assigned_) self->committer_.revoked(p);
+  self->assigned_.clear();
   self->waiting_.clear();
   self->waiting_ids_.clear();
   self->ledger_.clear();

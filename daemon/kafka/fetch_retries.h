@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -22,6 +23,7 @@
 
 #include "config/config.h"
 #include "daemon/kafka/kafka.h"
+#include "daemon/kafka/offset_committer.h"
 #include "daemon/kafka/offset_ledger.h"
 #include "daemon/kafka/transaction.h"
 #include "tl/expected.hpp"
@@ -125,6 +127,8 @@ class FetchRetrier {
   /// record not committed is read again (`rewind`).
   void end_round();
   void rewind();
+  /// at_least_once: commits `offsets` (their outcomes acknowledged) by the daemon's rule.
+  void commit_finished(const std::map<OffsetLedger::Partition, std::int64_t>& offsets);
   void produce(const std::string& topic, const std::string& key, const std::string& value,
                const std::vector<std::pair<std::string, std::string>>& headers);
   void dead_letter(const Waiting& w, const FetchRetry& retry);
@@ -142,6 +146,10 @@ class FetchRetrier {
   KafkaHandle producer_;
   std::unique_ptr<Fetcher> fetcher_;
   OffsetLedger ledger_;
+  // at_least_once: the daemon's commit rule (only partitions held, never backwards, a failed
+  // commit kept for the next round); exactly_once commits in the round's transaction.
+  OffsetCommitter committer_;
+  std::set<OffsetLedger::Partition> assigned_;       // set by the rebalance callback
   std::multimap<std::int64_t, Waiting> waiting_;     // by due time (Unix ms)
   std::map<std::string, std::int64_t> waiting_ids_;  // id -> its due time
   std::atomic<std::size_t> waiting_count_{0};
