@@ -229,7 +229,8 @@ void Metrics::initialize(const std::vector<std::string>& input_topics,
   for (const char* result : {"ok", "unavailable", "unreachable", "error"}) {
     robots_.Add({{"result", result}});
   }
-  for (const char* event : {"scheduled", "fetched", "rescheduled", "given_up", "invalid", "requeued"}) {
+  for (const char* event :
+       {"scheduled", "fetched", "rescheduled", "given_up", "invalid", "requeued"}) {
     fetch_retries_.Add({{"event", event}});
   }
   for (const char* stage : {"parse", "extract", "fetch", "dedup", "cluster", "produce"}) {
