@@ -13,7 +13,7 @@ again=""
 [ "${1:-}" = "--again" ] && { again=1; shift; }
 dir=${1:?usage: start-broker.sh [--again] DIR}
 mkdir -p "$dir"
-dir=$(cd "$dir" && pwd)
+dir=$(cd "$dir" && pwd -P)
 fail() { echo "start-broker: $*" >&2; [ -f "$dir/server.log" ] && tail -n 20 "$dir/server.log" >&2; exit 1; }
 
 [ -z "$again" ] && "$here/stop-broker.sh" "$dir"
@@ -69,6 +69,8 @@ if [ -n "$again" ]; then
   [ -d "$dir/data" ] && [ ! -f "$dir/pid" ] ||
     fail "no stopped broker in $dir (stop it with stop-broker.sh --keep-data)"
   port=$(sed -n 's|^listeners=PLAINTEXT://127.0.0.1:\([0-9]*\),.*|\1|p' "$dir/server.properties")
+  # Something answering there already would pass for the broker started.
+  ! kcat -b "127.0.0.1:$port" -L -m 2 > /dev/null 2>&1 || fail "a broker still answers at 127.0.0.1:$port"
   launch || fail "the broker exited: $(tail -n 3 "$dir/stdout.log")"
   exit 0
 fi
@@ -112,8 +114,11 @@ log.retention.ms=-1
 # seconds for it.
 log.cleaner.backoff.ms=1000
 PROPS
-  # A cluster id as StorageTool random-uuid makes one, without a JVM start for it.
-  cluster_id=$(python3 -c 'import base64, uuid; print(base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))')
+  # A cluster id as StorageTool random-uuid makes one, without a JVM start for it; none starting
+  # with "-", which the tool's argument parser takes for an option (1 start in 64 failed so).
+  cluster_id=$(python3 -c 'import base64, uuid
+while (i := base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")).startswith("-"): pass
+print(i)')
   java -Xmx256m -XX:+UseSerialGC -cp "$libs/*" -Dlog4j2.configurationFile="$dir/log4j2.properties" \
     kafka.tools.StorageTool format --cluster-id "$cluster_id" --config "$dir/server.properties" \
     > "$dir/format.log" 2>&1 || fail "format failed: $(tail -n 5 "$dir/format.log")"

@@ -9,7 +9,7 @@ keep=""
 [ "${1:-}" = "--keep-data" ] && { keep=1; shift; }
 dir=${1:?usage: stop-broker.sh [--keep-data] DIR}
 [ -f "$dir/pid" ] || exit 0
-dir=$(cd "$dir" && pwd)
+dir=$(cd "$dir" && pwd -P)
 pid=$(cat "$dir/pid")
 # Only the broker of this directory: a pid reused by another process is left alone.
 if grep -qa "kafka.Kafka" "/proc/$pid/cmdline" 2>/dev/null &&
