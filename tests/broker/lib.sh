@@ -111,7 +111,8 @@ topic_config() {
 # What the broker holds of this test's topic NAME, transaction data aborted or not and
 # tombstones included: "RECORDS TOMBSTONES KEYS" (KEYS: distinct keys).
 stored() {
-  kcat -b "$broker" -C -t "$(topic "$1")" -e -q -f '%S %k\n' 2>/dev/null |
+  kcat -b "$broker" -C -t "$(topic "$1")" -e -q -X isolation.level=read_uncommitted \
+    -f '%S %k\n' 2>/dev/null |
     awk '{n++; if ($1 == -1) t++; k[$2] = 1} END {print n + 0, t + 0, length(k)}'
 }
 
