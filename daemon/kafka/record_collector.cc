@@ -175,7 +175,7 @@ void RecordCollector::blame(Sent& sent, int error, std::string_view topic, std::
   // as a dead letter instead of being refused again.
   const auto key = [](const Sent& s) { return std::tuple{s.topic, s.partition, s.offset}; };
   if (err == RD_KAFKA_RESP_ERR_INVALID_RECORD || !sent.batch) {
-    refused_.insert_or_assign(key(sent), refusal(err, topic, bytes));
+    refuse(key(sent), refusal(err, topic, bytes));
     return;
   }
   // Refused for its size: the record, or a small one that shared a request with it.
@@ -185,20 +185,29 @@ void RecordCollector::blame(Sent& sent, int error, std::string_view topic, std::
   for (const auto& [s, b] : sizes) largest = std::max(largest, b);
   for (const auto& [s, b] : sizes) {
     if (b * 2 >= largest) {
-      if (s == &sent) refused_.insert_or_assign(key(*s), refusal(err, topic, bytes));
+      if (s == &sent) refuse(key(*s), refusal(err, topic, bytes));
     } else {
       refused_.erase(key(*s));  // rode along with a larger one: judged again as it is
     }
   }
 }
 
+void RecordCollector::refuse(const Position& at, Failure failure) {
+  if (refused_.insert_or_assign(at, std::move(failure)).second) refused_order_.push_back(at);
+  while (refused_order_.size() > kRefusedKept) {
+    refused_.erase(refused_order_.front());
+    refused_order_.pop_front();
+  }
+}
+
 std::optional<Failure> RecordCollector::take_refused(const rd_kafka_message_t* msg) {
   if (refused_.empty()) return std::nullopt;
+  // Not erased: when the batch that carries this dead letter fails for another record (a size
+  // refusal elsewhere in it), the input is judged again and must not send the refused record
+  // again (that alternated between two refusals forever on Kafka 4.1.1).
   const auto it = refused_.find({rd_kafka_topic_name(msg->rkt), msg->partition, msg->offset});
   if (it == refused_.end()) return std::nullopt;
-  Failure f = std::move(it->second);
-  refused_.erase(it);
-  return f;
+  return it->second;
 }
 
 std::optional<Failure> RecordCollector::too_large(std::string_view what, std::string_view id,

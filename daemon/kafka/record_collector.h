@@ -114,7 +114,9 @@ class RecordCollector {
   /// A record that failed since `reset_errors`: its error ("" while none did).
   std::string failure() const { return errors_ == 0 ? std::string() : last_error_; }
 
-  /// The dead letter `msg` ends as because a record of it was refused for good, if any (once).
+  /// The dead letter `msg` ends as because a record of it was refused for good, if any. Kept for
+  /// the input's later judgings too: the batch that carries the dead letter may fail for another
+  /// record and be judged again (the most recent kRefusedKept refusals are kept).
   std::optional<Failure> take_refused(const rd_kafka_message_t* msg);
   /// output_too_large when a record of `bytes` (the `what` record of article `id`) is more than
   /// the producer may send.
@@ -158,8 +160,14 @@ class RecordCollector {
   Batch* producing_ = nullptr;
   Sent* sending_ = nullptr;
   // Inputs one of whose records the producer or the cluster refused for good (too large, an
-  // invalid record), with the dead letter each ends as when it is judged again.
-  std::map<std::tuple<std::string, std::int32_t, std::int64_t>, Failure> refused_;
+  // invalid record), with the dead letter each ends as when it is judged again, and the order
+  // they were refused in (the oldest are forgotten past kRefusedKept: an input needs its entry
+  // only until a batch carrying its dead letter is delivered, a few batches at most).
+  using Position = std::tuple<std::string, std::int32_t, std::int64_t>;
+  static constexpr std::size_t kRefusedKept = 4096;
+  void refuse(const Position& at, Failure failure);
+  std::map<Position, Failure> refused_;
+  std::deque<Position> refused_order_;
   std::size_t max_record_bytes_ = 0;
   std::uint64_t errors_ = 0;  // touched only on the run thread (delivery reports are served there)
   std::string last_error_;

@@ -49,7 +49,7 @@ since() { python3 -c "import time; print(f'{time.time() - $1:.1f}')"; }
 # Waits up to $1 seconds for `newsflow run` (pid $2, log $3) to log daemon_ready.
 wait_ready() {
   for _ in $(seq $(($1 * 20))); do
-    grep -q '"daemon_ready"' "$3" && return 0
+    grep -q '"daemon_ready"' "$3" 2>/dev/null && return 0
     kill -0 "$2" 2>/dev/null || fail "the daemon exited before it was ready: $(tail -n 3 "$3")"
     sleep 0.05
   done
@@ -96,3 +96,36 @@ check_nothing_left() {
   wait $pid || fail "the idle daemon did not exit cleanly"
   [ "$consumed" -eq 0 ] || fail "a restart with every input done consumed $consumed inputs again"
 }
+
+# Sets configurations (KEY=VALUE ...) of this test's topic NAME through the Admin API
+# (TopicConfig.java, run by the JRE from source; the kafka-tools jar with kafka-configs.sh is not
+# fetched) and prints them as the broker now has them: `topic_config NAME KEY=VALUE...`.
+topic_config() {
+  local name=$1
+  shift
+  java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -cp "$("$src/tests/broker/fetch-kafka.sh")/*" \
+    "$src/tests/broker/TopicConfig.java" "$broker" "$(topic "$name")" "$@" ||
+    fail "the broker did not take $* for $(topic "$name")"
+}
+
+# What the broker holds of this test's topic NAME, transaction data aborted or not and
+# tombstones included: "RECORDS TOMBSTONES KEYS" (KEYS: distinct keys).
+stored() {
+  kcat -b "$broker" -C -t "$(topic "$1")" -e -q -X isolation.level=read_uncommitted \
+    -f '%S %k\n' 2>/dev/null |
+    awk '{n++; if ($1 == -1) t++; k[$2] = 1} END {print n + 0, t + 0, length(k)}'
+}
+
+# The broker stopped (SIGTERM, its data kept) and, with `broker_up`, started again on the same
+# data and port. A test that stops it has `broker_up` run on exit too, so the tests after it
+# find their broker.
+broker_down() {
+  "$src/tests/broker/stop-broker.sh" --keep-data "$broker_dir" > /dev/null
+  trap 'broker_up; cleanup' EXIT
+}
+broker_up() {
+  [ -f "$broker_dir/pid" ] || "$src/tests/broker/start-broker.sh" --again "$broker_dir"
+}
+
+# The value of KEY in the JSON log line LINE (a string value).
+value_of() { grep -o "\"$2\":\"[^\"]*\"" <<< "$1" | head -n 1 | cut -d'"' -f4; }

@@ -4,15 +4,19 @@
 # answers metadata requests. Writes DIR/bootstrap (host:port), DIR/pid and the broker's log to
 # DIR/server.log. A broker left running in DIR by an earlier run is stopped first.
 #   start-broker.sh DIR
+#   start-broker.sh --again DIR   the broker of DIR stopped with `stop-broker.sh --keep-data DIR`
+#                                 started again on its data and ports (a broker restart)
 # The jars come from fetch-kafka.sh (fetched once into a cache). Stop it with stop-broker.sh DIR.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-dir=${1:?usage: start-broker.sh DIR}
+again=""
+[ "${1:-}" = "--again" ] && { again=1; shift; }
+dir=${1:?usage: start-broker.sh [--again] DIR}
 mkdir -p "$dir"
-dir=$(cd "$dir" && pwd)
+dir=$(cd "$dir" && pwd -P)
 fail() { echo "start-broker: $*" >&2; [ -f "$dir/server.log" ] && tail -n 20 "$dir/server.log" >&2; exit 1; }
 
-"$here/stop-broker.sh" "$dir"
+[ -z "$again" ] && "$here/stop-broker.sh" "$dir"
 command -v java >/dev/null || fail "java not found (deploy/install-deps.sh installs default-jre-headless)"
 command -v kcat >/dev/null || fail "kcat not found (deploy/install-deps.sh installs it)"
 libs=$("$here/fetch-kafka.sh")
@@ -36,8 +40,42 @@ logger.request.name=kafka.request.logger
 logger.request.level=WARN
 LOG
 
-# A port picked free a moment ago may be taken before the JVM binds it: a few attempts.
+# Starts the broker of $dir/server.properties (listening on $port) and waits until it answers:
+# 0 then, 1 when it exited (a port taken meanwhile) or did not answer within 60 s (then stopped).
+launch() {
+  # Its own session, output to files: ctest does not wait on it, and the cleanup stops it by pid.
+  setsid java -Xms128m -Xmx512m -XX:+UseSerialGC -cp "$libs/*" \
+    -Dlog4j2.configurationFile="$dir/log4j2.properties" -Dkafka.logs.dir="$dir" \
+    kafka.Kafka "$dir/server.properties" < /dev/null >> "$dir/stdout.log" 2>&1 &
+  pid=$!
+  echo "$pid" > "$dir/pid"
+  for _ in $(seq 600); do
+    kill -0 "$pid" 2>/dev/null || return 1
+    if kcat -b "127.0.0.1:$port" -L -m 2 2>/dev/null | grep -q "broker 1 at 127.0.0.1:$port"; then
+      echo "127.0.0.1:$port" > "$dir/bootstrap"
+      ready=$(python3 -c "import time; print(f'{time.time() - $t0:.1f}')")
+      version=$(basename "$(dirname "$libs")")
+      echo "start-broker: $version (KRaft, one node, pid $pid) at 127.0.0.1:$port, ready in $ready s"
+      return 0
+    fi
+    sleep 0.1
+  done
+  "$here/stop-broker.sh" "$dir"
+  fail "the broker did not answer within 60 s"
+}
+
 t0=$(date +%s.%N)
+if [ -n "$again" ]; then
+  [ -d "$dir/data" ] && [ ! -f "$dir/pid" ] ||
+    fail "no stopped broker in $dir (stop it with stop-broker.sh --keep-data)"
+  port=$(sed -n 's|^listeners=PLAINTEXT://127.0.0.1:\([0-9]*\),.*|\1|p' "$dir/server.properties")
+  # Something answering there already would pass for the broker started.
+  ! kcat -b "127.0.0.1:$port" -L -m 2 > /dev/null 2>&1 || fail "a broker still answers at 127.0.0.1:$port"
+  launch || fail "the broker exited: $(tail -n 3 "$dir/stdout.log")"
+  exit 0
+fi
+
+# A port picked free a moment ago may be taken before the JVM binds it: a few attempts.
 for attempt in 1 2 3; do
   port=$(free_port); controller=$(free_port)
   [ "$port" != "$controller" ] || continue
@@ -67,37 +105,24 @@ auto.create.topics.enable=false
 num.partitions=1
 num.network.threads=2
 num.io.threads=2
-# The tests produce pages of 2023 with their event time as the record timestamp, as `newsflow
-# produce` does: under the default 7-day retention the broker's retention check (every 5
-# minutes) deletes a rolled segment of them at once, whichever test is running then.
+# The tests produce pages of 2023 with their event time as the record timestamp, as "newsflow
+# produce" does: under the default 7-day retention the broker's retention check (every 5
+# minutes) deletes a rolled segment of them at once, whichever test is running then. (No
+# backquotes in this here-document: they would run.)
 log.retention.ms=-1
+# The log cleaner looks for work every second, not every 15 s: a test that compacts a topic waits
+# seconds for it.
+log.cleaner.backoff.ms=1000
 PROPS
-  # A cluster id as StorageTool random-uuid makes one, without a JVM start for it.
-  cluster_id=$(python3 -c 'import base64, uuid; print(base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))')
+  # A cluster id as StorageTool random-uuid makes one, without a JVM start for it; none starting
+  # with "-", which the tool's argument parser takes for an option (1 start in 64 failed so).
+  cluster_id=$(python3 -c 'import base64, uuid
+while (i := base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")).startswith("-"): pass
+print(i)')
   java -Xmx256m -XX:+UseSerialGC -cp "$libs/*" -Dlog4j2.configurationFile="$dir/log4j2.properties" \
     kafka.tools.StorageTool format --cluster-id "$cluster_id" --config "$dir/server.properties" \
     > "$dir/format.log" 2>&1 || fail "format failed: $(tail -n 5 "$dir/format.log")"
-  # Its own session, output to files: ctest does not wait on it, and the cleanup stops it by pid.
-  setsid java -Xms128m -Xmx512m -XX:+UseSerialGC -cp "$libs/*" \
-    -Dlog4j2.configurationFile="$dir/log4j2.properties" -Dkafka.logs.dir="$dir" \
-    kafka.Kafka "$dir/server.properties" < /dev/null > "$dir/stdout.log" 2>&1 &
-  pid=$!
-  echo "$pid" > "$dir/pid"
-  for _ in $(seq 600); do
-    kill -0 "$pid" 2>/dev/null || break
-    if kcat -b "127.0.0.1:$port" -L -m 2 2>/dev/null | grep -q "broker 1 at 127.0.0.1:$port"; then
-      echo "127.0.0.1:$port" > "$dir/bootstrap"
-      ready=$(python3 -c "import time; print(f'{time.time() - $t0:.1f}')")
-      version=$(basename "$(dirname "$libs")")
-      echo "start-broker: $version (KRaft, one node, pid $pid) at 127.0.0.1:$port, ready in $ready s"
-      exit 0
-    fi
-    sleep 0.1
-  done
-  if kill -0 "$pid" 2>/dev/null; then
-    "$here/stop-broker.sh" "$dir"
-    fail "the broker did not answer within 60 s"
-  fi
+  launch && exit 0
   echo "start-broker: attempt $attempt: the broker exited: $(tail -n 3 "$dir/stdout.log")" >&2
 done
 fail "the broker did not start"

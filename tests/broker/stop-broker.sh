@@ -2,10 +2,14 @@
 # Stops the broker start-broker.sh started in DIR (SIGTERM, then SIGKILL after 20 s) and removes
 # its data; its logs stay. Nothing to do when none runs there.
 #   stop-broker.sh DIR
+#   stop-broker.sh --keep-data DIR   stops it and keeps its data and ports, for
+#                                    `start-broker.sh --again DIR` (a broker restart)
 set -euo pipefail
-dir=${1:?usage: stop-broker.sh DIR}
+keep=""
+[ "${1:-}" = "--keep-data" ] && { keep=1; shift; }
+dir=${1:?usage: stop-broker.sh [--keep-data] DIR}
 [ -f "$dir/pid" ] || exit 0
-dir=$(cd "$dir" && pwd)
+dir=$(cd "$dir" && pwd -P)
 pid=$(cat "$dir/pid")
 # Only the broker of this directory: a pid reused by another process is left alone.
 if grep -qa "kafka.Kafka" "/proc/$pid/cmdline" 2>/dev/null &&
@@ -16,4 +20,4 @@ if grep -qa "kafka.Kafka" "/proc/$pid/cmdline" 2>/dev/null &&
   echo "stop-broker: stopped the broker (pid $pid)"
 fi
 rm -f "$dir/pid" "$dir/bootstrap"
-rm -rf "$dir/data"
+[ -n "$keep" ] || rm -rf "$dir/data"
