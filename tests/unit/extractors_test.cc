@@ -70,6 +70,22 @@ TEST(Binary, BinaryDataBytesAtAnyOffsetOfTheHeaderAndControlsAtAnyOffsetOfTheTex
   }
 }
 
+TEST(Utf8, CodePointsDecodeAndEncodeBothWays) {
+  for (const char32_t cp : {U'a', U'\u00E9', U'\u0661', U'\u5E74', U'\U0001F600'}) {
+    std::string s;
+    append_utf8(s, cp);
+    std::size_t len = 0;
+    EXPECT_EQ(decode_utf8(s, 0, len), cp);
+    EXPECT_EQ(len, s.size());
+  }
+  // An ill-formed byte is one U+FFFD: a stray continuation, an overlong, a surrogate, a cut end.
+  for (const std::string bad : {"\x80", "\xC0\xAF", "\xED\xA0\x80", "\xE5\xB9"}) {
+    std::size_t len = 0;
+    EXPECT_EQ(decode_utf8(bad, 0, len), U'\uFFFD') << bad;
+    EXPECT_EQ(len, 1u) << bad;
+  }
+}
+
 TEST(Utf8, AsciiThatEndsOnAWideRunIsNotReadPastItsEnd) {
   // An exactly sized buffer (no terminating NUL after it, unlike std::string): under ASan a read
   // past the end fails here.
