@@ -2,12 +2,23 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "extractors/metadata.h"
 #include "extractors/timestamp.h"
 
 namespace newsflow::extractors {
+
+/// The lead image of an article.
+struct LeadImage {
+  std::string url;  ///< absolute http(s)
+  int width = 0;    ///< as declared; 0 when not
+  int height = 0;
+  std::string caption;  ///< its alt text or JSON-LD caption
+};
+
+/// Where each field of `PageMetadata` came from, for `newsflow extract --explain`.
+using FieldSources = std::vector<std::pair<std::string, std::string>>;
 
 /// One extracted article: what every later stage sees. Plain data; copyable.
 struct Article {

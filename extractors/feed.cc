@@ -9,9 +9,9 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "extractors/metadata.h"
 #include "extractors/page.h"
 #include "extractors/text.h"
+#include "extractors/urls.h"
 
 namespace newsflow::extractors {
 namespace {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <memory>
 
+#include "extractors/authors.h"
 #include "extractors/charset.h"
 #include "extractors/html.h"
 #include "extractors/internal/hash.h"
@@ -15,6 +16,7 @@
 #include "extractors/page.h"
 #include "extractors/text.h"
 #include "extractors/timestamp.h"
+#include "extractors/urls.h"
 
 namespace newsflow::extractors {
 namespace {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "extractors/authors.h"
 #include "extractors/dates.h"
 #include "extractors/html.h"
 #include "extractors/timestamp.h"
