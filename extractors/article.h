@@ -48,6 +48,8 @@ struct Article {
   bool paywalled = false;         ///< declared not free to read (JSON-LD isAccessibleForFree)
   /// Where each metadata field came from (`extract --explain`); not published.
   FieldSources sources;
+  /// The candidates passed over for each field (`extract --explain`); not published.
+  FieldSources passed_over;
   /// What was repaired to read the page (`ParsedPage::warnings`); empty for a clean page.
   std::vector<std::string> warnings;
 };

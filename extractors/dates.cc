@@ -103,75 +103,81 @@ struct Candidate {
   std::string detail;
 };
 
-}  // namespace
+// Tiers, surest first: the URL's day; what the page declares for machines (JSON-LD, the
+// specific meta names, itemprop and <time> values) or tells the reader in so many words
+// ("Veröffentlicht am ..."); generic meta names (date, dc.date: often the day the page was
+// generated); elements whose class says published, dates after "Datum:"; <time> values of no
+// role; elements whose class names a date; any date around the headline.
+enum Tier : int {
+  kUrlTier = 0,
+  kDeclared = 1,
+  kMarkedPublished = 2,
+  kTimeUnmarked = 3,
+  kDateClass = 4,
+  kGenericMeta = 5,
+  kNearHeadline = 6,
+  kMostFrequent = 7
+};
+// Within a tier, what is declared for machines comes before what is shown.
+constexpr std::size_t kShown = 3000;
 
-PageDates resolve_dates(const DateEvidence& ev) {
-  const UnixSeconds not_after = ev.not_after ? *ev.not_after + 86400 : INT64_MAX;
-  const auto in_range = [not_after](UnixSeconds t) { return t >= kFirstWebDay && t <= not_after; };
-  // A date an attribute or JSON-LD gives: ISO 8601, RFC 822, else a date written in it.
-  // The offset from UTC the last value read was written in.
-  int offset = 0;
-  const auto read_value = [&ev, &offset](std::string_view value) -> std::optional<UnixSeconds> {
-    offset = 0;
+// The candidates of one page, and what each source reads them with.
+class Candidates {
+ public:
+  explicit Candidates(const DateEvidence& ev)
+      : ev_(ev), not_after_(ev.not_after ? *ev.not_after + 86400 : INT64_MAX) {}
+
+  const DateEvidence& evidence() const { return ev_; }
+  const std::vector<Candidate>& list() const { return list_; }
+  bool in_range(UnixSeconds t) const { return t >= kFirstWebDay && t <= not_after_; }
+
+  // A date an attribute or JSON-LD gives: ISO 8601, RFC 822, else a date written in it. The
+  // offset from UTC it was written in is kept for the next `add(..., local)`.
+  std::optional<UnixSeconds> read_value(std::string_view value) {
+    offset_ = 0;
     const std::string v = collapse_whitespace(value);
     if (v.empty()) return std::nullopt;
-    if (auto t = parse_iso8601(v, &offset)) return t;
+    if (auto t = parse_iso8601(v, &offset_)) return t;
     if (auto t = parse_date(v)) return t;
     if (v.size() >= 10) {  // 2020-06-07 with a time in another shape
       if (auto t = parse_iso8601(std::string_view(v).substr(0, 10))) return t;
     }
-    const auto found = find_text_dates(v, ev.order, 1);
+    const auto found = find_text_dates(v, ev_.order, 1);
     if (!found.empty()) return found.front().day;
     return std::nullopt;
-  };
-  const auto distance = [&ev](std::size_t word) -> std::size_t {
-    if (ev.anchor_word == SIZE_MAX) return word;
-    return word >= ev.anchor_word ? word - ev.anchor_word : 2 * (ev.anchor_word - word);
-  };
-  const ParsedPage* page = ev.page;
+  }
+
+  // Words from the headline; before it counts twice.
+  std::size_t distance(std::size_t word) const {
+    if (ev_.anchor_word == SIZE_MAX) return word;
+    return word >= ev_.anchor_word ? word - ev_.anchor_word : 2 * (ev_.anchor_word - word);
+  }
+
   // Words [first, end) as text, single-spaced; `starts`, when given, gets each word's offset.
-  const auto render = [page](std::size_t first, std::size_t end, std::vector<std::size_t>* starts) {
+  std::string render(std::size_t first, std::size_t end, std::vector<std::size_t>* starts) const {
     std::string out;
-    if (!page) return out;
-    end = std::min(end, page->words.size());
+    if (!ev_.page) return out;
+    end = std::min(end, ev_.page->words.size());
     for (std::size_t w = first; w < end; ++w) {
       if (!out.empty()) out += ' ';
       if (starts) starts->push_back(out.size());
-      out.append(page->words[w].text);
+      out.append(ev_.page->words[w].text);
     }
     return out;
-  };
+  }
 
-  std::vector<Candidate> cands;
   // A candidate; `local` says that it was read by `read_value` (with its offset).
-  const auto add = [&](std::optional<UnixSeconds> t, DateRole role, DateSource source, int tier,
-                       std::size_t dist, std::string detail, bool local = false) {
+  void add(std::optional<UnixSeconds> t, DateRole role, DateSource source, int tier,
+           std::size_t dist, std::string detail, bool local = false) {
     if (t && in_range(*t)) {
-      cands.push_back({*t, local ? offset : 0, role, source, tier, dist, std::move(detail)});
+      list_.push_back({*t, local ? offset_ : 0, role, source, tier, dist, std::move(detail)});
     }
-  };
+  }
 
-  // Tiers, surest first: the URL's day; what the page declares for machines (JSON-LD, the
-  // specific meta names, itemprop and <time> values) or tells the reader in so many words
-  // ("Veröffentlicht am ..."); generic meta names (date, dc.date: often the day the page was
-  // generated); elements whose class says published, dates after "Datum:"; <time> values of no
-  // role; elements whose class names a date; any date around the headline.
-  enum Tier : int {
-    kUrlTier = 0,
-    kDeclared = 1,
-    kMarkedPublished = 2,
-    kTimeUnmarked = 3,
-    kDateClass = 4,
-    kGenericMeta = 5,
-    kNearHeadline = 6,
-    kMostFrequent = 7
-  };
-  // Within a tier, what is declared for machines comes before what is shown.
-  constexpr std::size_t kShown = 3000;
   // A date written in text, by what its words and its element say of it.
-  const auto add_shown = [&](const TextDate& d, DateRole element_role, DateSource source,
-                             Tier unmarked, std::size_t dist) {
-    DateRole role = d.role != DateRole::kUnknown ? d.role : element_role;
+  void add_shown(const TextDate& d, DateRole element_role, DateSource source, Tier unmarked,
+                 std::size_t dist) {
+    const DateRole role = d.role != DateRole::kUnknown ? d.role : element_role;
     if (d.role == DateRole::kPublished ||
         (d.role == DateRole::kUnknown && element_role == DateRole::kPublished &&
          source == DateSource::kItemprop)) {
@@ -183,141 +189,163 @@ PageDates resolve_dates(const DateEvidence& ev) {
     } else {
       add(d.day, DateRole::kUnknown, source, unmarked, dist, "");
     }
-  };
-
-  add(url_date(ev.url), DateRole::kPublished, DateSource::kUrl, kUrlTier, 0, "");
-
-  add(read_value(ev.json_ld_published), DateRole::kPublished, DateSource::kJsonLd, kDeclared, 0,
-      "datePublished", true);
-  add(read_value(ev.json_ld_modified), DateRole::kModified, DateSource::kJsonLd, kDeclared, 0,
-      "dateModified", true);
-  // Dublin Core names are written with a dot or a colon (dcterms.created, dcterms:created).
-  const auto dc_name = [](std::string_view name) {
-    std::string n(name);
-    if (n.starts_with("dc:") || n.starts_with("dcterms:")) n[n.find(':')] = '.';
-    return n;
-  };
-  std::vector<std::pair<std::string, std::string_view>> metas;
-  if (ev.metas) {
-    metas.reserve(ev.metas->size());
-    for (const auto& [name, content] : *ev.metas) metas.emplace_back(dc_name(name), content);
   }
-  // Each list in its order of preference: a page's first meta of each name counts.
-  const auto add_metas = [&](const auto& names, DateRole role, Tier tier) {
-    for (std::size_t rank = 0; rank < std::size(names); ++rank) {
-      for (const auto& [name, content] : metas) {
-        if (name != names[rank]) continue;
-        add(read_value(content), role, DateSource::kMeta, tier, 1 + rank, std::string(name), true);
-        break;
-      }
-    }
-  };
-  add_metas(kPublishedMetas, DateRole::kPublished, kDeclared);
-  add_metas(kGenericMetas, DateRole::kPublished, kGenericMeta);
-  // A publication date a script holds as data (as htmldate's search of the page for
-  // "datePublished" finds it): after every date shown around the headline, before the day the
-  // text names most often.
-  add(read_value(ev.script_published), DateRole::kPublished, DateSource::kScriptData, kNearHeadline,
-      SIZE_MAX / 2, "", true);
-  add_metas(kModifiedMetas, DateRole::kModified, kDeclared);
 
-  // What the page shows can change nothing once both dates are declared for machines (a shown
-  // date never outranks a declared one): then it is not read at all.
-  const auto declared = [&cands](bool modified) {
-    return std::any_of(cands.begin(), cands.end(), [modified](const Candidate& c) {
+  // Whether a publication date (or, `modified`, an update's) is declared for machines.
+  bool declared(bool modified) const {
+    return std::any_of(list_.begin(), list_.end(), [modified](const Candidate& c) {
       return c.tier <= kDeclared && (c.role == DateRole::kModified) == modified;
     });
+  }
+
+ private:
+  const DateEvidence& ev_;
+  const UnixSeconds not_after_;
+  int offset_ = 0;  // of the last value read
+  std::vector<Candidate> list_;
+};
+
+// The main JSON-LD object's dates.
+void from_json_ld(Candidates& c) {
+  const DateEvidence& ev = c.evidence();
+  c.add(c.read_value(ev.json_ld_published), DateRole::kPublished, DateSource::kJsonLd, kDeclared, 0,
+        "datePublished", true);
+  c.add(c.read_value(ev.json_ld_modified), DateRole::kModified, DateSource::kJsonLd, kDeclared, 0,
+        "dateModified", true);
+}
+
+// The page's meta tags, names as Dublin Core writes them with a dot (dcterms:created is
+// dcterms.created), in page order.
+std::vector<std::pair<std::string, std::string_view>> meta_names(const DateEvidence& ev) {
+  std::vector<std::pair<std::string, std::string_view>> metas;
+  if (!ev.metas) return metas;
+  metas.reserve(ev.metas->size());
+  for (const auto& [name, content] : *ev.metas) {
+    std::string n(name);
+    if (n.starts_with("dc:") || n.starts_with("dcterms:")) n[n.find(':')] = '.';
+    metas.emplace_back(std::move(n), content);
+  }
+  return metas;
+}
+
+// The metas of one list, in its order of preference: a page's first meta of each name counts.
+template <std::size_t N>
+void from_metas(Candidates& c, const std::vector<std::pair<std::string, std::string_view>>& metas,
+                const std::string_view (&names)[N], DateRole role, Tier tier) {
+  for (std::size_t rank = 0; rank < N; ++rank) {
+    for (const auto& [name, content] : metas) {
+      if (name != names[rank]) continue;
+      c.add(c.read_value(content), role, DateSource::kMeta, tier, 1 + rank, std::string(name),
+            true);
+      break;
+    }
+  }
+}
+
+// A publication date a script holds as data (as htmldate's search of the page for
+// "datePublished" finds it): after every date shown around the headline, before the day the
+// text names most often.
+void from_script_data(Candidates& c) {
+  c.add(c.read_value(c.evidence().script_published), DateRole::kPublished, DateSource::kScriptData,
+        kNearHeadline, SIZE_MAX / 2, "", true);
+}
+
+// One marked element: its attribute, and the dates written in it.
+void from_mark(Candidates& c, const DateMark& m) {
+  const std::size_t dist = c.distance(m.first_word);
+  const std::size_t end = std::min<std::size_t>(m.end_word, m.first_word + 40);
+  // The dates written in it; returns whether one said it is the publication date.
+  std::size_t shown = 0;  // dates its text gave
+  const auto from_text = [&](DateSource source, Tier unmarked) {
+    const std::string text = c.render(m.first_word, end, nullptr);
+    bool published = false;
+    for (const TextDate& d : find_text_dates(text, c.evidence().order, 4)) {
+      c.add_shown(d, m.role, source, unmarked, dist);
+      published |= d.role == DateRole::kPublished;
+      ++shown;
+    }
+    return published;
   };
-  const bool settled = declared(false) && declared(true);
-
-  // Marked elements: their attribute, and the dates written in them.
-  if (ev.marks && !settled) {
-    for (const DateMark& m : *ev.marks) {
-      const std::size_t dist = distance(m.first_word);
-      const std::size_t end = std::min<std::size_t>(m.end_word, m.first_word + 40);
-      // The dates written in it; returns whether one said it is the publication date.
-      std::size_t shown = 0;  // dates its text gave
-      const auto from_text = [&](DateSource source, Tier unmarked) {
-        const std::string text = render(m.first_word, end, nullptr);
-        bool published = false;
-        for (const TextDate& d : find_text_dates(text, ev.order, 4)) {
-          add_shown(d, m.role, source, unmarked, dist);
-          published |= d.role == DateRole::kPublished;
-          ++shown;
-        }
-        return published;
-      };
-      const Tier value_tier = m.role == DateRole::kUnknown ? kTimeUnmarked : kDeclared;
-      switch (m.kind) {
-        case DateMark::Kind::kItemprop:
-          if (!m.value.empty()) {
-            add(read_value(m.value), m.role, DateSource::kItemprop, kDeclared, 1000 + dist, "",
-                true);
-          } else {
-            from_text(DateSource::kItemprop, kDateClass);
-          }
-          break;
-        case DateMark::Kind::kTime:
-          // "Publié le 29 juin 2019" shown in a <time> whose datetime is another day: what the
-          // reader is told is the publication date is.
-          if (from_text(DateSource::kTime, kTimeUnmarked) || m.value.empty()) break;
-          add(read_value(m.value), m.role, DateSource::kTime, value_tier, 2000 + dist, "", true);
-          break;
-        case DateMark::Kind::kAbbr:
-          add(read_value(m.value), m.role, DateSource::kDateElement,
-              m.role == DateRole::kUnknown ? kDateClass : kMarkedPublished, dist, "abbr", true);
-          break;
-        case DateMark::Kind::kClass:
-          // "15 minutes ago" shown, the date itself in the element's title or datetime.
-          from_text(DateSource::kDateElement, kDateClass);
-          if (shown == 0 && !m.value.empty()) {
-            add(read_value(m.value), m.role, DateSource::kDateElement, kDateClass, dist,
-                "attribute", true);
-          }
-          break;
-      }
-    }
-  }
-
-  // Written around the headline.
-  if (page && !page->words.empty() && !settled) {
-    const std::size_t anchor = ev.anchor_word == SIZE_MAX ? 0 : ev.anchor_word;
-    const std::size_t first = anchor > 60 ? anchor - 60 : 0;
-    std::vector<std::size_t> starts;
-    const std::string text = render(first, anchor + 200, &starts);
-    for (const TextDate& d : find_text_dates(text, ev.order, 16)) {
-      const auto at = std::upper_bound(starts.begin(), starts.end(), d.offset) - starts.begin();
-      const std::size_t word =
-          first + static_cast<std::size_t>(std::max<std::ptrdiff_t>(at - 1, 0));
-      add_shown(d, DateRole::kUnknown, DateSource::kHeaderText, kNearHeadline, distance(word));
-    }
-  }
-
-  // Nothing marked and nothing near the headline: the day the page's text names most often
-  // (ties: the first), as htmldate's extensive search does.
-  if (page && std::none_of(cands.begin(), cands.end(),
-                           [](const Candidate& c) { return c.role != DateRole::kModified; })) {
-    const std::string text = render(0, page->words.size(), nullptr);  // no word is looked up
-    std::vector<std::pair<UnixSeconds, std::size_t>> counts;  // day, count (first-seen order)
-    for (const TextDate& d : find_text_dates(text, ev.order, 256)) {
-      if (!in_range(d.day) || d.role == DateRole::kModified) continue;
-      auto it = std::find_if(counts.begin(), counts.end(),
-                             [&d](const auto& c) { return c.first == d.day; });
-      if (it == counts.end()) {
-        counts.emplace_back(d.day, 1);
+  const Tier value_tier = m.role == DateRole::kUnknown ? kTimeUnmarked : kDeclared;
+  switch (m.kind) {
+    case DateMark::Kind::kItemprop:
+      if (!m.value.empty()) {
+        c.add(c.read_value(m.value), m.role, DateSource::kItemprop, kDeclared, 1000 + dist, "",
+              true);
       } else {
-        ++it->second;
+        from_text(DateSource::kItemprop, kDateClass);
       }
-    }
-    const auto best =
-        std::max_element(counts.begin(), counts.end(),
-                         [](const auto& a, const auto& b) { return a.second < b.second; });
-    if (best != counts.end()) {
-      add(best->first, DateRole::kUnknown, DateSource::kPageText, kMostFrequent, 0, "");
+      break;
+    case DateMark::Kind::kTime:
+      // "Publié le 29 juin 2019" shown in a <time> whose datetime is another day: what the
+      // reader is told is the publication date is.
+      if (from_text(DateSource::kTime, kTimeUnmarked) || m.value.empty()) break;
+      c.add(c.read_value(m.value), m.role, DateSource::kTime, value_tier, 2000 + dist, "", true);
+      break;
+    case DateMark::Kind::kAbbr:
+      c.add(c.read_value(m.value), m.role, DateSource::kDateElement,
+            m.role == DateRole::kUnknown ? kDateClass : kMarkedPublished, dist, "abbr", true);
+      break;
+    case DateMark::Kind::kClass:
+      // "15 minutes ago" shown, the date itself in the element's title or datetime.
+      from_text(DateSource::kDateElement, kDateClass);
+      if (shown == 0 && !m.value.empty()) {
+        c.add(c.read_value(m.value), m.role, DateSource::kDateElement, kDateClass, dist,
+              "attribute", true);
+      }
+      break;
+  }
+}
+
+// Dates written around the headline: from 60 words before it to 200 after.
+void from_headline_text(Candidates& c) {
+  const DateEvidence& ev = c.evidence();
+  if (!ev.page || ev.page->words.empty()) return;
+  const std::size_t anchor = ev.anchor_word == SIZE_MAX ? 0 : ev.anchor_word;
+  const std::size_t first = anchor > 60 ? anchor - 60 : 0;
+  std::vector<std::size_t> starts;
+  const std::string text = c.render(first, anchor + 200, &starts);
+  for (const TextDate& d : find_text_dates(text, ev.order, 16)) {
+    const auto at = std::upper_bound(starts.begin(), starts.end(), d.offset) - starts.begin();
+    const std::size_t word = first + static_cast<std::size_t>(std::max<std::ptrdiff_t>(at - 1, 0));
+    c.add_shown(d, DateRole::kUnknown, DateSource::kHeaderText, kNearHeadline, c.distance(word));
+  }
+}
+
+// The day the page's text names most often (ties: the first), as htmldate's extensive search
+// does.
+void from_page_text(Candidates& c) {
+  const DateEvidence& ev = c.evidence();
+  if (!ev.page) return;
+  const std::string text = c.render(0, ev.page->words.size(), nullptr);  // no word is looked up
+  std::vector<std::pair<UnixSeconds, std::size_t>> counts;  // day, count (first-seen order)
+  for (const TextDate& d : find_text_dates(text, ev.order, 256)) {
+    if (!c.in_range(d.day) || d.role == DateRole::kModified) continue;
+    auto it = std::find_if(counts.begin(), counts.end(),
+                           [&d](const auto& n) { return n.first == d.day; });
+    if (it == counts.end()) {
+      counts.emplace_back(d.day, 1);
+    } else {
+      ++it->second;
     }
   }
+  const auto best =
+      std::max_element(counts.begin(), counts.end(),
+                       [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (best != counts.end()) {
+    c.add(best->first, DateRole::kUnknown, DateSource::kPageText, kMostFrequent, 0, "");
+  }
+}
 
-  PageDates out;
+std::string explained(const Candidate& c) {
+  std::string v(date_source_name(c.source));
+  if (!c.detail.empty()) v += ":" + c.detail;
+  return v + " " + format_rfc3339(c.time, c.offset);
+}
+
+// The surest candidate of each role (the first of the surest tier, nearest the headline);
+// `modified` never before `published`; every other candidate listed as passed over.
+PageDates choose(const std::vector<Candidate>& cands) {
   const auto better = [](const Candidate& a, const Candidate& b) {
     if (a.tier != b.tier) return a.tier < b.tier;
     return a.distance < b.distance;
@@ -333,6 +361,7 @@ PageDates resolve_dates(const DateEvidence& ev) {
   }
   // Only an update's date is known: it is the best guess of the publication day too.
   if (!pub && mod) pub = mod;
+  PageDates out;
   if (pub) {
     out.published = pub->time;
     out.published_offset = pub->offset;
@@ -344,8 +373,42 @@ PageDates resolve_dates(const DateEvidence& ev) {
     out.modified_offset = mod->offset;
     out.modified_from = mod->source;
     out.modified_detail = mod->detail;
+  } else {
+    mod = nullptr;
+  }
+  for (const Candidate& c : cands) {
+    if (&c == pub || &c == mod) continue;
+    out.passed_over.emplace_back(c.role == DateRole::kModified ? "modified_at" : "published_at",
+                                 explained(c));
   }
   return out;
+}
+
+}  // namespace
+
+PageDates resolve_dates(const DateEvidence& ev) {
+  Candidates c(ev);
+  c.add(url_date(ev.url), DateRole::kPublished, DateSource::kUrl, kUrlTier, 0, "");
+  from_json_ld(c);
+  const auto metas = meta_names(ev);
+  from_metas(c, metas, kPublishedMetas, DateRole::kPublished, kDeclared);
+  from_metas(c, metas, kGenericMetas, DateRole::kPublished, kGenericMeta);
+  from_script_data(c);
+  from_metas(c, metas, kModifiedMetas, DateRole::kModified, kDeclared);
+  // What the page shows can change nothing once both dates are declared for machines (a shown
+  // date never outranks a declared one): then it is not read at all.
+  if (!c.declared(false) || !c.declared(true)) {
+    if (ev.marks) {
+      for (const DateMark& m : *ev.marks) from_mark(c, m);
+    }
+    from_headline_text(c);
+  }
+  // Nothing marked and nothing near the headline: the day the page's text names most often.
+  if (std::none_of(c.list().begin(), c.list().end(),
+                   [](const Candidate& k) { return k.role != DateRole::kModified; })) {
+    from_page_text(c);
+  }
+  return choose(c.list());
 }
 
 }  // namespace newsflow::extractors

@@ -66,6 +66,8 @@ struct PageMetadata {
   std::string site_name;
   bool paywalled = false;  ///< JSON-LD says isAccessibleForFree: false
   FieldSources sources;
+  /// The candidates each field's picker did not take: (field, "source value"), for --explain.
+  FieldSources passed_over;
 };
 
 /// What `resolve_metadata` needs besides the page.

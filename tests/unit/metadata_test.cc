@@ -463,6 +463,40 @@ TEST(PageFacts, SectionTagsSiteNameAndPaywall) {
   EXPECT_TRUE(a.tags.empty());
 }
 
+// One picker per field: each says where its value came from and which candidates it passed
+// over (`extract --explain`).
+TEST(Card, EachFieldSaysItsSourceAndTheCandidatesItPassedOver) {
+  Article a = page(
+      "<title>The headline | Site</title><meta property='og:title' content='The headline'>"
+      "<meta property='og:description' content='Short.'>"
+      "<meta name='description' content='Another description.'>"
+      "<meta name='date' content='2021-01-01'>"
+      "<meta property='article:published_time' content='2020-06-07T08:00:00Z'>"
+      "<meta name='author' content='John Roe'>"
+      "<script type='application/ld+json'>{\"@type\":\"NewsArticle\","
+      "\"author\":{\"name\":\"Jane Doe\"}}</script>",
+      "<h1>The headline</h1>");
+  EXPECT_EQ(source_of(a, "title"), "meta:og:title");
+  EXPECT_EQ(source_of(a, "canonical_url"), "url");
+  EXPECT_EQ(source_of(a, "byline"), "json_ld");
+  EXPECT_EQ(source_of(a, "published_at"), "meta:article:published_time");
+  EXPECT_EQ(source_of(a, "description"), "meta:og:description");
+  EXPECT_EQ(source_of(a, "authors"), "json_ld");
+  const auto passed = [&a](const std::string& field) {
+    std::vector<std::string> out;
+    for (const auto& [f, candidate] : a.passed_over) {
+      if (f == field) out.push_back(candidate);
+    }
+    return out;
+  };
+  EXPECT_EQ(passed("title"),
+            (std::vector<std::string>{"h1 The headline", "title The headline | Site"}));
+  EXPECT_EQ(passed("published_at"), std::vector<std::string>{"meta:date 2021-01-01T00:00:00Z"});
+  EXPECT_EQ(passed("description"),
+            std::vector<std::string>{"meta:description Another description."});
+  EXPECT_EQ(passed("authors"), std::vector<std::string>{"meta:author John Roe"});
+}
+
 TEST(ConsentWall, IsRecognisedInSeveralLanguagesAndArticlesAboutCookiesAreNot) {
   for (const char* wall :
        {"We use cookies and similar technologies to improve your experience. By clicking "
