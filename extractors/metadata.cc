@@ -165,20 +165,24 @@ std::optional<UnixSeconds> pick_raw_published(const RawMetadata& raw) {
   return std::nullopt;
 }
 
+// A picked value into its field of the card, with its source; a field no source gave is left
+// as it is.
+template <class T, class Field>
+void keep(PageMetadata& out, std::string_view field, Picked<T> picked, Field& into) {
+  if (picked.from.empty()) return;
+  into = std::move(picked.value);
+  out.sources.emplace_back(std::string(field), std::move(picked.from));
+}
+
 // Title, canonical URL, source, language and byline: what both paths read.
 PageMetadata resolve_basic(const PageFacts& f) {
   PageMetadata out;
-  FieldSources& passed = out.passed_over;
-  const auto keep = [&out](std::string_view field, auto picked, auto& into) {
-    into = std::move(picked.value);
-    if (!picked.from.empty()) out.sources.emplace_back(std::string(field), picked.from);
-  };
-  keep("title", pick_title(f, passed), out.title);
-  keep("canonical_url", pick_canonical_url(f, passed), out.canonical_url);
+  keep(out, "title", pick_title(f, out.passed_over), out.title);
+  keep(out, "canonical_url", pick_canonical_url(f, out.passed_over), out.canonical_url);
   out.source = url_source(out.canonical_url);
   if (out.source.empty()) out.source = url_source(f.url);
-  keep("lang", pick_lang(f, passed), out.lang);
-  keep("byline", pick_byline(f), out.byline);
+  keep(out, "lang", pick_lang(f, out.passed_over), out.lang);
+  keep(out, "byline", pick_byline(f), out.byline);
   return out;
 }
 
@@ -226,6 +230,23 @@ std::string explain_date(DateSource s, const std::string& detail) {
   std::string v(date_source_name(s));
   if (!detail.empty()) v += ":" + detail;
   return v;
+}
+
+// The dates into the card, with their sources and the candidates passed over.
+void keep_dates(PageMetadata& out, PageDates dates) {
+  out.published_at = dates.published;
+  out.modified_at = dates.modified;
+  out.published_utc_offset = dates.published_offset;
+  out.modified_utc_offset = dates.modified_offset;
+  if (dates.published) {
+    out.sources.emplace_back("published_at",
+                             explain_date(dates.published_from, dates.published_detail));
+  }
+  if (dates.modified) {
+    out.sources.emplace_back("modified_at",
+                             explain_date(dates.modified_from, dates.modified_detail));
+  }
+  for (auto& p : dates.passed_over) out.passed_over.push_back(std::move(p));
 }
 
 }  // namespace
@@ -279,34 +300,14 @@ PageMetadata resolve_metadata(const ParsedPage& page, std::string_view url,
   }
   PageMetadata out = resolve_basic(f);
   FieldSources& passed = out.passed_over;
-  const auto keep = [&out](std::string_view field, auto picked, auto& into) {
-    if (picked.from.empty()) return;
-    into = std::move(picked.value);
-    out.sources.emplace_back(std::string(field), std::move(picked.from));
-  };
-
-  PageDates dates = pick_dates(f, out.lang);
-  out.published_at = dates.published;
-  out.modified_at = dates.modified;
-  out.published_utc_offset = dates.published_offset;
-  out.modified_utc_offset = dates.modified_offset;
-  if (dates.published) {
-    out.sources.emplace_back("published_at",
-                             explain_date(dates.published_from, dates.published_detail));
-  }
-  if (dates.modified) {
-    out.sources.emplace_back("modified_at",
-                             explain_date(dates.modified_from, dates.modified_detail));
-  }
-  for (auto& p : dates.passed_over) passed.push_back(std::move(p));
-
-  keep("image", pick_image(f, passed), out.image);
-  keep("description", pick_description(f, passed), out.description);
-  keep("authors", pick_authors(f, passed), out.authors);
-  keep("section", pick_section(f, passed), out.section);
-  keep("tags", pick_tags(f), out.tags);
-  keep("site_name", pick_site_name(f, passed), out.site_name);
-  keep("paywalled", pick_paywalled(f), out.paywalled);
+  keep_dates(out, pick_dates(f, out.lang));
+  keep(out, "image", pick_image(f, passed), out.image);
+  keep(out, "description", pick_description(f, passed), out.description);
+  keep(out, "authors", pick_authors(f, passed), out.authors);
+  keep(out, "section", pick_section(f, passed), out.section);
+  keep(out, "tags", pick_tags(f), out.tags);
+  keep(out, "site_name", pick_site_name(f, passed), out.site_name);
+  keep(out, "paywalled", pick_paywalled(f), out.paywalled);
   return out;
 }
 
