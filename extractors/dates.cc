@@ -5,13 +5,10 @@
 #include "extractors/page.h"
 #include "extractors/text.h"
 
+// The choice of a page's dates among its candidates: one collector per source, then the surest
+// of each role (`resolve_dates`).
+
 namespace newsflow::extractors {
-namespace {
-
-// The earliest day a web page can have been published.
-constexpr UnixSeconds kFirstWebDay = 788918400;  // 1995-01-01
-
-}  // namespace
 
 std::string_view date_source_name(DateSource s) {
   switch (s) {
@@ -40,6 +37,9 @@ std::string_view date_source_name(DateSource s) {
 }
 
 namespace {
+
+// The earliest day a web page can have been published.
+constexpr UnixSeconds kFirstWebDay = 788918400;  // 1995-01-01
 
 // Meta names that give the publication date, most specific first.
 constexpr std::string_view kPublishedMetas[] = {"article:published_time",

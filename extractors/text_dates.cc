@@ -1,11 +1,12 @@
-// Dates written in text (`find_text_dates`), a URL's day (`url_date`) and a page's slash order:
-// the matcher over the tokens of internal/date_words.h.
 #include <algorithm>
 #include <array>
 #include <cctype>
 
 #include "extractors/dates.h"
 #include "extractors/internal/date_words.h"
+
+// Dates written in text (`find_text_dates`), a URL's day (`url_date`) and a page's slash order:
+// the matcher over the tokens of internal/date_words.h.
 
 namespace newsflow::extractors {
 namespace {
@@ -144,6 +145,32 @@ std::optional<Match> match_at(const std::vector<DateToken>& t, std::size_t i, Sl
   return std::nullopt;
 }
 
+// A byte of a glued run of numbers: an ASCII digit, or a separator that glues a number to the
+// one before it for `match_at` (. / - :).
+bool run_byte(char c) {
+  return (c >= '0' && c <= '9') || c == '.' || c == '/' || c == '-' || c == ':';
+}
+
+// Where to go on reading a glued run of numbers that goes on at `read` ("28.09.2019.28.09.2019."
+// without a space): at the start of its last `keep` tokens. In such a run no token but its first
+// can start a date (each is glued to a number or to a separator after one: the tail of a longer
+// number), and a match reads at most 16 tokens ahead and its role word 6 behind, so the tokens
+// between its first few and its last few are read by no match. Tokens there are single
+// separators and runs of digits, so their starts are found from the run's end backwards.
+std::size_t skip_number_run(std::string_view text, std::size_t read, std::size_t keep) {
+  std::size_t end = read;
+  while (end < text.size() && run_byte(text[end])) ++end;
+  std::size_t at = end;
+  for (std::size_t tokens = 0; at > read && tokens < keep; ++tokens) {
+    if (text[at - 1] >= '0' && text[at - 1] <= '9') {
+      while (at > read && text[at - 1] >= '0' && text[at - 1] <= '9') --at;
+    } else {
+      --at;
+    }
+  }
+  return std::max(at, read);
+}
+
 std::optional<UnixSeconds> plausible(int year, int month, int day) {
   if (year < 1995 || year > 2100) return std::nullopt;
   return civil_day(year, month, day);
@@ -170,6 +197,9 @@ std::vector<TextDate> find_text_dates(std::string_view text, SlashOrder order,
   std::size_t read = 0;  // text bytes tokenized
   bool space = true, more = true;
   std::size_t after_last = 0;  // the token after the previous date
+  // Tokens of the glued run of ASCII numbers and separators read last (`skip_number_run`).
+  constexpr std::size_t kRunHead = 32, kRunTail = 16;
+  std::size_t run = 0;
   for (std::size_t i = 0; out.size() < max_dates; ++i) {
     if (i >= kWindow) {  // tokens before i - kBehind are read by no match again
       const std::size_t drop = i - kBehind;
@@ -179,7 +209,14 @@ std::vector<TextDate> find_text_dates(std::string_view text, SlashOrder order,
     }
     for (DateToken t; more && tokens.size() < i + kAhead;) {
       more = internal::next_date_token(text, read, space, t);
-      if (more) tokens.push_back(std::move(t));
+      if (!more) break;
+      const bool in_run = run_byte(text[t.begin]) &&
+                          (t.type == DateToken::Type::kPunct || t.type == DateToken::Type::kNumber);
+      run = !in_run ? 0 : t.space_before ? 1 : run + 1;
+      tokens.push_back(std::move(t));
+      if (run >= kRunHead && read < text.size() && run_byte(text[read])) {
+        read = skip_number_run(text, read, kRunTail);
+      }
     }
     if (i >= tokens.size()) break;
     const auto m = match_at(tokens, i, order);

@@ -118,17 +118,34 @@ const std::unordered_map<std::string_view, int>& month_names() {
   return *names;
 }
 
+// The code point at text[i] and its length: ASCII read in place, the rest decoded.
+char32_t code_point(std::string_view text, std::size_t i, std::size_t& len) {
+  const auto b = static_cast<unsigned char>(text[i]);
+  if (b < 0x80) {
+    len = 1;
+    return b;
+  }
+  return decode_utf8(text, i, len);
+}
+
+// The length of the whitespace character at text[i] (`whitespace_prefix`), ASCII read in place.
+std::size_t space_at(std::string_view text, std::size_t i) {
+  const auto b = static_cast<unsigned char>(text[i]);
+  if (b < 0x80) return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\f' || b == '\v';
+  return whitespace_prefix(text.substr(i));
+}
+
 }  // namespace
 
 bool next_date_token(std::string_view text, std::size_t& i, bool& space, DateToken& t) {
   std::size_t len = 1;
   while (i < text.size()) {
-    if (const std::size_t w = whitespace_prefix(text.substr(i)); w > 0) {
+    if (const std::size_t w = space_at(text, i); w > 0) {
       space = true;
       i += w;
       continue;
     }
-    const char32_t c = decode_utf8(text, i, len);
+    const char32_t c = code_point(text, i, len);
     t = DateToken{};
     t.space_before = space;
     t.begin = i;
@@ -137,7 +154,7 @@ bool next_date_token(std::string_view text, std::size_t& i, bool& space, DateTok
       t.type = DateToken::Type::kNumber;
       int digits = 0, value = 0;
       while (i < text.size()) {
-        const char32_t d = decode_utf8(text, i, len);
+        const char32_t d = code_point(text, i, len);
         const int v = digit_value(d);
         if (v < 0) break;
         if (digits < 5) value = value * 10 + v;
@@ -153,7 +170,7 @@ bool next_date_token(std::string_view text, std::size_t& i, bool& space, DateTok
     } else if (is_letter(c)) {
       t.type = DateToken::Type::kWord;
       while (i < text.size()) {
-        const char32_t d = decode_utf8(text, i, len);
+        const char32_t d = code_point(text, i, len);
         if (!is_letter(d) || single_char_token(d)) break;
         if (t.word.size() < 32) append_utf8(t.word, to_lower(d));
         i += len;

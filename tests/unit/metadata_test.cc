@@ -116,6 +116,32 @@ TEST(TextDates, ALongTextIsReadAsAShortOneIs) {
   }
 }
 
+// Inside a long glued run of numbers only its first token can start a date, and the run is read
+// only at its ends: what comes before, at the start of and after the run is read as it is in a
+// short text, at the same offsets.
+TEST(TextDates, AGluedRunOfNumbersIsReadAtItsEnds) {
+  std::string run;
+  for (int i = 0; i < 2000; ++i) run += "28.09.2019.";
+  std::string text = "Published 07.06.2020 " + run + " Updated 9 June 2020";
+  auto dates = find_text_dates(text, SlashOrder::kDayFirst, 16);
+  ASSERT_EQ(dates.size(), 2u);
+  EXPECT_EQ(day(dates[0].day), "2020-06-07");
+  EXPECT_EQ(dates[0].role, DateRole::kPublished);
+  EXPECT_EQ(day(dates[1].day), "2020-06-09");
+  EXPECT_EQ(dates[1].offset, text.size() - std::string("9 June 2020").size());
+  EXPECT_EQ(dates[1].role, DateRole::kModified);
+  // The run's first date is no date (the run goes on after it); a date at the start of a run of
+  // other numbers is; a date right after the run, six tokens of it before, has no role word.
+  EXPECT_EQ(find_text_dates(run, SlashOrder::kDayFirst, 16).size(), 0u);
+  std::string dots;
+  for (int i = 0; i < 2000; ++i) dots += "1.2.";
+  dates = find_text_dates("am 7.6.2020 " + dots + "3 7 June 2020", SlashOrder::kDayFirst, 16);
+  ASSERT_EQ(dates.size(), 2u);
+  EXPECT_EQ(day(dates[0].day), "2020-06-07");
+  EXPECT_EQ(dates[1].role, DateRole::kUnknown);
+  EXPECT_EQ(dates[1].offset, 12 + dots.size() + 2);
+}
+
 // Glued runs of numbers (and of numbers and month names) offer a date's start at every token and
 // make no date: 1 MB of each is scanned within a bound that holds under the sanitizers too
 // (release: about 0.02 s per MB), and the dotted run as a page's text and as a date element.
