@@ -144,7 +144,8 @@ TEST(TextDates, AGluedRunOfNumbersIsReadAtItsEnds) {
 
 // Glued runs of numbers (and of numbers and month names) offer a date's start at every token and
 // make no date: 1 MB of each is scanned within a bound that holds under the sanitizers too
-// (release: about 0.02 s per MB), and the dotted run as a page's text and as a date element.
+// (release: 0.001 s per MB for glued numbers, 0.03 for `a1.`), and the dotted run as a page's text
+// and as a date element.
 TEST(TextDates, GluedRunsAreScannedInLinearTime) {
   const auto seconds_of = [](auto&& f) {
     const auto t0 = std::chrono::steady_clock::now();
