@@ -2,12 +2,23 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "extractors/metadata.h"
 #include "extractors/timestamp.h"
 
 namespace newsflow::extractors {
+
+/// The lead image of an article.
+struct LeadImage {
+  std::string url;  ///< absolute http(s)
+  int width = 0;    ///< as declared; 0 when not
+  int height = 0;
+  std::string caption;  ///< its alt text or JSON-LD caption
+};
+
+/// Where each field of `PageMetadata` came from, for `newsflow extract --explain`.
+using FieldSources = std::vector<std::pair<std::string, std::string>>;
 
 /// One extracted article: what every later stage sees. Plain data; copyable.
 struct Article {
@@ -37,6 +48,8 @@ struct Article {
   bool paywalled = false;         ///< declared not free to read (JSON-LD isAccessibleForFree)
   /// Where each metadata field came from (`extract --explain`); not published.
   FieldSources sources;
+  /// The candidates passed over for each field (`extract --explain`); not published.
+  FieldSources passed_over;
   /// What was repaired to read the page (`ParsedPage::warnings`); empty for a clean page.
   std::vector<std::string> warnings;
 };

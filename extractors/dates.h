@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "extractors/timestamp.h"
@@ -107,6 +108,9 @@ struct PageDates {
   int modified_offset = 0;
   std::string published_detail;  ///< e.g. the meta name, for --explain
   std::string modified_detail;
+  /// The candidates not chosen, for --explain: ("published_at" or "modified_at", their source and
+  /// value, "meta:date 2021-01-01T00:00:00Z"), in the order they were read.
+  std::vector<std::pair<std::string, std::string>> passed_over;
 };
 
 /// Chooses the publication and last-update dates, most explicit first, as htmldate does: the

@@ -9,71 +9,13 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "extractors/metadata.h"
+#include "extractors/internal/json_feed.h"
 #include "extractors/page.h"
 #include "extractors/text.h"
+#include "extractors/urls.h"
 
 namespace newsflow::extractors {
 namespace {
-
-// HTML 4 named character references (the ones feeds use in practice) -> code points.
-const std::unordered_map<std::string_view, char32_t>& html_entities() {
-  static const std::unordered_map<std::string_view, char32_t> kTable = [] {
-    std::unordered_map<std::string_view, char32_t> t;
-    static constexpr const char* kLatin1[] = {
-        "nbsp",   "iexcl",  "cent",   "pound",  "curren", "yen",    "brvbar", "sect",   "uml",
-        "copy",   "ordf",   "laquo",  "not",    "shy",    "reg",    "macr",   "deg",    "plusmn",
-        "sup2",   "sup3",   "acute",  "micro",  "para",   "middot", "cedil",  "sup1",   "ordm",
-        "raquo",  "frac14", "frac12", "frac34", "iquest", "Agrave", "Aacute", "Acirc",  "Atilde",
-        "Auml",   "Aring",  "AElig",  "Ccedil", "Egrave", "Eacute", "Ecirc",  "Euml",   "Igrave",
-        "Iacute", "Icirc",  "Iuml",   "ETH",    "Ntilde", "Ograve", "Oacute", "Ocirc",  "Otilde",
-        "Ouml",   "times",  "Oslash", "Ugrave", "Uacute", "Ucirc",  "Uuml",   "Yacute", "THORN",
-        "szlig",  "agrave", "aacute", "acirc",  "atilde", "auml",   "aring",  "aelig",  "ccedil",
-        "egrave", "eacute", "ecirc",  "euml",   "igrave", "iacute", "icirc",  "iuml",   "eth",
-        "ntilde", "ograve", "oacute", "ocirc",  "otilde", "ouml",   "divide", "oslash", "ugrave",
-        "uacute", "ucirc",  "uuml",   "yacute", "thorn",  "yuml"};
-    for (std::size_t i = 0; i < std::size(kLatin1); ++i)
-      t[kLatin1[i]] = static_cast<char32_t>(160 + i);
-    static constexpr const char* kGreekUpper[] = {
-        "Alpha", "Beta",   "Gamma",   "Delta", "Epsilon", "Zeta",    "Eta",  "Theta", "Iota",
-        "Kappa", "Lambda", "Mu",      "Nu",    "Xi",      "Omicron", "Pi",   "Rho",   "",
-        "Sigma", "Tau",    "Upsilon", "Phi",   "Chi",     "Psi",     "Omega"};
-    for (std::size_t i = 0; i < std::size(kGreekUpper); ++i) {
-      if (*kGreekUpper[i]) t[kGreekUpper[i]] = static_cast<char32_t>(913 + i);
-    }
-    static constexpr const char* kGreekLower[] = {
-        "alpha", "beta",   "gamma",   "delta", "epsilon", "zeta",    "eta",  "theta", "iota",
-        "kappa", "lambda", "mu",      "nu",    "xi",      "omicron", "pi",   "rho",   "sigmaf",
-        "sigma", "tau",    "upsilon", "phi",   "chi",     "psi",     "omega"};
-    for (std::size_t i = 0; i < std::size(kGreekLower); ++i)
-      t[kGreekLower[i]] = static_cast<char32_t>(945 + i);
-    static constexpr std::pair<const char*, char32_t> kOthers[] = {
-        {"OElig", 338},   {"oelig", 339},   {"Scaron", 352},   {"scaron", 353},   {"Yuml", 376},
-        {"fnof", 402},    {"circ", 710},    {"tilde", 732},    {"thetasym", 977}, {"upsih", 978},
-        {"piv", 982},     {"ensp", 8194},   {"emsp", 8195},    {"thinsp", 8201},  {"zwnj", 8204},
-        {"zwj", 8205},    {"lrm", 8206},    {"rlm", 8207},     {"ndash", 8211},   {"mdash", 8212},
-        {"lsquo", 8216},  {"rsquo", 8217},  {"sbquo", 8218},   {"ldquo", 8220},   {"rdquo", 8221},
-        {"bdquo", 8222},  {"dagger", 8224}, {"Dagger", 8225},  {"bull", 8226},    {"hellip", 8230},
-        {"permil", 8240}, {"prime", 8242},  {"Prime", 8243},   {"lsaquo", 8249},  {"rsaquo", 8250},
-        {"oline", 8254},  {"frasl", 8260},  {"euro", 8364},    {"image", 8465},   {"weierp", 8472},
-        {"real", 8476},   {"trade", 8482},  {"alefsym", 8501}, {"larr", 8592},    {"uarr", 8593},
-        {"rarr", 8594},   {"darr", 8595},   {"harr", 8596},    {"crarr", 8629},   {"lArr", 8656},
-        {"uArr", 8657},   {"rArr", 8658},   {"dArr", 8659},    {"hArr", 8660},    {"forall", 8704},
-        {"part", 8706},   {"exist", 8707},  {"empty", 8709},   {"nabla", 8711},   {"isin", 8712},
-        {"notin", 8713},  {"ni", 8715},     {"prod", 8719},    {"sum", 8721},     {"minus", 8722},
-        {"lowast", 8727}, {"radic", 8730},  {"prop", 8733},    {"infin", 8734},   {"ang", 8736},
-        {"and", 8743},    {"or", 8744},     {"cap", 8745},     {"cup", 8746},     {"int", 8747},
-        {"there4", 8756}, {"sim", 8764},    {"cong", 8773},    {"asymp", 8776},   {"ne", 8800},
-        {"equiv", 8801},  {"le", 8804},     {"ge", 8805},      {"sub", 8834},     {"sup", 8835},
-        {"nsub", 8836},   {"sube", 8838},   {"supe", 8839},    {"oplus", 8853},   {"otimes", 8855},
-        {"perp", 8869},   {"sdot", 8901},   {"lceil", 8968},   {"rceil", 8969},   {"lfloor", 8970},
-        {"rfloor", 8971}, {"lang", 9001},   {"rang", 9002},    {"loz", 9674},     {"spades", 9824},
-        {"clubs", 9827},  {"hearts", 9829}, {"diams", 9830}};
-    for (const auto& [name, cp] : kOthers) t[name] = cp;
-    return t;
-  }();
-  return kTable;
-}
 
 std::string trim(std::string_view s) { return collapse_whitespace(s); }
 
@@ -404,54 +346,6 @@ bool read_document(const pugi::xml_document& doc, std::string_view feed_url, Fee
 
 }  // namespace
 
-std::string xml_escape_html_entities(std::string_view xml) {
-  std::string out;
-  out.reserve(xml.size() + 64);
-  std::size_t i = 0;
-  while (i < xml.size()) {
-    if (xml.substr(i, 9) == "<![CDATA[") {
-      const std::size_t end = xml.find("]]>", i + 9);
-      const std::size_t stop = end == std::string_view::npos ? xml.size() : end + 3;
-      out.append(xml.substr(i, stop - i));
-      i = stop;
-      continue;
-    }
-    const char c = xml[i];
-    if (c != '&') {
-      out += c;
-      ++i;
-      continue;
-    }
-    std::size_t j = i + 1;
-    while (j < xml.size() && j - i <= 32 &&
-           (std::isalnum(static_cast<unsigned char>(xml[j])) || xml[j] == '#')) {
-      ++j;
-    }
-    const std::string_view name = xml.substr(i + 1, j - i - 1);
-    if (j < xml.size() && xml[j] == ';' && !name.empty()) {
-      if (name.starts_with("#X")) {  // HTML accepts &#X41; XML only &#x41;
-        out += "&#x";
-        out.append(name.substr(2));
-        out += ';';
-      } else if (name[0] == '#' || name == "amp" || name == "lt" || name == "gt" ||
-                 name == "quot" || name == "apos") {
-        out.append(xml.substr(i, j + 1 - i));
-      } else if (auto it = html_entities().find(name); it != html_entities().end()) {
-        out += "&#" + std::to_string(static_cast<std::uint32_t>(it->second)) + ";";
-      } else {
-        out += "&amp;";
-        out.append(name);
-        out += ';';
-      }
-      i = j + 1;
-      continue;
-    }
-    out += "&amp;";  // a bare ampersand
-    ++i;
-  }
-  return out;
-}
-
 std::string html_fragment_text(std::string_view html) {
   if (html.find('<') == std::string_view::npos && html.find('&') == std::string_view::npos) {
     // Plain text: fold ASCII whitespace only; a no-break space is content here.
@@ -475,69 +369,6 @@ std::string html_fragment_text(std::string_view html) {
   return render_blocks(*page, all);
 }
 
-namespace {
-
-// JSON Feed 1.x (jsonfeed.org).
-tl::expected<Feed, ExtractError> parse_json_feed(std::string_view text, std::string_view feed_url) {
-  constexpr std::size_t kMaxDepth = 64;
-  if (json_nesting_exceeds(text, kMaxDepth)) {
-    return tl::unexpected(ExtractError{
-        ExtractReason::kParse,
-        "JSON Feed nests objects or arrays deeper than " + std::to_string(kMaxDepth) + " levels"});
-  }
-  const auto j = nlohmann::json::parse(text, nullptr, false);
-  if (!j.is_object() || !j.contains("items") || !j["items"].is_array()) {
-    return tl::unexpected(ExtractError{ExtractReason::kParse, "not a JSON Feed (no items array)"});
-  }
-  auto str = [](const nlohmann::json& o, const char* key) {
-    const auto it = o.find(key);
-    return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
-  Feed feed;
-  feed.title = str(j, "title");
-  feed.link = resolve_url(feed_url, str(j, "home_page_url"));
-  feed.language = str(j, "language");
-  for (const auto& item : j["items"]) {
-    if (!item.is_object()) continue;
-    FeedItem it;
-    it.id = item.contains("id") && item["id"].is_number() ? item["id"].dump() : str(item, "id");
-    it.title = str(item, "title");
-    const std::string url = str(item, "url");
-    if (!url.empty()) it.link = resolve_url(feed_url, url);
-    it.content_html = str(item, "content_html");
-    if (it.content_html.empty()) {
-      // Plain text: escaped, so a '<' in it stays text when the item is rendered.
-      for (const char c : str(item, "content_text")) {
-        if (c == '<') {
-          it.content_html += "&lt;";
-        } else if (c == '&') {
-          it.content_html += "&amp;";
-        } else {
-          it.content_html += c;
-        }
-      }
-    }
-    it.summary_html = str(item, "summary");
-    it.published = parse_date(str(item, "date_published"));
-    it.updated = parse_date(str(item, "date_modified"));
-    if (item.contains("author") && item["author"].is_object())
-      it.author = str(item["author"], "name");
-    if (item.contains("authors") && item["authors"].is_array() && !item["authors"].empty() &&
-        item["authors"][0].is_object()) {
-      it.author = str(item["authors"][0], "name");
-    }
-    if (item.contains("tags") && item["tags"].is_array()) {
-      for (const auto& t : item["tags"]) {
-        if (t.is_string()) it.categories.push_back(t.get<std::string>());
-      }
-    }
-    feed.items.push_back(std::move(it));
-  }
-  return feed;
-}
-
-}  // namespace
-
 tl::expected<Feed, ExtractError> parse_feed(std::string_view xml, std::string_view feed_url) {
   if (collapse_whitespace(xml.substr(0, 4096)).empty() && collapse_whitespace(xml).empty()) {
     return tl::unexpected(ExtractError{ExtractReason::kEmpty, "feed is empty"});
@@ -558,7 +389,8 @@ tl::expected<Feed, ExtractError> parse_feed(std::string_view xml, std::string_vi
     return tl::unexpected(ExtractError{ExtractReason::kInvalidUtf8, "feed is not UTF-8"});
   }
   const std::size_t first = xml.find_first_not_of(" \t\r\n");
-  if (first != std::string_view::npos && xml[first] == '{') return parse_json_feed(xml, feed_url);
+  if (first != std::string_view::npos && xml[first] == '{')
+    return internal::parse_json_feed(xml, feed_url);
   const std::string text = xml_escape_html_entities(xml);
   Feed feed;
   pugi::xml_document doc;

@@ -180,6 +180,7 @@ tl::expected<Article, ExtractError> extract(std::string_view html, bool known_ut
   article.site_name = std::move(meta.site_name);
   article.paywalled = meta.paywalled;
   article.sources = std::move(meta.sources);
+  article.passed_over = std::move(meta.passed_over);
   article.warnings = std::move(page->warnings);
   return article;
 }

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "extractors/article.h"
 #include "extractors/dates.h"
 #include "extractors/timestamp.h"
 
@@ -46,17 +47,6 @@ struct RawMetadata {
   static constexpr std::size_t kMaxMarks = 256;
 };
 
-/// The lead image of an article.
-struct LeadImage {
-  std::string url;  ///< absolute http(s)
-  int width = 0;    ///< as declared; 0 when not
-  int height = 0;
-  std::string caption;  ///< its alt text or JSON-LD caption
-};
-
-/// Where each field of `PageMetadata` came from, for `newsflow extract --explain`.
-using FieldSources = std::vector<std::pair<std::string, std::string>>;
-
 /// The metadata fields of an `Article`.
 struct PageMetadata {
   std::string title;
@@ -76,6 +66,8 @@ struct PageMetadata {
   std::string site_name;
   bool paywalled = false;  ///< JSON-LD says isAccessibleForFree: false
   FieldSources sources;
+  /// The candidates each field's picker did not take: (field, "source value"), for --explain.
+  FieldSources passed_over;
 };
 
 /// What `resolve_metadata` needs besides the page.
@@ -102,40 +94,8 @@ PageMetadata resolve_metadata(const RawMetadata& raw, std::string_view url);
 PageMetadata resolve_metadata(const ParsedPage& page, std::string_view url,
                               const MetadataContext& context);
 
-/// Names of authors from a byline or a meta value: "By Jane Doe and John Roe", "Von A und B",
-/// "Por A y B", "A, B & C"; drops dates, e-mail addresses, URLs, "Staff", agencies' suffixes
-/// ("| Reuters" stays a name of its own) and anything too long to be names.
-std::vector<std::string> split_authors(std::string_view text);
-
 /// `text` cut to at most `max_chars` characters: at the last sentence end within it when that
 /// keeps more than half, else at the last word boundary with an ellipsis.
 std::string cut_description(std::string_view text, std::size_t max_chars = 300);
-
-/// A byline as printed ("By Jane Doe and John Roe | Reuters") cleaned to names
-/// ("Jane Doe, John Roe | Reuters" keeps what follows); empty for URLs and over-long text.
-std::string clean_byline(std::string_view text);
-
-/// Resolves `href` against the absolute URL `base` by RFC 3986 (libcurl's URL API: dot
-/// segments, query-only and scheme-relative references, percent-encoding, IDN, IPv6); returns
-/// `base` when `href` is unusable. An absolute URL of another scheme (file:, gopher:) is
-/// returned as it is, for the fetcher to refuse.
-std::string resolve_url(std::string_view base, std::string_view href);
-
-/// The URL that identifies a page: lowercase host, no fragment, no default port, and no
-/// tracking parameters (utm_*, fbclid, gclid, dclid, msclkid, yclid, mc_cid, mc_eid, igshid,
-/// _ga, _gl, ocid, cmpid, ns_source, ns_campaign, ns_mchannel, smid, sr_share). Other schemes and
-/// unparsable URLs come back unchanged.
-std::string canonical_url(std::string_view url);
-
-/// The lowercased scheme of an absolute URL ("https", "file", "gopher"); empty if none.
-std::string url_scheme_of(std::string_view url);
-
-/// The lowercased host of an absolute URL (IPv6 without brackets); empty if none.
-std::string url_host(std::string_view url);
-
-/// The outlet of an absolute URL: its registrable domain by the Public Suffix List (libpsl's
-/// built-in list, so no file is read): news.bbc.co.uk and www.bbc.co.uk are bbc.co.uk. IP
-/// addresses and unlisted hosts give the host without a leading "www."; empty if none.
-std::string url_source(std::string_view url);
 
 }  // namespace newsflow::extractors

@@ -10,6 +10,13 @@ namespace newsflow::extractors {
 /// True when `s` is well-formed UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF).
 bool is_valid_utf8(std::string_view s);
 
+/// The code point of the UTF-8 sequence at `s[i]` (`i < s.size()`), its length in bytes put in
+/// `len`; U+FFFD and a length of 1 for a byte that starts no well-formed sequence.
+char32_t decode_utf8(std::string_view s, std::size_t i, std::size_t& len);
+
+/// Appends the UTF-8 encoding of the code point `cp` (at most U+10FFFF) to `out`.
+void append_utf8(std::string& out, char32_t cp);
+
 /// Replaces every ill-formed UTF-8 sequence in `s` with U+FFFD.
 std::string sanitize_utf8(std::string_view s);
 

@@ -122,7 +122,7 @@ void print_replay_summary(const daemon::ReplayStats& stats, bool stage_times) {
 }
 
 // `extract --explain`: each block's features, score and verdict, then where each metadata
-// field came from.
+// field came from, and the candidates its picker passed over.
 int explain_page(const config::Config& c, const std::string& bytes, const std::string& page_path,
                  const std::string& page_url) {
   auto decoded = extractors::decode_to_utf8(bytes, "");
@@ -155,7 +155,15 @@ int explain_page(const config::Config& c, const std::string& bytes, const std::s
   std::printf("\nfield\tsource\tvalue\n");
   for (const auto& [field, source] : article->sources) {
     std::string value;
-    if (field == "published_at" && article->published_at) {
+    if (field == "title") {
+      value = article->title;
+    } else if (field == "canonical_url") {
+      value = article->canonical_url;
+    } else if (field == "lang") {
+      value = article->lang;
+    } else if (field == "byline") {
+      value = article->byline;
+    } else if (field == "published_at" && article->published_at) {
       value = extractors::format_rfc3339(*article->published_at);
     } else if (field == "modified_at" && article->modified_at) {
       value = extractors::format_rfc3339(*article->modified_at);
@@ -175,6 +183,11 @@ int explain_page(const config::Config& c, const std::string& bytes, const std::s
       value = article->paywalled ? "true" : "false";
     }
     std::printf("%s\t%s\t%s\n", field.c_str(), source.c_str(), value.c_str());
+  }
+  // And the candidates each field's picker passed over, as they were read.
+  if (!article->passed_over.empty()) std::printf("\nfield\tpassed over (source value)\n");
+  for (const auto& [field, candidate] : article->passed_over) {
+    std::printf("%s\t%s\n", field.c_str(), candidate.c_str());
   }
   return 0;
 }

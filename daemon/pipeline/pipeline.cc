@@ -14,12 +14,14 @@
 #include "dedup/fingerprint.h"
 #include "dedup/internal/codec.h"
 #include "dedup/normalize.h"
+#include "extractors/authors.h"
 #include "extractors/charset.h"
 #include "extractors/feed.h"
 #include "extractors/html.h"
 #include "extractors/language.h"
 #include "extractors/metadata.h"
 #include "extractors/text.h"
+#include "extractors/urls.h"
 
 namespace newsflow::daemon {
 namespace {

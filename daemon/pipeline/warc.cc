@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "daemon/pipeline/input_file.h"
-#include "extractors/metadata.h"
 #include "extractors/text.h"
 #include "extractors/timestamp.h"
+#include "extractors/urls.h"
 
 namespace newsflow::daemon {
 namespace {

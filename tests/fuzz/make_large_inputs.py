@@ -30,6 +30,14 @@ def html_pages():
     yield "iso_titles.html", ("<html><body>" + rep("<span class=date title='2020-06-07T1'>x</span>", MB)
                               + "</body></html>").encode()
     yield "short_years.html", ("<html><body><p>" + rep("28.09.19.", MB // 4) + "</p></body></html>").encode()
+    # Issue 52: glued runs of numbers and month names, a date's start at every token and no date
+    # (the text, and an element whose class names a date).
+    for name, piece in [("dotted", "28.09.2019."), ("iso", "2019-09-28"), ("slashes", "28/09/2019"),
+                        ("dots", "1.2.3.4.5."), ("month_names", "28Juni2019"),
+                        ("iso_dashes", "2019-09-28-")]:
+        yield f"glued_{name}.html", ("<html><body><h1>H</h1><p>" + rep(piece, MB) + "</p></body></html>").encode()
+    yield "glued_date_element.html", ("<html><body><h1>H</h1><span class=date>" + rep("28.09.2019.", MB)
+                                      + "</span><p>words</p></body></html>").encode()
     # Issue 53: stray end tags under open elements (Gumbo walks the open elements for each), JSON-LD
     # nested 100,000 deep (a recursive copy overflowed the stack) and a long author list.
     for name, piece in [("stray_i", "<i></x>"), ("stray_div", "<div></b>"),

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <memory>
 
+#include "extractors/authors.h"
 #include "extractors/charset.h"
 #include "extractors/html.h"
 #include "extractors/internal/hash.h"
@@ -15,6 +16,7 @@
 #include "extractors/page.h"
 #include "extractors/text.h"
 #include "extractors/timestamp.h"
+#include "extractors/urls.h"
 
 namespace newsflow::extractors {
 namespace {
@@ -67,6 +69,22 @@ TEST(Binary, BinaryDataBytesAtAnyOffsetOfTheHeaderAndControlsAtAnyOffsetOfTheTex
     s[at] = '\xC3';  // high bytes are neither
     EXPECT_FALSE(looks_binary(s)) << at;
     EXPECT_FALSE(has_controls(s)) << at;
+  }
+}
+
+TEST(Utf8, CodePointsDecodeAndEncodeBothWays) {
+  for (const char32_t cp : {U'a', U'\u00E9', U'\u0661', U'\u5E74', U'\U0001F600'}) {
+    std::string s;
+    append_utf8(s, cp);
+    std::size_t len = 0;
+    EXPECT_EQ(decode_utf8(s, 0, len), cp);
+    EXPECT_EQ(len, s.size());
+  }
+  // An ill-formed byte is one U+FFFD: a stray continuation, an overlong, a surrogate, a cut end.
+  for (const std::string bad : {"\x80", "\xC0\xAF", "\xED\xA0\x80", "\xE5\xB9"}) {
+    std::size_t len = 0;
+    EXPECT_EQ(decode_utf8(bad, 0, len), U'\uFFFD') << bad;
+    EXPECT_EQ(len, 1u) << bad;
   }
 }
 

@@ -1,0 +1,179 @@
+#include "extractors/authors.h"
+
+#include <algorithm>
+
+#include "extractors/dates.h"
+#include "extractors/text.h"
+
+namespace newsflow::extractors {
+namespace {
+
+// Words that name a role or a desk, not a person ("Staff Writer", "Redaktion"): dropped at the
+// end of a name, and a name of nothing else is none.
+bool is_role_word(std::string_view lower) {
+  static constexpr std::string_view kRoles[] = {"staff",
+                                                "writer",
+                                                "writers",
+                                                "reporter",
+                                                "reporters",
+                                                "correspondent",
+                                                "correspondents",
+                                                "editor",
+                                                "editors",
+                                                "contributor",
+                                                "contributors",
+                                                "contributing",
+                                                "senior",
+                                                "chief",
+                                                "redaktion",
+                                                "redakteur",
+                                                "redakteurin",
+                                                "autor",
+                                                "autorin",
+                                                "author",
+                                                "authors",
+                                                "journalist",
+                                                "correspondant",
+                                                "rédaction",
+                                                "redacción",
+                                                "redazione",
+                                                "redactie",
+                                                "admin",
+                                                "administrator",
+                                                "guest",
+                                                "newsroom",
+                                                "staffer",
+                                                "columnist",
+                                                "photographer",
+                                                "by",
+                                                "and",
+                                                "red",
+                                                "desk",
+                                                "team"};
+  return std::find(std::begin(kRoles), std::end(kRoles), lower) != std::end(kRoles);
+}
+
+}  // namespace
+
+std::string clean_byline(std::string_view text) {
+  std::string s = collapse_whitespace(text);
+  const std::string lower = ascii_lower(s.substr(0, 8));
+  if (lower.starts_with("http://") || lower.starts_with("https://") || s.size() > 200) return {};
+  for (std::string_view prefix : {"by ", "von ", "par ", "por ", "door ", "di "}) {
+    if (lower.starts_with(prefix)) {
+      s.erase(0, prefix.size());
+      break;
+    }
+  }
+  // "A and B" -> "A, B"
+  for (std::size_t p; (p = s.find(" and ")) != std::string::npos;) s.replace(p, 5, ", ");
+  while (!s.empty() && (s.back() == ',' || s.back() == ' ')) s.pop_back();
+  return s.size() >= 2 ? s : std::string();
+}
+
+std::vector<std::string> split_authors(std::string_view text) {
+  std::string s = collapse_whitespace(text);
+  std::vector<std::string> out;
+  if (s.empty() || s.size() > 400) return out;
+  const std::string lower_head = ascii_lower(s.substr(0, 8));
+  if (lower_head.starts_with("http://") || lower_head.starts_with("https://")) return out;
+  // What is in parentheses is a note ("(www.dw.com)", "(left)"); quotes are not names (an
+  // apostrophe inside a word, O'Brien, is).
+  std::string plain;
+  int depth = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '(') ++depth;
+    const bool inside_word = c == '\'' && i > 0 && i + 1 < s.size() && s[i - 1] != ' ' &&
+                             s[i + 1] != ' ' && s[i - 1] != ',' && s[i + 1] != ',';
+    if (depth == 0 && c != '"' && (c != '\'' || inside_word)) plain += c;
+    if (c == ')' && depth > 0) --depth;
+  }
+  // A date or a time ends the names ("Jane Doe 7 June 2020", "Jane Doe, Updated 12:30").
+  if (const auto dates = find_text_dates(plain, SlashOrder::kDayFirst, 1); !dates.empty()) {
+    plain.resize(dates.front().offset);
+  }
+  for (std::size_t i = 0; i + 3 < plain.size(); ++i) {
+    if (plain[i] >= '0' && plain[i] <= '9' && (plain[i + 1] == ':' || plain[i + 2] == ':')) {
+      plain.resize(i);
+      break;
+    }
+  }
+  // Separators between names, in the languages newsflow reads, as one ',' each.
+  std::string spaced = " " + plain + " ";
+  for (std::string_view sep :
+       {" and ", " And ", " AND ",  " und ", " y ",    " et ",  " e ",  " en ",
+        " i ",   " и ",   " ve ",   " og ",  " och ",  " ja ",  " és ", " dan ",
+        " & ",   " / ",   " | ",    " · ",   " • ",    " - ",   " — ",  " – ",
+        ";",     "|",     " with ", " mit ", " avec ", " con ", " com "}) {
+    for (std::size_t p; (p = spaced.find(sep)) != std::string::npos;) {
+      spaced.replace(p, sep.size(), ",");
+    }
+  }
+  std::size_t pos = 0;
+  while (pos <= spaced.size() && out.size() < 20) {
+    std::size_t end = spaced.find(',', pos);
+    if (end == std::string::npos) end = spaced.size();
+    std::string part = collapse_whitespace(std::string_view(spaced).substr(pos, end - pos));
+    pos = end + 1;
+    // Leading "By", "Von", "Text:", "Analysis by".
+    for (bool again = true; again;) {
+      again = false;
+      const std::string lower = ascii_lower(part);
+      for (std::string_view prefix :
+           {"by ",           "von ",         "par ",         "por ",        "door ",
+            "di ",           "de ",          "av ",          "przez ",      "written by ",
+            "posted by ",    "reported by ", "analysis by ", "opinion by ", "commentary by ",
+            "interview by ", "text: ",       "text ",        "autor: ",     "autorin: ",
+            "author: ",      "texte: ",      "texto: ",      "testo: ",     "von: ",
+            "by: ",          "foto: ",       "fotos: ",      "photo: ",     "автор: ",
+            "автор ",        "yazar: ",      "كتب ",         "بقلم "}) {
+        if (lower.starts_with(prefix)) {
+          part.erase(0, prefix.size());
+          again = !part.empty();
+          break;
+        }
+      }
+    }
+    // Words with an e-mail address or a URL are not part of a name.
+    std::vector<std::string_view> words;
+    for (std::size_t w = 0; w < part.size();) {
+      std::size_t e = part.find(' ', w);
+      if (e == std::string::npos) e = part.size();
+      const std::string_view word = std::string_view(part).substr(w, e - w);
+      w = e + 1;
+      if (word.empty() || word.find('@') != std::string_view::npos ||
+          word.find("://") != std::string_view::npos) {
+        continue;
+      }
+      words.push_back(word);
+    }
+    // Roles at the end ("Jane Doe, Staff Writer"; "AP Auto Writer" keeps "AP Auto").
+    const auto role = [](std::string_view word) {
+      std::string lower = ascii_lower(word);
+      while (!lower.empty() && (lower.back() == '.' || lower.back() == ':')) lower.pop_back();
+      return is_role_word(lower);
+    };
+    while (!words.empty() && role(words.back())) words.pop_back();
+    std::size_t first = 0;
+    while (first < words.size() && role(words[first])) ++first;
+    std::string name;
+    for (std::size_t k = first; k < words.size(); ++k) {
+      if (!name.empty()) name += ' ';
+      name.append(words[k]);
+    }
+    while (!name.empty() && (name.back() == '.' || name.back() == ':' || name.back() == '-')) {
+      name.pop_back();
+    }
+    if (name.size() < 2 || words.size() - first > 6 || name.size() > 80) continue;
+    const std::string lower_name = ascii_lower(name);
+    if (std::any_of(out.begin(), out.end(),
+                    [&lower_name](const std::string& n) { return ascii_lower(n) == lower_name; })) {
+      continue;
+    }
+    out.push_back(std::move(name));
+  }
+  return out;
+}
+
+}  // namespace newsflow::extractors
