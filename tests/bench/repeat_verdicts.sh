@@ -30,4 +30,4 @@ for i in $(seq "$n"); do
   esac
   echo "run $i: exit $rc, $(( $(date +%s) - start )) s: ${summary:-no comparison printed}"
 done
-echo "$test: $n runs, $differ with a verdict other than replay's, $failed failed"
+echo "$test: $n runs, $differ differing from replay (a verdict or a story), $failed failed"
