@@ -2,6 +2,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <cstdlib>
 #include <memory>
 #include <string_view>
 
@@ -159,6 +160,7 @@ tl::expected<std::map<std::string, TopicDescription>, std::string> describe_topi
       if (key == "cleanup.policy") d.cleanup_policy = value ? value : "";
       if (key == "retention.ms") d.retention_ms = value ? value : "";
       if (key == "retention.bytes") d.retention_bytes = value ? value : "";
+      if (key == "max.message.bytes") d.max_message_bytes = value ? value : "";
     }
   }
   return out;
@@ -217,7 +219,17 @@ std::vector<config::Problem> check_compacted_topics(rd_kafka_t* rk, const config
   if (config.role != config::Role::kExtract) {
     musts.emplace_back("topics.stories", config.topics.stories);
   }
-  std::vector<std::string> names;
+  // What the role's producer writes: a topic that takes smaller batches than it makes refuses
+  // ordinary records.
+  std::vector<std::string> outputs{config.topics.dlq};
+  if (config.role == config::Role::kExtract) {
+    outputs.push_back(config.topics.extracted);
+  } else {
+    outputs.insert(outputs.end(),
+                   {config.topics.articles, config.topics.stories, config.topics.state});
+  }
+  std::erase_if(outputs, [](const std::string& t) { return t.empty(); });
+  std::vector<std::string> names = outputs;
   for (const auto& m : musts) names.push_back(m.second);
   bool unsupported = false;
   auto described = describe_topics(rk, names, std::chrono::seconds(10), &unsupported);
@@ -251,6 +263,28 @@ std::vector<config::Problem> check_compacted_topics(rd_kafka_t* rk, const config
                     " --add-config cleanup.policy=compact; newsflow create-topics --check "
                     "checks every topic)"});
     }
+  }
+  char value[32];
+  std::size_t size = sizeof value;
+  if (rd_kafka_conf_get(rd_kafka_conf(rk), "batch.size", value, &size) != RD_KAFKA_CONF_OK) {
+    return problems;
+  }
+  const long long batch = std::atoll(value);
+  for (const std::string& topic : outputs) {
+    const TopicDescription& d = (*described)[topic];
+    const long long limit =
+        d.max_message_bytes.empty() ? 0 : std::atoll(d.max_message_bytes.c_str());
+    if (!d.exists || limit <= 0 || batch <= limit) continue;
+    problems.push_back(
+        {"kafka.producer", "topic " + topic + " takes batches of at most " + d.max_message_bytes +
+                               " bytes (max.message.bytes) and the "
+                               "producer makes batches of up to " +
+                               value +
+                               " (batch.size): the brokers would refuse batches of ordinary "
+                               "records, which would end as output_too_large dead letters; set "
+                               "kafka.producer batch.size (NEWSFLOW_KAFKA__PRODUCER__BATCH_SIZE) "
+                               "at or below " +
+                               d.max_message_bytes + ", or raise the topic's max.message.bytes"});
   }
   return problems;
 }

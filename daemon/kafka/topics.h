@@ -19,9 +19,9 @@ namespace newsflow::daemon {
 struct TopicDescription {
   bool exists = false;
   int partitions = 0;
-  /// `cleanup.policy`, `retention.ms` and `retention.bytes` as the brokers report them ("" when
-  /// the topic does not exist or the brokers did not say).
-  std::string cleanup_policy, retention_ms, retention_bytes;
+  /// `cleanup.policy`, `retention.ms`, `retention.bytes` and `max.message.bytes` as the brokers
+  /// report them ("" when the topic does not exist or the brokers did not say).
+  std::string cleanup_policy, retention_ms, retention_bytes, max_message_bytes;
 };
 
 /// True when records of a topic described as `d` stay until a newer one of their key replaces
@@ -49,9 +49,11 @@ tl::expected<std::map<std::string, std::string>, std::string> create_topics(
 
 /// At start: the problems with the topics that must be compacted (the changelog, and the
 /// stories topic for the roles that write it): one for each the brokers describe as deleting
-/// old records, which would throw judging state or stories away. Nothing is refused when the
-/// brokers cannot say (librdkafka's mock cluster has no DescribeConfigs; a broker away is met
-/// later as everywhere else): that is logged.
+/// old records, which would throw judging state or stories away. And one for each output topic
+/// of the role whose `max.message.bytes` is below the producer `rk`'s `batch.size`: the brokers
+/// would refuse batches of ordinary records, which would end as output_too_large dead letters.
+/// Nothing is refused when the brokers cannot say (librdkafka's mock cluster has no
+/// DescribeConfigs; a broker away is met later as everywhere else): that is logged.
 std::vector<config::Problem> check_compacted_topics(rd_kafka_t* rk, const config::Config& config);
 
 }  // namespace newsflow::daemon

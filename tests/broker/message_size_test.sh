@@ -4,7 +4,8 @@
 # page in its middle whose article (about 150 KB of text) is larger. The broker refuses it; the
 # daemon must make that input a dead letter with the reason output_too_large (no stall, no crash,
 # no silent loss) and publish every other article, those after it included, with the verdicts of
-# an uninterrupted `replay` (the large one left out of the comparison). With EXACTLY_ONCE=1, in
+# an uninterrupted `replay` (the large one left out of the comparison). A producer whose batches
+# are larger than the topic takes is refused at start. With EXACTLY_ONCE=1, in
 # transactions, and no article or dead letter published twice.
 set -euo pipefail
 bin=${NEWSFLOW_BIN}; src=$1; build=$2; work=$2/broker_message_size${EXACTLY_ONCE:+_exactly_once}
@@ -17,7 +18,7 @@ limit=65536
 # The producer's batches below the topic's limit, as docs/operations.md says to set them: the
 # broker takes at most max.message.bytes in one request's batch for a partition, so with
 # librdkafka's default batch.size (1 MB) it refuses batches of ordinary articles too, and the
-# daemon cannot tell those from the record that is too large.
+# daemon cannot tell those from the record that is too large (it refuses to start so).
 export NEWSFLOW_KAFKA__PRODUCER__BATCH_SIZE=32768
 # The batch that carries the oversized article is judged again, with the one after it: small
 # batches, so that both span less than the 72-hour window (the stream spans five days). A batch
@@ -53,6 +54,13 @@ others=$(wc -l < "$work/others.jsonl")
 "$bin" create-topics --partitions 2 > "$work/topics.txt" || fail "create-topics: $(cat "$work/topics.txt")"
 topic_config articles max.message.bytes=$limit > "$work/articles-config.txt"
 inputs=$("$bin" produce --input "$work/stream.jsonl" --quiet)
+# With librdkafka's default batch.size (1,000,000) over the 64 KiB topic the daemon refuses to
+# start (exit 2) and names the setting: it would dead-letter ordinary articles.
+status=0
+NEWSFLOW_KAFKA__PRODUCER__BATCH_SIZE=1000000 timeout 60 "$bin" run > "$work/refused.log" 2>&1 || status=$?
+[ "$status" -eq 2 ] || fail "run with batch.size over the topic's limit exited $status, not 2"
+grep '"config_error"' "$work/refused.log" | grep '"kafka.producer"' | grep -q "batch.size" ||
+  fail "run did not name kafka.producer batch.size: $(tail -n 2 "$work/refused.log")"
 
 t0=$(date +%s.%N); start=$SECONDS
 "$bin" run > "$work/run.log" 2>&1 &
