@@ -53,7 +53,7 @@ for _ in $(seq 240); do
     [ "$status" -ne 0 ] || fail "the daemon exited 0 by itself"
     [ "${#restarts[@]}" -lt 2 ] || fail "the daemon exited $status a third time after the broker came back"
     log=$work/run$((${#restarts[@]} + 2)).log
-    why=$(grep -o '"event":"consumer_fenced"\|"event":"consumer_fatal"\|"event":"producer_fatal"\|"event":"transactional_producer_wedged"' "$work"/run*.log | tail -n 1 | cut -d'"' -f4)
+    why=$({ grep -ho '"event":"consumer_fenced"\|"event":"consumer_fatal"\|"event":"producer_fatal"\|"event":"transactional_producer_wedged"' "$work"/run*.log || true; } | tail -n 1 | cut -d'"' -f4)
     restarts+=("exit $status (${why:-?}) $(since "$t1") s after the broker was started again")
     "$bin" run > "$log" 2>&1 &
     pid=$!; pids+=($pid)
