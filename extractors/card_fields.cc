@@ -1,10 +1,9 @@
-#include "extractors/internal/pickers.h"
-
 #include <algorithm>
 #include <cstdlib>
 
 #include "extractors/authors.h"
 #include "extractors/internal/json_ld.h"
+#include "extractors/internal/pickers.h"
 #include "extractors/page.h"
 #include "extractors/text.h"
 #include "extractors/urls.h"

@@ -1,8 +1,8 @@
-#include "extractors/feed.h"
-
 #include <cctype>
 #include <string>
 #include <unordered_map>
+
+#include "extractors/feed.h"
 
 // The HTML named character references feeds use, made XML's (`xml_escape_html_entities`).
 
