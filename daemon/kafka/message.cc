@@ -66,15 +66,17 @@ std::string_view key_of(const rd_kafka_message_t* msg) {
                   : std::string_view();
 }
 
-std::int64_t order_time(const rd_kafka_message_t* msg) {
+std::int64_t order_time(const rd_kafka_message_t* msg, bool extracted) {
   rd_kafka_headers_t* hdrs = nullptr;
   std::optional<std::int64_t> published, fetched;
   if (rd_kafka_message_headers(msg, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR && hdrs) {
     const void* value;
     size_t size;
     // An extracted record: its input's order time (records written before the header have it
-    // as their timestamp, below).
-    if (rd_kafka_header_get_last(hdrs, kOrderHeader, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+    // as their timestamp, below). Read on `topics.extracted` only: on an input topic anyone
+    // upstream could write the header and reorder what `replay` orders by its dates.
+    if (extracted &&
+        rd_kafka_header_get_last(hdrs, kOrderHeader, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR &&
         value) {
       const std::string_view text(static_cast<const char*>(value), size);
       std::int64_t ms = 0;

@@ -59,8 +59,9 @@ std::string_view header_of(const rd_kafka_message_t* msg, const char* name);
 
 /// The event time the pipeline will file a page under, as far as the message shows it: the
 /// `published_at` header, else `fetched_at`, else the message timestamp (a crawler's
-/// CreateTime).
-std::int64_t order_time(const rd_kafka_message_t* msg);
+/// CreateTime). `extracted`: a record of `topics.extracted`, whose `order_ms` header (its
+/// input's order time) comes first.
+std::int64_t order_time(const rd_kafka_message_t* msg, bool extracted = false);
 
 /// The message's (topic, partition).
 std::pair<std::string, int> partition_of(const rd_kafka_message_t* msg);

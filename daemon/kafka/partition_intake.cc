@@ -235,7 +235,7 @@ void PartitionIntake::give_back(std::vector<Taken>::const_iterator first,
     rd_kafka_message_t* m = last->msg;
     const auto p = partition_of(m);
     if (merger_.assigned(p)) {
-      merger_.give_back(p, m, order_time(m), m->len + m->key_len);
+      merger_.give_back(p, m, order_time(m, extracted_inputs()), m->len + m->key_len);
     } else {
       rd_kafka_message_destroy(m);
     }
@@ -377,7 +377,7 @@ bool PartitionIntake::take(rd_kafka_message_t* msg) {
     }
   }
   next_offset_[p] = msg->offset + 1;
-  merger_.add(p, msg, order_time(msg), msg->len + msg->key_len);
+  merger_.add(p, msg, order_time(msg, extracted_inputs()), msg->len + msg->key_len);
   return true;
 }
 

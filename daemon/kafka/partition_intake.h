@@ -102,6 +102,8 @@ class PartitionIntake {
   void close(std::chrono::milliseconds limit);
 
  private:
+  // The dedup role reads `topics.extracted`, whose records carry their order time in a header.
+  bool extracted_inputs() const { return config_.role == config::Role::kDedup; }
   static void on_rebalance(rd_kafka_t* rk, int err, void* partitions, void* opaque);
   static void on_commit(rd_kafka_t* rk, int err, void* partitions, void* opaque);
   static int on_statistics(rd_kafka_t* rk, char* json, std::size_t len, void* opaque);

@@ -19,6 +19,7 @@
 #include "daemon/cli/redrive.h"
 #include "daemon/kafka/daemon.h"
 #include "daemon/kafka/kafka.h"
+#include "daemon/kafka/message.h"
 #include "daemon/ops/metrics.h"
 #include "daemon/pipeline/input.h"
 #include "dedup/state.h"
@@ -639,6 +640,55 @@ TEST_F(DaemonOnMockCluster, ARestoreAppliesTwoArticlesUnderOneNumber) {
   }
   EXPECT_EQ(daemon.pipeline().window().size(), 4u);
   EXPECT_EQ(daemon.pipeline().last_seq(), 3u);
+}
+
+// The order time of a message: an extracted record's `order_ms` header (its input's order
+// time; its timestamp is when it was written, so time retention never deletes a backfill), and
+// on an input topic the dates only: the same header on a page, which anyone upstream can write,
+// does not reorder it.
+TEST_F(DaemonOnMockCluster, OrderTimeReadsTheOrderHeaderOnlyOnExtractedRecords) {
+  const std::int64_t written_ms = 1800000000000;  // the records' timestamp
+  auto put = [&](const std::string& key, const Headers& headers) {
+    rd_kafka_headers_t* hdrs = rd_kafka_headers_new(headers.size());
+    for (const auto& [n, v] : headers) rd_kafka_header_add(hdrs, n.data(), -1, v.data(), -1);
+    ASSERT_EQ(rd_kafka_producev(producer_.get(), RD_KAFKA_V_TOPIC(config_.topics.pages.c_str()),
+                                RD_KAFKA_V_PARTITION(0), RD_KAFKA_V_KEY(key.data(), key.size()),
+                                RD_KAFKA_V_VALUE(const_cast<char*>("x"), 1),
+                                RD_KAFKA_V_TIMESTAMP(written_ms),
+                                RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(hdrs),
+                                RD_KAFKA_V_END),
+              RD_KAFKA_RESP_ERR_NO_ERROR);
+  };
+  put("extracted", {{"order_ms", "1600000000000"}, {"schema", "newsflow.extracted/1"}});
+  put("page", {{"order_ms", "1600000000000"}, {"fetched_at", "2023-05-01T00:00:00Z"}});
+  put("bare", {{"order_ms", "1600000000000"}});
+  put("junk", {{"order_ms", "soon"}});
+  ASSERT_EQ(rd_kafka_flush(producer_.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  KafkaHandle c = make_client(RD_KAFKA_CONSUMER, {{"bootstrap.servers", cluster_->bootstrap()},
+                                                  {"group.id", "order-time"},
+                                                  {"enable.auto.commit", "false"}});
+  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(list, config_.topics.pages.c_str(), 0)->offset =
+      RD_KAFKA_OFFSET_BEGINNING;
+  rd_kafka_assign(c.get(), list);
+  rd_kafka_topic_partition_list_destroy(list);
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> times;  // as extracted, as input
+  for (const auto deadline = std::chrono::steady_clock::now() + 20s;
+       times.size() < 4 && std::chrono::steady_clock::now() < deadline;) {
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(c.get(), 200);
+    if (!m) continue;
+    if (!m->err) {
+      times[std::string(static_cast<const char*>(m->key), m->key_len)] = {
+          internal::order_time(m, /*extracted=*/true), internal::order_time(m)};
+    }
+    rd_kafka_message_destroy(m);
+  }
+  rd_kafka_consumer_close(c.get());
+  ASSERT_EQ(times.size(), 4u);
+  EXPECT_EQ(times["extracted"], std::make_pair(std::int64_t{1600000000}, written_ms / 1000));
+  EXPECT_EQ(times["page"].second, 1682899200);  // its fetched_at
+  EXPECT_EQ(times["bare"].second, written_ms / 1000);
+  EXPECT_EQ(times["junk"], std::make_pair(written_ms / 1000, written_ms / 1000));
 }
 
 TEST_F(DaemonOnMockCluster, WaitingForRoomInAFullQueueKeepsLivenessInformed) {
