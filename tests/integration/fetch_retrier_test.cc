@@ -223,9 +223,13 @@ TEST_F(FetchRetrierOnMockCluster, TheCopyWithMoreTriesWins) {
   ASSERT_TRUE(site.ok());
   config_.fetch.retries = 0;
   // Two tries done (the judging process's and a later one), then the third, which rescheduled
-  // it: the next is the fourth and last (`requeue_attempts` 3 after the first).
-  put(0, retry("item", site.url("/a"), now_ms() + 500, /*attempts=*/2));
-  put(0, retry("item", site.url("/a"), now_ms() + 500, /*attempts=*/3));
+  // it: the next is the fourth and last (`requeue_attempts` 3 after the first). Both are due
+  // well after the retrier starts, so both are read before either is tried, however slow the
+  // start (with 0.5 s, a loaded machine tried the first alone and rescheduled it: CI saw three
+  // records).
+  const std::int64_t due = now_ms() + 4000;
+  put(0, retry("item", site.url("/a"), due, /*attempts=*/2));
+  put(0, retry("item", site.url("/a"), due, /*attempts=*/3));
   ASSERT_EQ(rd_kafka_flush(producer_.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
 
   Metrics metrics;
