@@ -69,6 +69,18 @@ void InputTask::judge(rd_kafka_message_t* msg, Work& work) {
   // One try/catch per message: no input can crash-loop the daemon.
   try {
     if (dead_letters_of(msg, work)) return;
+    // An input judged before, handed over again (the dedup role): its articles are out already.
+    // Known when its copy was read only if its first was judged and published by then; here,
+    // judged in order, every copy is known: judged again, an article whose story has gone from
+    // the book since (an old article, handed over long after) would join another story, and
+    // the stories would depend on when the copy was read.
+    if (config_.role == config::Role::kDedup) {
+      if (const auto s = parse_position(header_of(msg, kSourceHeader));
+          s && store_.ledger().repeat(*s, msg->partition, msg->offset, key_of(msg))) {
+        metrics_.handed_over_again();
+        return;
+      }
+    }
     work.grouping = pipeline_.judge(std::move(*work.prepared), work.parsed.input);
     work.judged = true;
   } catch (const std::exception& e) {
@@ -121,7 +133,7 @@ void InputTask::publish(rd_kafka_message_t* msg, Work& work) {
   const std::string_view source =
       config_.role == config::Role::kDedup ? header_of(msg, kSourceHeader) : std::string_view();
   if (const auto s = parse_position(source); s && !work.outputs.empty()) {
-    store_.note_judged(*s, msg->partition, msg->offset);
+    store_.note_judged(*s, msg->partition, msg->offset, key_of(msg));
   }
   for (std::size_t k = 0; k < work.outputs.size(); ++k) {
     const Output& o = work.outputs[k];

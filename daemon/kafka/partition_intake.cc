@@ -369,7 +369,7 @@ bool PartitionIntake::take(rd_kafka_message_t* msg) {
     }
     // An input judged before, extracted again: its articles are out already.
     if (const auto source = parse_position(header_of(msg, kSourceHeader));
-        source && store_.ledger().repeat(*source, msg->partition, msg->offset)) {
+        source && store_.ledger().repeat(*source, msg->partition, msg->offset, key_of(msg))) {
       next_offset_[p] = msg->offset + 1;
       metrics_.handed_over_again();
       rd_kafka_message_destroy(msg);

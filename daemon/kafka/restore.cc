@@ -435,7 +435,7 @@ class StateStore::ChangelogRestore {
       }
     } else if (r.seq <= covered_seq_) {
       ++covered_;  // in the snapshot
-      store_.note_judged(r.source, r.input);
+      store_.note_judged(r.source, r.input, r.key);
       store_.keys_.emplace_back(r.seq, std::move(r.key));
     } else if (auto state = dedup::decode_state(r.value)) {
       store_.keys_.emplace_back(state->seq, std::move(r.key));
@@ -445,7 +445,7 @@ class StateStore::ChangelogRestore {
       if (applied_seq_ != state->seq) applied_ids_.clear();
       if (applied_ids_.insert(state->id).second) {
         store_.pipeline_.restore(*state);
-        store_.note_judged(r.source, r.input);
+        store_.note_judged(r.source, r.input, state->id);
         store_.last_seq_ = std::max(store_.last_seq_, state->seq);
         applied_seq_ = state->seq;
         ++restored_;

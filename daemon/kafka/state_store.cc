@@ -56,15 +56,17 @@ tl::expected<void, std::string> StateStore::refresh_committed(rd_kafka_t* group)
 
 void StateStore::note_judged(const rd_kafka_message_t* state_record) {
   if (config_.role != config::Role::kDedup) return;
-  note_judged(header_of(state_record, kSourceHeader), header_of(state_record, kInputHeader));
+  note_judged(header_of(state_record, kSourceHeader), header_of(state_record, kInputHeader),
+              key_of(state_record));
 }
 
-void StateStore::note_judged(std::string_view source_header, std::string_view input_header) {
+void StateStore::note_judged(std::string_view source_header, std::string_view input_header,
+                             std::string_view id) {
   if (config_.role != config::Role::kDedup) return;
   const auto source = parse_position(source_header);
   const auto at = parse_position(input_header);
   if (source && at && at->topic == config_.topics.extracted) {
-    ledger_.judged(*source, at->partition, at->offset);
+    ledger_.judged(*source, at->partition, at->offset, id);
   }
 }
 

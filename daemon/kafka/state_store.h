@@ -66,12 +66,16 @@ class StateStore {
   Admission admit(const rd_kafka_message_t* state_record, bool final) const;
 
   /// The dedup role judged the input `source_header` names from the extracted record
-  /// `input_header` names (both "topic/partition/offset"); other roles keep no ledger.
-  void note_judged(std::string_view source_header, std::string_view input_header);
+  /// `input_header` names (both "topic/partition/offset"), article `id`; other roles keep no
+  /// ledger.
+  void note_judged(std::string_view source_header, std::string_view input_header,
+                   std::string_view id);
   void note_judged(const rd_kafka_message_t* state_record);
-  /// The dedup role judged input `source` from the extracted record at `partition`/`offset`.
-  void note_judged(const Position& source, int partition, std::int64_t offset) {
-    ledger_.judged(source, partition, offset);
+  /// The dedup role judged input `source` from the extracted record at `partition`/`offset`,
+  /// article `id`.
+  void note_judged(const Position& source, int partition, std::int64_t offset,
+                   std::string_view id) {
+    ledger_.judged(source, partition, offset, id);
   }
   const HandoverLedger& ledger() const { return ledger_; }
 
@@ -107,7 +111,6 @@ class StateStore {
   bool write_snapshot(RecordCollector& collector, bool transactional, int timeout_ms,
                       const std::function<void()>& tick);
 
- private:
   /// The newest complete snapshot: its `seq`, chunk count and bytes. (No default member
   /// initializers: clang then takes a nested struct as not default constructible inside the
   /// class, and `std::optional::emplace()` fails; value-initialized instead.)
@@ -138,13 +141,18 @@ class StateStore {
     std::size_t skipped = 0;           // tombstones and records of another version
   };
 
+  /// The first read of a restore: every (partition, first offset) of the changelog to the end
+  /// each partition had at least when the read began, counted per partition (one written to
+  /// meanwhile reports its end again and again). Public for its tests.
+  tl::expected<Read, std::string> read_changelog(
+      const std::string& bootstrap, const std::vector<std::pair<int, std::int64_t>>& partitions);
+
+ private:
   /// One restore from the changelog: its reads, the merge by `seq`, what it applies (restore.cc).
   class ChangelogRestore;
 
   /// A consumer for reading a topic from its start (no group membership, no commits).
   tl::expected<KafkaHandle, std::string> reader(const std::string& bootstrap) const;
-  tl::expected<Read, std::string> read_changelog(
-      const std::string& bootstrap, const std::vector<std::pair<int, std::int64_t>>& partitions);
   /// Loads the snapshot `read` found, if any: the `seq` it covers (0: none loaded; one that does
   /// not load leaves the records it covered to be read again).
   std::uint64_t load_snapshot(Read& read);

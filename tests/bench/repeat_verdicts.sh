@@ -26,7 +26,11 @@ for i in $(seq "$n"); do
   # Every verdict and every story as replay's.
   case "$summary" in
     *"story_bcubed P=1.0000 R=1.0000 F1=1.0000 same_verdict=1.0000"*) ;;
-    *) differ=$((differ + 1)) ;;
+    *)
+      differ=$((differ + 1))
+      # Kept for a look at which articles differ (compare_runs.py --list).
+      rm -rf "$out/run.$i"; cp -r "$out/run" "$out/run.$i"
+      ;;
   esac
   echo "run $i: exit $rc, $(( $(date +%s) - start )) s: ${summary:-no comparison printed}"
 done

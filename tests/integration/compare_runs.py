@@ -7,7 +7,9 @@ article published again after its story was merged carries the survivor's id, wh
 that published it once still carries the merged one's.
 
   compare_runs.py REFERENCE.jsonl OTHER.jsonl [--min-dup-f1 F] [--min-bcubed F]
-                  [--min-same-verdict F]
+                  [--min-same-verdict F] [--list]
+
+--list prints each article whose story or verdict differs, with its story's members in both runs.
 
 Exit 1 when a figure is below its floor, or when the runs hold different article ids.
 """
@@ -104,6 +106,7 @@ def main():
     ap.add_argument("--min-dup-f1", type=float, default=0.0)
     ap.add_argument("--min-bcubed", type=float, default=0.0)
     ap.add_argument("--min-same-verdict", type=float, default=0.0)
+    ap.add_argument("--list", action="store_true")
     args = ap.parse_args()
     (ref, ref_merges), (other, other_merges) = load(args.reference), load(args.other)
     if set(ref) != set(other):
@@ -121,6 +124,17 @@ def main():
     print(f"articles={len(ref)} duplicates_reference={dups[0]} duplicates_other={dups[1]} "
           f"dup_pairwise P={dp:.4f} R={dr:.4f} F1={df:.4f} "
           f"story_bcubed P={sp:.4f} R={sr:.4f} F1={sf:.4f} same_verdict={same / len(ref):.4f}")
+    if args.list:
+        ref_story, other_story = stories(ref, ref_merges), stories(other, other_merges)
+        ref_sm, other_sm = members(ref_story), members(other_story)
+        for i in sorted(ref):
+            a, b = ref_sm[ref_story[i]], other_sm[other_story[i]]
+            if a != b:
+                print(f"story {i} published_at={ref[i].get('published_at')} "
+                      f"reference: {sorted(a)} other: {sorted(b)}")
+            if (ref[i]["dup"]["kind"] != other[i]["dup"]["kind"]
+                    or ref_members[ref_dup[i]] != other_members[other_dup[i]]):
+                print(f"verdict {i} reference: {ref[i]['dup']} other: {other[i]['dup']}")
     ok = df >= args.min_dup_f1 and sf >= args.min_bcubed and same / len(ref) >= args.min_same_verdict
     if not ok:
         print("FAIL: below the floor")

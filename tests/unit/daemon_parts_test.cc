@@ -104,17 +104,20 @@ struct StoreFixture {
 TEST(StateStore, TheDedupRoleLedgerKnowsAnInputHandedOverAgain) {
   StoreFixture f(config::Role::kDedup);
   const std::string extracted = f.c.topics.extracted;
-  f.store.note_judged("newsflow.pages/0/10", extracted + "/3/100");
+  f.store.note_judged("newsflow.pages/0/10", extracted + "/3/100", "article-10");
   // Input 5 of the same partition, handed over after input 10 was judged: a repeat.
   EXPECT_TRUE(f.store.ledger().repeat({"newsflow.pages", 0, 5}, 3, 101));
   EXPECT_FALSE(f.store.ledger().repeat({"newsflow.pages", 0, 11}, 3, 101));
+  // Input 10's article handed over again: a repeat; another article of it is not.
+  EXPECT_TRUE(f.store.ledger().repeat({"newsflow.pages", 0, 10}, 3, 101, "article-10"));
+  EXPECT_FALSE(f.store.ledger().repeat({"newsflow.pages", 0, 10}, 3, 101, "article-11"));
   // A record not of the extracted topic, or headers that do not parse, are not noted.
-  f.store.note_judged("newsflow.pages/1/10", "other/3/100");
-  f.store.note_judged("nonsense", extracted + "/3/100");
+  f.store.note_judged("newsflow.pages/1/10", "other/3/100", "a");
+  f.store.note_judged("nonsense", extracted + "/3/100", "a");
   EXPECT_EQ(f.store.ledger().size(), 1u);
 
   StoreFixture all(config::Role::kAll);  // only the dedup role keeps a ledger
-  all.store.note_judged("newsflow.pages/0/10", extracted + "/3/100");
+  all.store.note_judged("newsflow.pages/0/10", extracted + "/3/100", "a");
   EXPECT_EQ(all.store.ledger().size(), 0u);
 }
 

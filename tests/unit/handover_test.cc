@@ -60,5 +60,21 @@ TEST(HandoverLedger, AFeedsItemsAllCount) {
   EXPECT_EQ(ledger.size(), 1u);
 }
 
+TEST(HandoverLedger, ACopyOfAnArticleOfTheLastInputJudgedIsARepeat) {
+  HandoverLedger ledger;
+  // A feed's two items, the last input judged of its partition.
+  ledger.judged(at(0, 7), 0, 50, "item-a");
+  ledger.judged(at(0, 7), 0, 51, "item-b");
+  // Handed over again later: each item it judged is a repeat...
+  EXPECT_TRUE(ledger.repeat(at(0, 7), 0, 60, "item-a"));
+  EXPECT_TRUE(ledger.repeat(at(0, 7), 0, 61, "item-b"));
+  // ...an item it did not judge is not (the feed grew), nor is one whose article is unknown.
+  EXPECT_FALSE(ledger.repeat(at(0, 7), 0, 62, "item-c"));
+  EXPECT_FALSE(ledger.repeat(at(0, 7), 0, 62));
+  // Its own records read again (a batch sent back) are not repeats.
+  EXPECT_FALSE(ledger.repeat(at(0, 7), 0, 50, "item-a"));
+  EXPECT_FALSE(ledger.repeat(at(0, 7), 0, 51, "item-b"));
+}
+
 }  // namespace
 }  // namespace newsflow::daemon
