@@ -305,6 +305,27 @@ void DedupWindow::remove_oldest() {
   std::pop_heap(by_time_.begin(), by_time_.end(), std::greater<>());
   const std::uint32_t slot = by_time_.back().slot;
   by_time_.pop_back();
+  remove_slot(slot);
+}
+
+bool DedupWindow::forget(std::string_view id) {
+  const std::uint32_t slot = find(id);
+  if (slot == kNone) return false;
+  // Out of the heap: rare (an article that was never published), so a pass over it will do.
+  const auto it = std::find_if(by_time_.begin(), by_time_.end(),
+                               [slot](const Expiry& x) { return x.slot == slot; });
+  if (it != by_time_.end()) {
+    *it = by_time_.back();
+    by_time_.pop_back();
+    std::make_heap(by_time_.begin(), by_time_.end(), std::greater<>());
+  }
+  const bool tracked = std::exchange(track_left_, false);  // it did not leave: it never was
+  remove_slot(slot);
+  track_left_ = tracked;
+  return true;
+}
+
+void DedupWindow::remove_slot(std::uint32_t slot) {
   Entry& e = slots_[slot];
   // Unlink from the exact-fingerprint chain.
   if (const std::uint32_t oldest = find_exact(e.exact); oldest == slot) {

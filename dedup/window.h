@@ -124,6 +124,10 @@ class DedupWindow {
   void remember(std::string_view id, const Fingerprint& fp, std::int64_t event_time,
                 const Verdict& verdict);
 
+  /// Lets the article `id` go as if it had never been judged (an article the daemon could not
+  /// publish): later articles no longer find it. False when it is not held.
+  bool forget(std::string_view id);
+
   /// True while the article `id` is held.
   bool contains(std::string_view id) const { return find(id) != kNone; }
 
@@ -206,6 +210,8 @@ class DedupWindow {
   static_assert(sizeof(Expiry) == 12);
   void expire(std::int64_t low_watermark = INT64_MAX);
   void remove_oldest();
+  // Takes the entry in `slot` out of every index (not out of `by_time_`) and frees the slot.
+  void remove_slot(std::uint32_t slot);
   static std::size_t heap_bytes(const Entry& e);
   // Room for one more in `v`, grown by a quarter up to `max_articles`.
   template <typename T>

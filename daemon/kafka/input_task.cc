@@ -69,6 +69,7 @@ void InputTask::judge(rd_kafka_message_t* msg, Work& work) {
   // One try/catch per message: no input can crash-loop the daemon.
   try {
     if (dead_letters_of(msg, work)) return;
+    if (not_publishable(msg, work)) return;
     // An input judged before, handed over again (the dedup role): its articles are out already.
     // Known when its copy was read only if its first was judged and published by then; here,
     // judged in order, every copy is known: judged again, an article whose story has gone from
@@ -86,6 +87,28 @@ void InputTask::judge(rd_kafka_message_t* msg, Work& work) {
   } catch (const std::exception& e) {
     dead_letters_.input(msg, {"internal_error", e.what()});
   }
+}
+
+bool InputTask::not_publishable(rd_kafka_message_t* msg, Work& work) {
+  // A record of it the cluster refused for good when its batch was judged before: what that
+  // judging left of it goes with it.
+  std::optional<Failure> refused = collector_.take_refused(msg);
+  if (refused) {
+    for (const auto& e : *work.prepared) {
+      pipeline_.forget(Pipeline::article_id(e, work.parsed.input));
+    }
+  }
+  // An article whose text alone is more than the producer may send: a dead letter before it
+  // is judged, so no later article is found a duplicate of an article never published.
+  for (const auto& e : *work.prepared) {
+    if (refused) break;
+    if (e.skip) continue;
+    refused = collector_.too_large("article", Pipeline::article_id(e, work.parsed.input),
+                                   e.article.text.size() + e.article.title.size());
+  }
+  if (!refused) return false;
+  dead_letters_.input(msg, *refused);
+  return true;
 }
 
 void InputTask::group(Work& work) {
@@ -126,6 +149,8 @@ void InputTask::publish(rd_kafka_message_t* msg, Work& work) {
   if (!work.judged) return;  // dead-lettered while judged
   if (auto refused = collector_.take_refused(msg)) work.failed = std::move(refused);
   if (work.failed) {
+    // Judged, never published: later articles must not find it.
+    for (const Output& o : work.outputs) pipeline_.forget(o.article.id);
     dead_letters_.input(msg, *work.failed);
     return;
   }

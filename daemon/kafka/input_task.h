@@ -67,6 +67,9 @@ class InputTask {
   /// Dead-letters an input that failed (true: nothing else to do with it) and its feed items
   /// whose pages could not be fetched.
   bool dead_letters_of(rd_kafka_message_t* msg, Work& work);
+  /// Dead-letters an input whose records cannot be sent (refused for good before, or an
+  /// article larger than the producer sends) before it is judged.
+  bool not_publishable(rd_kafka_message_t* msg, Work& work);
 
   const config::Config& config_;
   Metrics& metrics_;

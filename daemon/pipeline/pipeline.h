@@ -237,6 +237,13 @@ class Pipeline {
   /// input not committed is judged again): the next record made comes after it, so no two
   /// records of different articles share a `seq`.
   void reserve_seq(std::uint64_t seq) { next_seq_ = std::max(next_seq_, seq + 1); }
+  /// The article `id` was judged but will not be published (a dead letter: a record of it the
+  /// producer or the cluster refused): later articles no longer find it in the window, and its
+  /// story no longer knows it as a member to place again.
+  void forget(std::string_view id) {
+    window_.forget(id);
+    stories_.forget(id);
+  }
   bool load_state(std::string_view bytes);
 
   /// Only what a state record says of links: the feed item's link and identity were published,

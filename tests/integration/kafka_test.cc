@@ -1670,6 +1670,56 @@ TEST_F(DaemonOnMockCluster, ADedupRoleJudgesAnInputHandedOverAgainOnce) {
   EXPECT_EQ(counted("newsflow_handed_over_again_total"), static_cast<double>(kPages));
 }
 
+// An article whose text alone is more than the producer may send (`message.max.bytes`) is a
+// dead letter before it is judged: judged first, it stayed in the window, and a later page
+// holding half of its text was published as a duplicate of an article never published.
+TEST_F(DaemonOnMockCluster, AnArticleTooLargeToSendLeavesNoTraceInTheWindow) {
+  // Words in an order of their own (no two paragraphs alike): 6,000 of them make ~150 KB.
+  std::uint64_t state = 42;
+  auto paragraphs = [&state](int words) {
+    static const char* kWords[] = {"harbour",  "council", "budget",  "river",  "station",
+                                   "minister", "vote",    "school",  "bridge", "market",
+                                   "winter",   "report",  "court",   "energy", "festival",
+                                   "museum",   "railway", "farmers", "storm",  "hospital"};
+    std::string html;
+    for (int p = 0; p < words / 60; ++p) {
+      html += "<p>";
+      for (int w = 0; w < 60; ++w) {
+        state = state * 6364136223846793005u + 1442695040888963407u;
+        html += kWords[(state >> 33) % 20];
+        html += std::to_string((state >> 20) % 1000) + " ";
+      }
+      html += "</p>\n";
+    }
+    return html;
+  };
+  const std::string body = paragraphs(16000);
+  const std::string half = body.substr(0, body.size() / 2);
+  auto page = [](const std::string& title, const std::string& ps) {
+    return "<html><head><title>" + title + "</title></head><body><article><h1>" + title + "</h1>" +
+           ps + "</article></body></html>";
+  };
+  produce(producer_.get(), config_.topics.pages, "https://big.example/report",
+          page("The whole report", body),
+          {{"url", "https://big.example/report"}, {"fetched_at", "2023-05-01T00:00:00Z"}});
+  produce(producer_.get(), config_.topics.pages, "https://other.example/half",
+          page("Half of the report", half.substr(0, half.rfind("</p>") + 4)),
+          {{"url", "https://other.example/half"}, {"fetched_at", "2023-05-01T00:10:00Z"}});
+  ASSERT_EQ(rd_kafka_flush(producer_.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  config_.kafka.producer["message.max.bytes"] = "140000";
+  Metrics metrics;
+  run_daemon(2, metrics);
+  const int parts = config_.kafka.embedded_partitions;
+  const auto dlq = read_topic(cluster_->bootstrap(), config_.topics.dlq, parts);
+  ASSERT_EQ(dlq.size(), 1u);
+  EXPECT_EQ(header(dlq[0], "error_reason"), "output_too_large");
+  const auto articles = read_topic(cluster_->bootstrap(), config_.topics.articles, parts);
+  ASSERT_EQ(articles.size(), 1u);
+  const auto a = nlohmann::json::parse(articles[0].value);
+  EXPECT_EQ(a["url"], "https://other.example/half");
+  EXPECT_EQ(a["dup"]["kind"], "unique") << a["dup"].dump();
+}
+
 class DaemonOnThreeBrokers : public DaemonOnMockCluster {
  protected:
   DaemonOnThreeBrokers() { brokers_ = 3; }

@@ -288,6 +288,30 @@ TEST(Window, ReplayedIdRepeatsItsVerdict) {
   EXPECT_EQ(w.size(), 2u);
 }
 
+TEST(Window, AForgottenArticleIsFoundByNoLaterOne) {
+  DedupWindow w({.window_seconds = 3600});
+  w.track_left();
+  const auto h = fp("same text");
+  w.observe("a", h, 100);
+  w.observe("b", h, 200);  // exact of a
+  w.observe("x", fp("other"), 150);
+  EXPECT_TRUE(w.forget("a"));
+  EXPECT_FALSE(w.forget("a"));
+  EXPECT_FALSE(w.contains("a"));
+  EXPECT_EQ(w.size(), 2u);
+  EXPECT_TRUE(w.take_left().empty());  // it did not leave: it was never judged
+  // The next copy finds b, the copy still held, and nothing finds a.
+  EXPECT_EQ(w.observe("c", h, 300).of, "b");
+  // Expiry goes on in time order over the entries left (x, then b and c).
+  w.observe("y", fp("later"), 3600 + 160);
+  EXPECT_FALSE(w.contains("x"));
+  EXPECT_TRUE(w.contains("b"));
+  w.observe("z", fp("latest"), 3600 + 301);
+  EXPECT_FALSE(w.contains("b"));
+  EXPECT_FALSE(w.contains("c"));
+  EXPECT_EQ(w.take_left(), (std::vector<std::string>{"x", "b", "c"}));
+}
+
 TEST(Window, EntriesExpireBehindTheWatermark) {
   DedupWindow w({.window_seconds = 3600});
   const auto h = fp("text");
