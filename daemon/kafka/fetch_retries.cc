@@ -150,7 +150,9 @@ tl::expected<std::unique_ptr<FetchRetrier>, std::string> FetchRetrier::start(
   auto consumer = create_client(ClientKind::kConsumer, std::move(*cconf),
                                 {{"group.id", group},
                                  {"group.instance.id", ""},
-                                 {"partition.assignment.strategy", "range,roundrobin"}},
+                                 // A rebalance moves only the partitions that change hands:
+                                 // the others keep their waiting records.
+                                 {"partition.assignment.strategy", "cooperative-sticky"}},
                                 consumer_callbacks);
   if (!consumer) return tl::unexpected("fetch retries consumer: " + consumer.error());
   r->consumer_ = std::move(*consumer);
@@ -265,6 +267,7 @@ void FetchRetrier::take(rd_kafka_message_t* msg) {
     }
     return;
   }
+  ++read_count_;
   Waiting w;
   w.from = {rd_kafka_topic_name(msg->rkt), msg->partition};
   w.offset = msg->offset;
@@ -524,11 +527,32 @@ void FetchRetrier::rewind() {
   rd_kafka_topic_partition_list_t* assigned = nullptr;
   if (rd_kafka_assignment(consumer_.get(), &assigned) == RD_KAFKA_RESP_ERR_NO_ERROR && assigned) {
     PartitionList list(assigned);
-    for (int i = 0; i < list.list->cnt; ++i) list.list->elems[i].offset = RD_KAFKA_OFFSET_INVALID;
-    rd_kafka_assign(consumer_.get(), list.list);
+    if (list.list->cnt > 0) seek_committed(list.list);
   }
   resume_assigned(consumer_.get());
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
+}
+
+void FetchRetrier::seek_committed(rd_kafka_topic_partition_list_t* partitions) {
+  // A seek drops what was fetched ahead. Where the group committed nothing, from the start
+  // (`auto.offset.reset`: earliest).
+  if (rd_kafka_committed(consumer_.get(), partitions, 5000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    for (int i = 0; i < partitions->cnt; ++i) {
+      if (partitions->elems[i].offset < 0) partitions->elems[i].offset = RD_KAFKA_OFFSET_BEGINNING;
+    }
+    rd_kafka_error_t* e = rd_kafka_seek_partitions(consumer_.get(), partitions, 5000);
+    bool sought = !e;
+    for (int i = 0; sought && i < partitions->cnt; ++i) sought = !partitions->elems[i].err;
+    if (e) rd_kafka_error_destroy(e);
+    if (sought) return;
+  }
+  // The committed offsets could not be had (the broker the round failed on): given up and
+  // taken again incrementally, the partitions start from their committed offsets once the
+  // coordinator answers, as at an assignment.
+  log::warn("fetch_retries_rewind_reassigns", {{"partitions", std::to_string(partitions->cnt)}});
+  for (int i = 0; i < partitions->cnt; ++i) partitions->elems[i].offset = RD_KAFKA_OFFSET_INVALID;
+  follow_rebalance(consumer_.get(), /*assign=*/false, partitions, /*cooperative=*/true);
+  follow_rebalance(consumer_.get(), /*assign=*/true, partitions, /*cooperative=*/true);
 }
 
 void FetchRetrier::resume_assigned(rd_kafka_t* consumer) {
@@ -558,24 +582,41 @@ void FetchRetrier::pause(bool paused) {
 void FetchRetrier::on_rebalance(rd_kafka_t* rk, int err, void* partitions, void* opaque) {
   auto* self = static_cast<FetchRetrier*>(opaque);
   auto* list = static_cast<rd_kafka_topic_partition_list_t*>(partitions);
+  // Incremental (cooperative-sticky): `list` holds only the partitions that change hands.
   if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
     for (int i = 0; list && i < list->cnt; ++i) {
       self->assigned_.emplace(list->elems[i].topic, list->elems[i].partition);
     }
-    rd_kafka_assign(rk, list);
+    follow_rebalance(rk, /*assign=*/true, list, /*cooperative=*/true);
     self->resume_assigned(rk);
     return;
   }
   // Revoked: what is done is committed (at_least_once; exactly_once, in its transaction); what
-  // waits is the next owner's, read from the committed offsets.
+  // waits in the partitions that go is their next owner's, read from the committed offsets.
   self->end_round();
   if (!self->exactly_once_) self->commit_finished(self->ledger_.to_commit());
-  for (const auto& p : self->assigned_) self->committer_.revoked(p);
-  self->assigned_.clear();
-  self->waiting_.clear();
-  self->waiting_ids_.clear();
-  self->ledger_.clear();
-  rd_kafka_assign(rk, nullptr);
+  std::set<OffsetLedger::Partition> gone;
+  for (int i = 0; list && i < list->cnt; ++i) {
+    gone.emplace(list->elems[i].topic, list->elems[i].partition);
+  }
+  for (const auto& p : gone) {
+    self->committer_.revoked(p);
+    self->assigned_.erase(p);
+    self->ledger_.forget(p);
+  }
+  for (auto it = self->waiting_.begin(); it != self->waiting_.end();) {
+    if (!gone.count(it->second.from)) {
+      ++it;
+      continue;
+    }
+    if (const auto id = self->waiting_ids_.find(it->second.retry.id);
+        id != self->waiting_ids_.end() && id->second == it->first) {
+      self->waiting_ids_.erase(id);
+    }
+    it = self->waiting_.erase(it);
+  }
+  self->waiting_count_ = self->waiting_.size();
+  follow_rebalance(rk, /*assign=*/false, list, /*cooperative=*/true);
 }
 
 }  // namespace newsflow::daemon

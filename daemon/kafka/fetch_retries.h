@@ -29,6 +29,7 @@
 #include "tl/expected.hpp"
 
 typedef struct rd_kafka_message_s rd_kafka_message_t;
+typedef struct rd_kafka_topic_partition_list_s rd_kafka_topic_partition_list_t;
 
 namespace newsflow::daemon {
 
@@ -95,6 +96,8 @@ class FetchRetrier {
 
   /// Records held until they are due.
   std::size_t waiting() const { return waiting_count_.load(); }
+  /// Records read since the start (read again after a rewind or a rebalance: counted again).
+  std::uint64_t read() const { return read_count_.load(); }
 
   /// False once its transactional producer reached a state no retry can leave
   /// (`Transaction::usable`): the process must restart.
@@ -127,6 +130,8 @@ class FetchRetrier {
   /// record not committed is read again (`rewind`).
   void end_round();
   void rewind();
+  /// Moves `partitions` back to their committed offsets.
+  void seek_committed(rd_kafka_topic_partition_list_t* partitions);
   /// at_least_once: commits `offsets` (their outcomes acknowledged) by the daemon's rule.
   void commit_finished(const std::map<OffsetLedger::Partition, std::int64_t>& offsets);
   void produce(const std::string& topic, const std::string& key, const std::string& value,
@@ -153,6 +158,7 @@ class FetchRetrier {
   std::multimap<std::int64_t, Waiting> waiting_;     // by due time (Unix ms)
   std::map<std::string, std::int64_t> waiting_ids_;  // id -> its due time
   std::atomic<std::size_t> waiting_count_{0};
+  std::atomic<std::uint64_t> read_count_{0};
   std::vector<Done> round_;                 // outcomes produced in this round
   std::optional<Transaction> transaction_;  // exactly_once: the round's, once it produced
   bool round_failed_ = false;  // an outcome of this round was not produced or not acknowledged

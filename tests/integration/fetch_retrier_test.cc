@@ -3,6 +3,7 @@
 // hold back the commits of the records after it, and the count of tries never goes back.
 #include <gtest/gtest.h>
 #include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
 
 #include <atomic>
 #include <chrono>
@@ -168,6 +169,62 @@ TEST_F(FetchRetrierOnMockCluster, APausedRetrierReadsAgainAfterARebalance) {
     return (*a)->waiting() == kPerPartition && (*b)->waiting() == kPerPartition;
   })) << "waiting: "
       << (*a)->waiting() << " and " << (*b)->waiting();
+}
+
+// A second retrier joins: the first gives up one partition and keeps the other's waiting
+// records (cooperative rebalancing). Eager, it gave up both and read the one given back again
+// from its committed offset (nothing of it was finished), every waiting record once more.
+TEST_F(FetchRetrierOnMockCluster, ARebalanceMovesOnlyThePartitionsThatChangeHands) {
+  const std::int64_t later = now_ms() + 3600 * 1000;
+  constexpr int kPerPartition = 50;
+  for (int p = 0; p < 2; ++p) {
+    for (int i = 0; i < kPerPartition; ++i) {
+      put(p,
+          retry("p" + std::to_string(p) + "-" + std::to_string(i), "http://127.0.0.1:9/x", later));
+    }
+  }
+  ASSERT_EQ(rd_kafka_flush(producer_.get(), 30000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  Metrics metrics_a, metrics_b;
+  auto a = FetchRetrier::start(config_, cluster_->bootstrap(), metrics_a);
+  ASSERT_TRUE(a) << a.error();
+  ASSERT_TRUE(eventually([&] { return (*a)->waiting() == 2 * kPerPartition; })) << (*a)->waiting();
+  auto b = FetchRetrier::start(config_, cluster_->bootstrap(), metrics_b);
+  ASSERT_TRUE(b) << b.error();
+  ASSERT_TRUE(eventually([&] {
+    return (*a)->waiting() == kPerPartition && (*b)->waiting() == kPerPartition;
+  })) << "waiting: "
+      << (*a)->waiting() << " and " << (*b)->waiting();
+  std::this_thread::sleep_for(2s);  // a second read would have come by now
+  EXPECT_EQ((*a)->read(), 2u * kPerPartition);
+  EXPECT_EQ((*b)->read(), static_cast<std::uint64_t>(kPerPartition));
+}
+
+// A round whose outcome is refused: the retrier goes back to the committed offsets (a seek, the
+// partitions kept) and reads, fetches and publishes the record again.
+TEST_F(FetchRetrierOnMockCluster, ARoundThatFailsIsReadAgainFromTheCommittedOffsets) {
+  std::atomic<int> fetched{0};
+  testing::LocalHttpServer site({{"/", [&fetched](mg_connection* c, const mg_request_info*) {
+                                    ++fetched;
+                                    mg_printf(c,
+                                              "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
+                                              "Content-Length: 37\r\n\r\n"
+                                              "<html><body><p>A page.</p></body></html>");
+                                  }}});
+  ASSERT_TRUE(site.ok());
+  put(0, retry("item", site.url("/a"), 0));
+  ASSERT_EQ(rd_kafka_flush(producer_.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  // The page's first produce request is refused (an error no retry cures).
+  rd_kafka_mock_push_request_errors(cluster_->mock(), /*ApiKey Produce=*/0, 1,
+                                    RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED);
+  Metrics metrics;
+  auto r = FetchRetrier::start(config_, cluster_->bootstrap(), metrics);
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_TRUE(eventually([&] { return committed(0) >= 1; }, 20s)) << committed(0);
+  // Read again once a round (librdkafka may answer a second produce with the refusal too).
+  EXPECT_GE((*r)->read(), 2u);
+  EXPECT_EQ((*r)->read(), static_cast<std::uint64_t>(fetched.load()));
+  r->reset();
+  EXPECT_EQ(read_all(cluster_->bootstrap(), config_.topics.pages, 2).size(), 1u);
 }
 
 // A record due in an hour, then records due now whose pages are fetched: the offsets of the
