@@ -36,6 +36,28 @@ std::string_view date_source_name(DateSource s) {
   return "none";
 }
 
+bool parse_date_sources(std::string_view list, DateSources& out) {
+  DateSources set = 0;
+  for (std::size_t pos = 0; pos <= list.size();) {
+    std::size_t end = list.find(',', pos);
+    if (end == std::string_view::npos) end = list.size();
+    const std::string name = collapse_whitespace(list.substr(pos, end - pos));
+    pos = end + 1;
+    if (name.empty()) continue;
+    bool known = false;
+    for (int s = static_cast<int>(DateSource::kUrl); s <= static_cast<int>(DateSource::kScriptData);
+         ++s) {
+      if (date_source_name(static_cast<DateSource>(s)) == name) {
+        set |= static_cast<DateSources>(1u << s);
+        known = true;
+      }
+    }
+    if (!known) return false;
+  }
+  out = set;
+  return true;
+}
+
 namespace {
 
 // The earliest day a web page can have been published.
@@ -169,7 +191,7 @@ class Candidates {
   // A candidate; `local` says that it was read by `read_value` (with its offset).
   void add(std::optional<UnixSeconds> t, DateRole role, DateSource source, int tier,
            std::size_t dist, std::string detail, bool local = false) {
-    if (t && in_range(*t)) {
+    if (t && in_range(*t) && !(ev_.disabled & (1u << static_cast<unsigned>(source)))) {
       list_.push_back({*t, local ? offset_ : 0, role, source, tier, dist, std::move(detail)});
     }
   }

@@ -117,7 +117,7 @@ Picked<std::string> pick_byline(const PageFacts& f) {
   if (f.objects) {
     // (A @graph member is listed and followed both: a name met twice is kept once below.)
     for (const nlohmann::json* o : *f.objects) {
-      if (o->contains("author")) json_ld_authors(*o, names, 0);
+      if (o->contains("author")) json_ld_authors(*o, names, 0, f.objects);
     }
   } else {
     for (const auto& body : f.raw.json_ld) {
@@ -214,8 +214,10 @@ PageDates pick_dates(const PageFacts& f, std::string_view lang) {
   }
   ev.order = slash_order(lang, f.url);
   ev.not_after = f.context->fetched_at;
+  ev.disabled = f.context->disabled_date_sources;
   PageDates dates = resolve_dates(ev);
-  if (!dates.published && !raw.canonical_href.empty()) {
+  if (!dates.published && !raw.canonical_href.empty() &&
+      !(ev.disabled & (1u << static_cast<unsigned>(DateSource::kUrl)))) {
     if (auto d = url_date(resolve_url(f.url, raw.canonical_href));
         d && (!ev.not_after || *d <= *ev.not_after + 86400)) {
       dates.published = d;
@@ -224,6 +226,14 @@ PageDates pick_dates(const PageFacts& f, std::string_view lang) {
     }
   }
   return dates;
+}
+
+// Where `field` came from, as `sources` says.
+std::string source_of(const FieldSources& sources, std::string_view field) {
+  for (const auto& [name, from] : sources) {
+    if (name == field) return from;
+  }
+  return {};
 }
 
 std::string explain_date(DateSource s, const std::string& detail) {
@@ -303,10 +313,17 @@ PageMetadata resolve_metadata(const ParsedPage& page, std::string_view url,
   keep_dates(out, pick_dates(f, out.lang));
   keep(out, "image", pick_image(f, passed), out.image);
   keep(out, "description", pick_description(f, passed), out.description);
-  keep(out, "authors", pick_authors(f, passed), out.authors);
+  keep(out, "site_name", pick_site_name(f, passed), out.site_name);
+  Picked<std::string> credit;
+  keep(out, "authors", pick_authors(f, out.site_name, passed, credit), out.authors);
+  keep(out, "credit", std::move(credit), out.credit);
+  // No byline declared: the authors found are it.
+  if (out.byline.empty() && !out.authors.empty()) {
+    for (const auto& a : out.authors) out.byline += (out.byline.empty() ? "" : ", ") + a;
+    out.sources.emplace_back("byline", source_of(out.sources, "authors"));
+  }
   keep(out, "section", pick_section(f, passed), out.section);
   keep(out, "tags", pick_tags(f), out.tags);
-  keep(out, "site_name", pick_site_name(f, passed), out.site_name);
   keep(out, "paywalled", pick_paywalled(f), out.paywalled);
   return out;
 }

@@ -457,9 +457,30 @@ TEST(Authors, JsonLdMetaAndBylinesInSeveralLanguages) {
   // A profile URL in article:author is no name; the byline element is read, line by line.
   a = page("<meta property='article:author' content='https://fb.test/jane'>",
            "<div class='byline'>By DANICA KIRKA and JILL LAWLESS<br>Associated Press</div>");
-  EXPECT_EQ(a.authors,
-            (std::vector<std::string>{"DANICA KIRKA", "JILL LAWLESS", "Associated Press"}));
+  // The agency on the byline's second line credits no person: it is the credit.
+  EXPECT_EQ(a.authors, (std::vector<std::string>{"DANICA KIRKA", "JILL LAWLESS"}));
+  EXPECT_EQ(a.credit, "Associated Press");
   EXPECT_EQ(source_of(a, "authors"), "byline_element");
+}
+
+TEST(Authors, CreditsThatNameNoPerson) {
+  EXPECT_TRUE(is_news_agency("The Associated Press"));
+  EXPECT_TRUE(is_news_agency("dpa"));
+  EXPECT_TRUE(is_news_agency("AFP/dpa"));
+  EXPECT_TRUE(is_news_agency("Agencia EFE"));
+  EXPECT_FALSE(is_news_agency("Jane Doe"));
+  EXPECT_FALSE(is_news_agency("APNews Weekly"));
+  std::vector<std::string> names{"Jane Doe", "Reuters", "The Harbor Gazette"};
+  EXPECT_EQ(take_credits(names, "Harbor Gazette"), "Reuters, The Harbor Gazette");
+  EXPECT_EQ(names, (std::vector<std::string>{"Jane Doe"}));
+  // A personal blog named after its author: the name is a person's.
+  names = {"Jane Doe"};
+  EXPECT_EQ(take_credits(names, "Jane Doe"), "");
+  EXPECT_EQ(names, (std::vector<std::string>{"Jane Doe"}));
+  EXPECT_EQ(staff_credit("By Staff"), "Staff");
+  EXPECT_EQ(staff_credit("Redaktion"), "Redaktion");
+  EXPECT_EQ(staff_credit("The Newsroom"), "The Newsroom");
+  EXPECT_EQ(staff_credit("By Jane Doe"), "");
 }
 
 TEST(PageFacts, SectionTagsSiteNameAndPaywall) {
