@@ -319,14 +319,19 @@ void from_mark(Candidates& c, const DateMark& m) {
   }
 }
 
-// Dates written around the headline: from 60 words before it to 200 after.
+// Dates written around the headline: from 60 words before it to 200 after, not past the
+// article's end.
 void from_headline_text(Candidates& c) {
   const DateEvidence& ev = c.evidence();
   if (!ev.page || ev.page->words.empty()) return;
   const std::size_t anchor = ev.anchor_word == SIZE_MAX ? 0 : ev.anchor_word;
   const std::size_t first = anchor > 60 ? anchor - 60 : 0;
+  std::size_t end = anchor + 200;
+  if (ev.article_end_word != SIZE_MAX && ev.article_end_word > anchor) {
+    end = std::min(end, ev.article_end_word);
+  }
   std::vector<std::size_t> starts;
-  const std::string text = c.render(first, anchor + 200, &starts);
+  const std::string text = c.render(first, end, &starts);
   for (const TextDate& d : find_text_dates(text, ev.order, 16)) {
     const auto at = std::upper_bound(starts.begin(), starts.end(), d.offset) - starts.begin();
     const std::size_t word = first + static_cast<std::size_t>(std::max<std::ptrdiff_t>(at - 1, 0));
@@ -359,6 +364,27 @@ void from_page_text(Candidates& c) {
   }
 }
 
+// The day a candidate names, as the page wrote it (in its own offset from UTC).
+UnixSeconds local_day(const Candidate& c) {
+  const UnixSeconds t = c.time + c.offset;
+  return (t >= 0 ? t : t - 86399) / 86400;
+}
+
+// A date shown in an element that names a date (`<time>` of no role, class "date") and that no
+// other candidate of the page agrees with is weak evidence: a generic meta date (`date`,
+// `dc.date`) that names another day is taken instead, as the page's own statement for machines.
+const Candidate* unless_contradicted(const Candidate* pub, const std::vector<Candidate>& cands) {
+  if (!pub || (pub->tier != kTimeUnmarked && pub->tier != kDateClass)) return pub;
+  const UnixSeconds day = local_day(*pub);
+  const Candidate* meta = nullptr;
+  for (const Candidate& c : cands) {
+    if (&c == pub || c.role == DateRole::kModified) continue;
+    if (local_day(c) == day) return pub;  // another witness
+    if (c.tier == kGenericMeta && !meta) meta = &c;
+  }
+  return meta ? meta : pub;
+}
+
 std::string explained(const Candidate& c) {
   std::string v(date_source_name(c.source));
   if (!c.detail.empty()) v += ":" + c.detail;
@@ -381,6 +407,7 @@ PageDates choose(const std::vector<Candidate>& cands) {
       mod = &c;
     }
   }
+  pub = unless_contradicted(pub, cands);
   // Only an update's date is known: it is the best guess of the publication day too.
   if (!pub && mod) pub = mod;
   PageDates out;

@@ -98,6 +98,9 @@ struct DateEvidence {
   /// Where the headline (first h1) starts, else where the article's text starts; SIZE_MAX when
   /// neither is known.
   std::size_t anchor_word = SIZE_MAX;
+  /// Where the article's text ends (one past its last word), SIZE_MAX when not known: what
+  /// follows it (an "Other news" list of dated links, comments) is no text near the headline.
+  std::size_t article_end_word = SIZE_MAX;
   SlashOrder order = SlashOrder::kDayFirst;
   /// Dates after this (the fetch time, plus a day for time zones) are not the page's; nothing
   /// before 1995 is a web page's either.

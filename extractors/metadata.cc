@@ -212,6 +212,7 @@ PageDates pick_dates(const PageFacts& f, std::string_view lang) {
       (f.article_first_word != SIZE_MAX && f.article_first_word > ev.anchor_word + 200)) {
     ev.anchor_word = f.article_first_word;
   }
+  if (f.article_first_word != SIZE_MAX) ev.article_end_word = f.article_end_word;
   ev.order = slash_order(lang, f.url);
   ev.not_after = f.context->fetched_at;
   ev.disabled = f.context->disabled_date_sources;
