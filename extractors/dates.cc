@@ -138,7 +138,8 @@ enum Tier : int {
   kDateClass = 4,
   kGenericMeta = 5,
   kNearHeadline = 6,
-  kMostFrequent = 7
+  kFarFromHeadline = 7,
+  kMostFrequent = 8
 };
 // Within a tier, what is declared for machines comes before what is shown.
 constexpr std::size_t kShown = 3000;
@@ -213,6 +214,16 @@ class Candidates {
     }
   }
 
+  // The candidates from the `first`-th on that only an element's looks make a date (a <time> of
+  // no role, a class that names a date) are weaker than any date near the headline.
+  void demote_since(std::size_t first) {
+    for (std::size_t i = first; i < list_.size(); ++i) {
+      if (list_[i].tier == kTimeUnmarked || list_[i].tier == kDateClass) {
+        list_[i].tier = kFarFromHeadline;
+      }
+    }
+  }
+
   // Whether a publication date (or, `modified`, an update's) is declared for machines.
   bool declared(bool modified) const {
     return std::any_of(list_.begin(), list_.end(), [modified](const Candidate& c) {
@@ -273,7 +284,7 @@ void from_script_data(Candidates& c) {
 }
 
 // One marked element: its attribute, and the dates written in it.
-void from_mark(Candidates& c, const DateMark& m) {
+void read_mark(Candidates& c, const DateMark& m) {
   const std::size_t dist = c.distance(m.first_word);
   const std::size_t end = std::min<std::size_t>(m.end_word, m.first_word + 40);
   // The dates written in it; returns whether one said it is the publication date.
@@ -317,6 +328,19 @@ void from_mark(Candidates& c, const DateMark& m) {
       }
       break;
   }
+}
+
+// One marked element: its attribute, and the dates written in it. Far from the headline (more
+// than 60 words before it or 200 after, or after the article's end: a sidebar's list, comments),
+// an element whose looks alone say it holds a date is weaker than a date near the headline.
+void from_mark(Candidates& c, const DateMark& m) {
+  const DateEvidence& ev = c.evidence();
+  const bool far = ev.anchor_word != SIZE_MAX && m.end_word > m.first_word &&
+                   (m.first_word + 60 < ev.anchor_word || m.first_word > ev.anchor_word + 200 ||
+                    (ev.article_end_word != SIZE_MAX && m.first_word >= ev.article_end_word));
+  const std::size_t before = c.list().size();
+  read_mark(c, m);
+  if (far) c.demote_since(before);
 }
 
 // Dates written around the headline: from 60 words before it to 200 after, not past the
