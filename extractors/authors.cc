@@ -58,6 +58,13 @@ bool is_role_word(std::string_view lower) {
 std::string name_key(std::string_view s) {
   std::string lower = ascii_lower(collapse_whitespace(s));
   if (lower.starts_with("the ")) lower.erase(0, 4);
+  // A name written as the site's domain ("ElVallenc.cat", "hessenschau.de"): without its TLD.
+  if (const std::size_t dot = lower.rfind('.');
+      dot != std::string::npos && lower.find(' ') == std::string::npos && lower.size() - dot <= 5 &&
+      std::all_of(lower.begin() + static_cast<std::ptrdiff_t>(dot) + 1, lower.end(),
+                  [](char c) { return c >= 'a' && c <= 'z'; })) {
+    lower.resize(dot);
+  }
   std::string key;
   for (char c : lower) {
     if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || static_cast<unsigned char>(c) >= 0x80) {
@@ -115,6 +122,7 @@ bool is_news_agency(std::string_view name) {
                                                    "agenciaefe",
                                                    "europapress",
                                                    "ansa",
+                                                   "agenziaansa",
                                                    "pa",
                                                    "pamedia",
                                                    "pressassociation",

@@ -81,6 +81,27 @@ std::string byline_line(const PageFacts& f) {
   return {};
 }
 
+// The article's text from its first paragraph that reads as a sentence: the headline, a byline
+// and a dateline at its head ("By Staff", "3 hours ago · Updated 20 minutes ago"), short lines
+// with no sentence's end, are no description. At most three are passed over: the whole text
+// when the fourth is no sentence either (a list, a table of results).
+std::string_view opening_sentences(std::string_view text) {
+  for (std::size_t at = 0, skipped = 0; at < text.size() && skipped < 4; ++skipped) {
+    std::size_t end = text.find("\n\n", at);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view para = text.substr(at, end - at);
+    while (!para.empty() && (para.back() == ' ' || para.back() == '\n')) para.remove_suffix(1);
+    const bool sentence_end =
+        !para.empty() && (para.back() == '.' || para.back() == '!' || para.back() == '?' ||
+                          para.ends_with("\xE3\x80\x82") || para.ends_with("\xEF\xBC\x81") ||
+                          para.ends_with("\xEF\xBC\x9F") || para.back() == '"' ||
+                          para.ends_with("\xE2\x80\x9D") || para.ends_with("\xC2\xBB"));
+    if (sentence_end || count_words(para) > 20) return text.substr(at);
+    at = end + 2;
+  }
+  return text;
+}
+
 }  // namespace
 
 // The lead image: og:image (with its declared size and alt), twitter:image, JSON-LD image or
@@ -139,16 +160,17 @@ Picked<std::string> pick_description(const PageFacts& f, FieldSources& passed) {
                        {"json_ld", ld}},
                       passed);
   if (out.from.empty() && !f.context->article_text.empty()) {
-    out = {std::string(f.context->article_text.substr(0, 4096)), "article_text"};
+    out = {std::string(opening_sentences(f.context->article_text).substr(0, 4096)),
+           "article_text"};
   }
   if (!out.from.empty()) out.value = cut_description(out.value, 300);
   return out;
 }
 
-// The authors as names: JSON-LD's article author (when it names one, maybe only "Staff" or an
-// agency, it is that), another JSON-LD object's, the author metas, a byline element, a byline line
-// that opens the article. At most 20, each once. Agencies, the site's own name and bylines of
-// roles only ("Staff") credit no person: they go to `credit` (the first source's).
+// The authors as names: JSON-LD's article author (when it names a person, it is that), another
+// JSON-LD object's, the author metas, a byline element, a byline line that opens the article. At
+// most 20, each once. Agencies, the site's own name and bylines of roles only ("Staff") credit no
+// person: they go to `credit` (the first source's).
 Picked<std::vector<std::string>> pick_authors(const PageFacts& f, std::string_view site_name,
                                               FieldSources& passed, Picked<std::string>& credit) {
   std::vector<std::string> names;
@@ -173,8 +195,8 @@ Picked<std::vector<std::string>> pick_authors(const PageFacts& f, std::string_vi
   if (f.main) {
     std::vector<std::string> ld;
     json_ld_authors(*f.main, ld, 0, f.objects);
-    declared = !ld.empty();
     take(ld, "json_ld");
+    declared = !names.empty();
   }
   if (names.empty() && !declared) {
     std::vector<std::string> ld;
