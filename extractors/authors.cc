@@ -53,6 +53,16 @@ bool is_role_word(std::string_view lower) {
   return std::find(std::begin(kRoles), std::end(kRoles), lower) != std::end(kRoles);
 }
 
+// The days of the week and their neighbours, in English and German: what a dateline leaves in a
+// byline once its date is cut.
+bool is_day_word(std::string_view lower) {
+  static constexpr std::string_view kDays[] = {
+      "monday",     "tuesday", "wednesday", "thursday", "friday",   "saturday",
+      "sunday",     "today",   "yesterday", "montag",   "dienstag", "mittwoch",
+      "donnerstag", "freitag", "samstag",   "sonntag",  "heute",    "gestern"};
+  return std::find(std::begin(kDays), std::end(kDays), lower) != std::end(kDays);
+}
+
 // Lowercase ASCII letters and digits of `s` and its other bytes, without a leading "the ": how two
 // spellings of one name compare ("The Daily Ledger", "daily-ledger").
 std::string name_key(std::string_view s) {
@@ -101,6 +111,19 @@ bool reads_as_person(std::string_view name) {
     }
   }
   return words >= 2 && words <= 4;
+}
+
+// A name written as a web address ("INFORM.KZ", "ICI.Radio-Canada.ca", "uncut-news.ch"): an
+// outlet's, never a person's.
+bool reads_as_domain(std::string_view name) {
+  const std::size_t dot = name.rfind('.');
+  if (dot == std::string_view::npos || dot == 0 || name.find(' ') != std::string_view::npos) {
+    return false;
+  }
+  const std::string_view tld = name.substr(dot + 1);
+  return tld.size() >= 2 && tld.size() <= 4 && std::all_of(tld.begin(), tld.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+         });
 }
 
 }  // namespace
@@ -178,7 +201,8 @@ std::string take_credits(std::vector<std::string>& names, std::string_view site_
   std::vector<std::string> people;
   for (auto& n : names) {
     const bool site_own = !site.empty() && name_key(n) == site && !reads_as_person(n);
-    if (is_news_agency(n) || site_own) {
+    if (is_news_agency(n) || site_own || reads_as_domain(n)) {
+      if (ascii_lower(credits).find(ascii_lower(n)) != std::string::npos) continue;  // once
       if (!credits.empty()) credits += ", ";
       credits += n;
     } else {
@@ -191,6 +215,14 @@ std::string take_credits(std::vector<std::string>& names, std::string_view site_
 
 std::string staff_credit(std::string_view byline) {
   std::string s = collapse_whitespace(byline);
+  // What follows the names ("Von Redaktion · 15. August 2022", "By Staff | Updated 12:30").
+  for (std::string_view sep : {"\xC2\xB7", "|", "\xE2\x80\xA2", ",", " - ", "\xE2\x80\x94"}) {
+    if (const std::size_t at = s.find(sep); at != std::string::npos) s.resize(at);
+  }
+  if (const std::size_t digit = s.find_first_of("0123456789"); digit != std::string::npos) {
+    s.resize(digit);
+  }
+  s = collapse_whitespace(s);
   const std::string lower = ascii_lower(s);
   for (std::string_view prefix : {"by ", "von ", "par ", "por ", "door ", "di "}) {
     if (lower.starts_with(prefix)) {
@@ -325,6 +357,8 @@ std::vector<std::string> split_authors(std::string_view text) {
       name.pop_back();
     }
     if (name.size() < 2 || words.size() - first > 6 || name.size() > 80) continue;
+    // A day of the week left of a dateline ("By Jane Doe Wednesday") is no name.
+    if (is_day_word(ascii_lower(name))) continue;
     const std::string lower_name = ascii_lower(name);
     if (std::any_of(out.begin(), out.end(),
                     [&lower_name](const std::string& n) { return ascii_lower(n) == lower_name; })) {

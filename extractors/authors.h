@@ -18,8 +18,9 @@ std::vector<std::string> split_authors(std::string_view text);
 /// "Agencia EFE", ...), not a person's.
 bool is_news_agency(std::string_view name);
 
-/// Takes the names of `names` that credit no person out of it: news agencies, and the site's own
-/// name (`site_name`) unless that reads as a person's (a personal blog named after its author).
+/// Takes the names of `names` that credit no person out of it: news agencies, names written as a
+/// web address ("uncut-news.ch"), and the site's own name (`site_name`) unless that reads as a
+/// person's (a personal blog named after its author).
 /// Returns them joined by ", " (empty when none); the people stay in `names`, in order.
 std::string take_credits(std::vector<std::string>& names, std::string_view site_name);
 

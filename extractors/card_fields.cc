@@ -160,8 +160,7 @@ Picked<std::string> pick_description(const PageFacts& f, FieldSources& passed) {
                        {"json_ld", ld}},
                       passed);
   if (out.from.empty() && !f.context->article_text.empty()) {
-    out = {std::string(opening_sentences(f.context->article_text).substr(0, 4096)),
-           "article_text"};
+    out = {std::string(opening_sentences(f.context->article_text).substr(0, 4096)), "article_text"};
   }
   if (!out.from.empty()) out.value = cut_description(out.value, 300);
   return out;

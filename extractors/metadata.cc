@@ -60,6 +60,7 @@ using internal::JsonLd;
 using internal::main_object;
 using internal::PageFacts;
 using internal::parse_json_ld;
+using internal::pass_over;
 using internal::pick_authors;
 using internal::pick_description;
 using internal::pick_image;
@@ -229,6 +230,26 @@ PageDates pick_dates(const PageFacts& f, std::string_view lang) {
   return dates;
 }
 
+// Whether `byline` names one of `authors`: compared by their letters and digits (ASCII lowercase;
+// other bytes as they are), so quotes and punctuation the names lost do not count.
+bool names_any(std::string_view byline, const std::vector<std::string>& authors) {
+  const auto letters = [](std::string_view s) {
+    std::string out;
+    for (char c : ascii_lower(s)) {
+      if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+          static_cast<unsigned char>(c) >= 0x80) {
+        out += c;
+      }
+    }
+    return out;
+  };
+  const std::string in = letters(byline);
+  return std::any_of(authors.begin(), authors.end(), [&](const std::string& a) {
+    const std::string name = letters(a);
+    return !name.empty() && in.find(name) != std::string::npos;
+  });
+}
+
 // Where `field` came from, as `sources` says.
 std::string source_of(const FieldSources& sources, std::string_view field) {
   for (const auto& [name, from] : sources) {
@@ -318,9 +339,15 @@ PageMetadata resolve_metadata(const ParsedPage& page, std::string_view url,
   Picked<std::string> credit;
   keep(out, "authors", pick_authors(f, out.site_name, passed, credit), out.authors);
   keep(out, "credit", std::move(credit), out.credit);
-  // No byline declared: the authors found are it.
-  if (out.byline.empty() && !out.authors.empty()) {
-    for (const auto& a : out.authors) out.byline += (out.byline.empty() ? "" : ", ") + a;
+  // No byline declared, or one that names none of the authors ("Staff" in JSON-LD, the names in
+  // the byline element): the authors found are it.
+  if (!out.authors.empty() && !names_any(out.byline, out.authors)) {
+    std::string byline;
+    for (const auto& a : out.authors) byline += (byline.empty() ? "" : ", ") + a;
+    if (!out.byline.empty())
+      pass_over(passed, "byline", source_of(out.sources, "byline"), out.byline);
+    std::erase_if(out.sources, [](const auto& s) { return s.first == "byline"; });
+    out.byline = std::move(byline);
     out.sources.emplace_back("byline", source_of(out.sources, "authors"));
   }
   keep(out, "section", pick_section(f, passed), out.section);

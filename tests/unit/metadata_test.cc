@@ -473,6 +473,9 @@ TEST(Authors, CreditsThatNameNoPerson) {
   std::vector<std::string> names{"Jane Doe", "Reuters", "The Harbor Gazette"};
   EXPECT_EQ(take_credits(names, "Harbor Gazette"), "Reuters, The Harbor Gazette");
   EXPECT_EQ(names, (std::vector<std::string>{"Jane Doe"}));
+  names = {"uncut-news.ch", "Jane Doe"};
+  EXPECT_EQ(take_credits(names, ""), "uncut-news.ch");
+  EXPECT_EQ(names, (std::vector<std::string>{"Jane Doe"}));
   // A personal blog named after its author: the name is a person's.
   names = {"Jane Doe"};
   EXPECT_EQ(take_credits(names, "Jane Doe"), "");
@@ -480,6 +483,7 @@ TEST(Authors, CreditsThatNameNoPerson) {
   EXPECT_EQ(staff_credit("By Staff"), "Staff");
   EXPECT_EQ(staff_credit("Redaktion"), "Redaktion");
   EXPECT_EQ(staff_credit("The Newsroom"), "The Newsroom");
+  EXPECT_EQ(staff_credit("Von Redaktion · 15. August 2022"), "Redaktion");
   EXPECT_EQ(staff_credit("By Jane Doe"), "");
 }
 
