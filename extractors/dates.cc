@@ -144,6 +144,9 @@ enum Tier : int {
 // Within a tier, what is declared for machines comes before what is shown.
 constexpr std::size_t kShown = 3000;
 
+// The day (days since 1970-01-01) of a time.
+constexpr UnixSeconds floor_day(UnixSeconds t) { return (t >= 0 ? t : t - 86399) / 86400; }
+
 // The candidates of one page, and what each source reads them with.
 class Candidates {
  public:
@@ -198,19 +201,23 @@ class Candidates {
   }
 
   // A date written in text, by what its words and its element say of it.
+  // `precise`: the instant the element declares (read by `read_value`, with its offset); when it
+  // falls on the day shown, it is that day with its time of day.
   void add_shown(const TextDate& d, DateRole element_role, DateSource source, Tier unmarked,
-                 std::size_t dist) {
+                 std::size_t dist, std::optional<UnixSeconds> precise = std::nullopt) {
+    const bool exact = precise && floor_day(*precise + offset_) == floor_day(d.day);
+    const std::optional<UnixSeconds> t = exact ? precise : std::optional<UnixSeconds>(d.day);
     const DateRole role = d.role != DateRole::kUnknown ? d.role : element_role;
     if (d.role == DateRole::kPublished ||
         (d.role == DateRole::kUnknown && element_role == DateRole::kPublished &&
          source == DateSource::kItemprop)) {
-      add(d.day, DateRole::kPublished, source, kDeclared, kShown + dist, "");
+      add(t, DateRole::kPublished, source, kDeclared, kShown + dist, "", exact);
     } else if (role == DateRole::kModified) {
-      add(d.day, role, source, kMarkedPublished, dist, "");
+      add(t, role, source, kMarkedPublished, dist, "", exact);
     } else if (role != DateRole::kUnknown) {
-      add(d.day, DateRole::kPublished, source, kMarkedPublished, dist, "");
+      add(t, DateRole::kPublished, source, kMarkedPublished, dist, "", exact);
     } else {
-      add(d.day, DateRole::kUnknown, source, unmarked, dist, "");
+      add(t, DateRole::kUnknown, source, unmarked, dist, "", exact);
     }
   }
 
@@ -289,11 +296,12 @@ void read_mark(Candidates& c, const DateMark& m) {
   const std::size_t end = std::min<std::size_t>(m.end_word, m.first_word + 40);
   // The dates written in it; returns whether one said it is the publication date.
   std::size_t shown = 0;  // dates its text gave
-  const auto from_text = [&](DateSource source, Tier unmarked) {
+  const auto from_text = [&](DateSource source, Tier unmarked,
+                             std::optional<UnixSeconds> precise = std::nullopt) {
     const std::string text = c.render(m.first_word, end, nullptr);
     bool published = false;
     for (const TextDate& d : find_text_dates(text, c.evidence().order, 4)) {
-      c.add_shown(d, m.role, source, unmarked, dist);
+      c.add_shown(d, m.role, source, unmarked, dist, precise);
       published |= d.role == DateRole::kPublished;
       ++shown;
     }
@@ -309,12 +317,14 @@ void read_mark(Candidates& c, const DateMark& m) {
         from_text(DateSource::kItemprop, kDateClass);
       }
       break;
-    case DateMark::Kind::kTime:
+    case DateMark::Kind::kTime: {
       // "Publié le 29 juin 2019" shown in a <time> whose datetime is another day: what the
-      // reader is told is the publication date is.
-      if (from_text(DateSource::kTime, kTimeUnmarked) || m.value.empty()) break;
-      c.add(c.read_value(m.value), m.role, DateSource::kTime, value_tier, 2000 + dist, "", true);
+      // reader is told is the publication date is. Its datetime on the day shown gives the time.
+      const auto value = m.value.empty() ? std::nullopt : c.read_value(m.value);
+      if (from_text(DateSource::kTime, kTimeUnmarked, value) || !value) break;
+      c.add(value, m.role, DateSource::kTime, value_tier, 2000 + dist, "", true);
       break;
+    }
     case DateMark::Kind::kAbbr:
       c.add(c.read_value(m.value), m.role, DateSource::kDateElement,
             m.role == DateRole::kUnknown ? kDateClass : kMarkedPublished, dist, "abbr", true);
@@ -389,10 +399,7 @@ void from_page_text(Candidates& c) {
 }
 
 // The day a candidate names, as the page wrote it (in its own offset from UTC).
-UnixSeconds local_day(const Candidate& c) {
-  const UnixSeconds t = c.time + c.offset;
-  return (t >= 0 ? t : t - 86399) / 86400;
-}
+UnixSeconds local_day(const Candidate& c) { return floor_day(c.time + c.offset); }
 
 // A date shown in an element that names a date (`<time>` of no role, class "date") and that no
 // other candidate of the page agrees with is weak evidence: a generic meta date (`date`,
