@@ -190,21 +190,19 @@ Picked<std::vector<std::string>> pick_authors(const PageFacts& f, std::string_vi
     for (auto& p : people) names.push_back(std::move(p));
     if (!names.empty() && from.empty()) from = source;
   };
-  bool declared = false;
   if (f.main) {
     std::vector<std::string> ld;
     json_ld_authors(*f.main, ld, 0, f.objects);
     take(ld, "json_ld");
-    declared = !names.empty();
   }
-  if (names.empty() && !declared) {
+  if (names.empty()) {
     std::vector<std::string> ld;
     for (const nlohmann::json* o : *f.objects) json_ld_authors(*o, ld, 0, f.objects);
     take(ld, "json_ld");
   }
   for (const char* name : {"author", "article:author", "byl", "parsely-author", "sailthru.author",
                            "dc.creator", "dcterms.creator", "citation_author"}) {
-    const bool open = names.empty() && !declared;
+    const bool open = names.empty();
     std::vector<std::string> values;
     for (const auto& [key, content] : f.raw.metas) {
       if (key != name || content.empty()) continue;
@@ -216,12 +214,12 @@ Picked<std::vector<std::string>> pick_authors(const PageFacts& f, std::string_vi
     }
     if (open) take(values, std::string("meta:") + name);
   }
-  if (names.empty() && !declared && !f.raw.markup_byline.empty()) {
+  if (names.empty() && !f.raw.markup_byline.empty()) {
     take({f.raw.markup_byline}, "byline_element");
   } else if (!f.raw.markup_byline.empty()) {
     pass_over(passed, "authors", "byline_element", f.raw.markup_byline);
   }
-  if (names.empty() && !declared) {
+  if (names.empty()) {
     if (std::string line = byline_line(f); !line.empty()) take({line}, "byline_text");
   }
   if (names.size() > 20) names.resize(20);
