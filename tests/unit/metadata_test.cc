@@ -463,6 +463,29 @@ TEST(Authors, JsonLdMetaAndBylinesInSeveralLanguages) {
   EXPECT_EQ(source_of(a, "authors"), "byline_element");
 }
 
+TEST(Authors, JsonLdAuthorByIdInTheGraph) {
+  Article a = page(
+      "<script type='application/ld+json'>{\"@graph\":[{\"@type\":\"Article\",\"headline\":"
+      "\"H\",\"author\":{\"@id\":\"#p1\"}},{\"@type\":\"Person\",\"@id\":\"#p1\","
+      "\"name\":\"Kim Park\"}]}</script>",
+      "");
+  EXPECT_EQ(a.authors, (std::vector<std::string>{"Kim Park"}));
+  EXPECT_EQ(a.byline, "Kim Park");
+}
+
+TEST(Dates, SourcesSwitchedOffByName) {
+  DateSources set = 0;
+  ASSERT_TRUE(parse_date_sources("url, meta", set));
+  EXPECT_EQ(set, (1u << static_cast<unsigned>(DateSource::kUrl)) |
+                     (1u << static_cast<unsigned>(DateSource::kMeta)));
+  EXPECT_FALSE(parse_date_sources("url,nonsense", set));
+  DateEvidence ev;
+  ev.url = "https://n.test/2020/06/07/story";
+  EXPECT_TRUE(resolve_dates(ev).published);
+  ev.disabled = 1u << static_cast<unsigned>(DateSource::kUrl);
+  EXPECT_FALSE(resolve_dates(ev).published);
+}
+
 TEST(Authors, CreditsThatNameNoPerson) {
   EXPECT_TRUE(is_news_agency("The Associated Press"));
   EXPECT_TRUE(is_news_agency("dpa"));
