@@ -32,6 +32,9 @@ struct Article {
   std::string language;       ///< detected language, BCP-47 (`detect_language`); empty if unsure
   std::string byline;         ///< authors ("Jane Doe, John Roe") when known, else empty
   std::vector<std::string> authors;  ///< the authors' names, one each; empty when unknown
+  /// Who the article is credited to that is no person: a news agency ("Associated Press"), the
+  /// site itself or its staff ("Staff", "Redaktion"); empty when none.
+  std::string credit;
   std::optional<UnixSeconds> published_at;
   std::optional<UnixSeconds> modified_at;  ///< the page's last update, when it says
   /// The offsets from UTC the page wrote those two dates in (seconds east; 0: UTC or not

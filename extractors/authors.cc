@@ -53,7 +53,197 @@ bool is_role_word(std::string_view lower) {
   return std::find(std::begin(kRoles), std::end(kRoles), lower) != std::end(kRoles);
 }
 
+// The days of the week and their neighbours, in English and German: what a dateline leaves in a
+// byline once its date is cut.
+bool is_day_word(std::string_view lower) {
+  static constexpr std::string_view kDays[] = {
+      "monday",     "tuesday", "wednesday", "thursday", "friday",   "saturday",
+      "sunday",     "today",   "yesterday", "montag",   "dienstag", "mittwoch",
+      "donnerstag", "freitag", "samstag",   "sonntag",  "heute",    "gestern"};
+  return std::find(std::begin(kDays), std::end(kDays), lower) != std::end(kDays);
+}
+
+// Lowercase ASCII letters and digits of `s` and its other bytes, without a leading "the ": how two
+// spellings of one name compare ("The Daily Ledger", "daily-ledger").
+std::string name_key(std::string_view s) {
+  std::string lower = ascii_lower(collapse_whitespace(s));
+  if (lower.starts_with("the ")) lower.erase(0, 4);
+  // A name written as the site's domain ("ElVallenc.cat", "hessenschau.de"): without its TLD.
+  if (const std::size_t dot = lower.rfind('.');
+      dot != std::string::npos && lower.find(' ') == std::string::npos && lower.size() - dot <= 5 &&
+      std::all_of(lower.begin() + static_cast<std::ptrdiff_t>(dot) + 1, lower.end(),
+                  [](char c) { return c >= 'a' && c <= 'z'; })) {
+    lower.resize(dot);
+  }
+  std::string key;
+  for (char c : lower) {
+    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || static_cast<unsigned char>(c) >= 0x80) {
+      key += c;
+    }
+  }
+  return key;
+}
+
+// A name as people write theirs: two to four words, each capitalized and of letters (a dot or a
+// hyphen inside), none a word outlets are named with.
+bool reads_as_person(std::string_view name) {
+  static constexpr std::string_view kOutletWords[] = {
+      "news",      "times",     "post",    "daily", "journal", "herald",  "tribune", "magazine",
+      "media",     "press",     "radio",   "tv",    "online",  "blog",    "zeitung", "nachrichten",
+      "gazette",   "chronicle", "review",  "today", "network", "report",  "weekly",  "express",
+      "telegraph", "observer",  "courier", "star",  "mail",    "digital", "group",   "staff"};
+  std::size_t words = 0;
+  for (std::size_t i = 0; i < name.size();) {
+    std::size_t end = name.find(' ', i);
+    if (end == std::string_view::npos) end = name.size();
+    const std::string_view w = name.substr(i, end - i);
+    i = end + 1;
+    if (w.empty()) continue;
+    ++words;
+    if (!(w[0] >= 'A' && w[0] <= 'Z') && static_cast<unsigned char>(w[0]) < 0x80) return false;
+    for (char c : w) {
+      if ((c >= '0' && c <= '9') || c == '&' || c == '/' || c == ':') return false;
+    }
+    std::string lower = ascii_lower(w);
+    if (std::find(std::begin(kOutletWords), std::end(kOutletWords), lower) !=
+        std::end(kOutletWords)) {
+      return false;
+    }
+  }
+  return words >= 2 && words <= 4;
+}
+
+// A name written as a web address ("INFORM.KZ", "ICI.Radio-Canada.ca", "uncut-news.ch"): an
+// outlet's, never a person's.
+bool reads_as_domain(std::string_view name) {
+  const std::size_t dot = name.rfind('.');
+  if (dot == std::string_view::npos || dot == 0 || name.find(' ') != std::string_view::npos) {
+    return false;
+  }
+  const std::string_view tld = name.substr(dot + 1);
+  return tld.size() >= 2 && tld.size() <= 4 && std::all_of(tld.begin(), tld.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+         });
+}
+
 }  // namespace
+
+bool is_news_agency(std::string_view name) {
+  static constexpr std::string_view kAgencies[] = {"ap",
+                                                   "associatedpress",
+                                                   "reuters",
+                                                   "thomsonreuters",
+                                                   "afp",
+                                                   "agencefrancepresse",
+                                                   "dpa",
+                                                   "deutschepresseagentur",
+                                                   "apa",
+                                                   "sda",
+                                                   "keystonesda",
+                                                   "ats",
+                                                   "efe",
+                                                   "agenciaefe",
+                                                   "europapress",
+                                                   "ansa",
+                                                   "agenziaansa",
+                                                   "pa",
+                                                   "pamedia",
+                                                   "pressassociation",
+                                                   "upi",
+                                                   "unitedpressinternational",
+                                                   "xinhua",
+                                                   "xinhuanewsagency",
+                                                   "tass",
+                                                   "ria",
+                                                   "rianovosti",
+                                                   "kyodo",
+                                                   "kyodonews",
+                                                   "yonhap",
+                                                   "aap",
+                                                   "australianassociatedpress",
+                                                   "cp",
+                                                   "canadianpress",
+                                                   "kna",
+                                                   "epd",
+                                                   "anp",
+                                                   "belga",
+                                                   "ntb",
+                                                   "tt",
+                                                   "lusa",
+                                                   "pap",
+                                                   "ctk",
+                                                   "bloomberg",
+                                                   "ians",
+                                                   "pti",
+                                                   "ani",
+                                                   "aa",
+                                                   "anadoluagency",
+                                                   "afpdpa",
+                                                   "dpaafp",
+                                                   "apdpa",
+                                                   "dpaap",
+                                                   "reutersdpa",
+                                                   "dpareuters",
+                                                   "afpreuters",
+                                                   "reutersafp",
+                                                   "apreuters",
+                                                   "reutersap",
+                                                   "dpatmn",
+                                                   "apaots"};
+  const std::string key = name_key(name);
+  return !key.empty() &&
+         std::find(std::begin(kAgencies), std::end(kAgencies), key) != std::end(kAgencies);
+}
+
+std::string take_credits(std::vector<std::string>& names, std::string_view site_name) {
+  const std::string site = name_key(site_name);
+  std::string credits;
+  std::vector<std::string> people;
+  for (auto& n : names) {
+    const bool site_own = !site.empty() && name_key(n) == site && !reads_as_person(n);
+    if (is_news_agency(n) || site_own || reads_as_domain(n)) {
+      if (ascii_lower(credits).find(ascii_lower(n)) != std::string::npos) continue;  // once
+      if (!credits.empty()) credits += ", ";
+      credits += n;
+    } else {
+      people.push_back(std::move(n));
+    }
+  }
+  names = std::move(people);
+  return credits;
+}
+
+std::string staff_credit(std::string_view byline) {
+  std::string s = collapse_whitespace(byline);
+  // What follows the names ("Von Redaktion · 15. August 2022", "By Staff | Updated 12:30").
+  for (std::string_view sep : {"\xC2\xB7", "|", "\xE2\x80\xA2", ",", " - ", "\xE2\x80\x94"}) {
+    if (const std::size_t at = s.find(sep); at != std::string::npos) s.resize(at);
+  }
+  if (const std::size_t digit = s.find_first_of("0123456789"); digit != std::string::npos) {
+    s.resize(digit);
+  }
+  s = collapse_whitespace(s);
+  const std::string lower = ascii_lower(s);
+  for (std::string_view prefix : {"by ", "von ", "par ", "por ", "door ", "di "}) {
+    if (lower.starts_with(prefix)) {
+      s.erase(0, prefix.size());
+      break;
+    }
+  }
+  if (s.empty() || s.size() > 40) return {};
+  std::size_t roles = 0;
+  for (std::size_t i = 0; i < s.size();) {
+    std::size_t end = s.find(' ', i);
+    if (end == std::string::npos) end = s.size();
+    std::string w = ascii_lower(std::string_view(s).substr(i, end - i));
+    i = end + 1;
+    while (!w.empty() && (w.back() == '.' || w.back() == ':' || w.back() == ',')) w.pop_back();
+    if (w == "the") continue;
+    if (!is_role_word(w) || w == "by" || w == "and") return {};
+    ++roles;
+  }
+  return roles > 0 ? s : std::string();
+}
 
 std::string clean_byline(std::string_view text) {
   std::string s = collapse_whitespace(text);
@@ -65,7 +255,8 @@ std::string clean_byline(std::string_view text) {
       break;
     }
   }
-  // "A and B" -> "A, B"
+  // "A and B" -> "A, B"; "A, Staff Writer, and B" -> "A, Staff Writer, B"
+  for (std::size_t p; (p = s.find(", and ")) != std::string::npos;) s.replace(p, 6, ", ");
   for (std::size_t p; (p = s.find(" and ")) != std::string::npos;) s.replace(p, 5, ", ");
   while (!s.empty() && (s.back() == ',' || s.back() == ' ')) s.pop_back();
   return s.size() >= 2 ? s : std::string();
@@ -166,6 +357,8 @@ std::vector<std::string> split_authors(std::string_view text) {
       name.pop_back();
     }
     if (name.size() < 2 || words.size() - first > 6 || name.size() > 80) continue;
+    // A day of the week left of a dateline ("By Jane Doe Wednesday") is no name.
+    if (is_day_word(ascii_lower(name))) continue;
     const std::string lower_name = ascii_lower(name);
     if (std::any_of(out.begin(), out.end(),
                     [&lower_name](const std::string& n) { return ascii_lower(n) == lower_name; })) {

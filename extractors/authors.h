@@ -14,6 +14,20 @@ namespace newsflow::extractors {
 /// ("| Reuters" stays a name of its own) and anything too long to be names.
 std::vector<std::string> split_authors(std::string_view text);
 
+/// Whether `name` is a news agency's ("AP", "Associated Press", "Reuters", "dpa", "AFP/dpa",
+/// "Agencia EFE", ...), not a person's.
+bool is_news_agency(std::string_view name);
+
+/// Takes the names of `names` that credit no person out of it: news agencies, names written as a
+/// web address ("uncut-news.ch"), and the site's own name (`site_name`) unless that reads as a
+/// person's (a personal blog named after its author).
+/// Returns them joined by ", " (empty when none); the people stay in `names`, in order.
+std::string take_credits(std::vector<std::string>& names, std::string_view site_name);
+
+/// The credit of a byline that names roles and no one ("Staff", "By Staff", "Redaktion", "The
+/// Newsroom"), as written without its "By"; empty for anything else.
+std::string staff_credit(std::string_view byline);
+
 /// A byline as printed ("By Jane Doe and John Roe | Reuters") cleaned to names
 /// ("Jane Doe, John Roe | Reuters" keeps what follows); empty for URLs and over-long text.
 std::string clean_byline(std::string_view text);

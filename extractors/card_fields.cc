@@ -62,13 +62,13 @@ Picked<std::optional<LeadImage>> article_image(const PageFacts& f) {
   return {};
 }
 
-// with it.
-std::vector<std::string> byline_line(const PageFacts& f) {
+// with it: its text, when it names someone or credits the staff.
+std::string byline_line(const PageFacts& f) {
   const auto* blocks = f.context->article_blocks;
   for (std::size_t k = 0; blocks && k < blocks->size() && k < 2; ++k) {
     const Block& b = f.page->blocks[(*blocks)[k]];
     if (b.word_count() > 12) continue;
-    const std::string line = render_words(*f.page, b.first_word, b.end_word);
+    std::string line = render_words(*f.page, b.first_word, b.end_word);
     const std::string lower = ascii_lower(line.substr(0, 12));
     bool opens = false;
     for (std::string_view prefix :
@@ -76,9 +76,30 @@ std::vector<std::string> byline_line(const PageFacts& f) {
       if (lower.starts_with(prefix)) opens = true;
     }
     if (!opens) continue;
-    if (auto names = split_authors(line); !names.empty()) return names;
+    if (!split_authors(line).empty() || !staff_credit(line).empty()) return line;
   }
   return {};
+}
+
+// The article's text from its first paragraph that reads as a sentence: the headline, a byline
+// and a dateline at its head ("By Staff", "3 hours ago · Updated 20 minutes ago"), short lines
+// with no sentence's end, are no description. At most three are passed over: the whole text
+// when the fourth is no sentence either (a list, a table of results).
+std::string_view opening_sentences(std::string_view text) {
+  for (std::size_t at = 0, skipped = 0; at < text.size() && skipped < 4; ++skipped) {
+    std::size_t end = text.find("\n\n", at);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view para = text.substr(at, end - at);
+    while (!para.empty() && (para.back() == ' ' || para.back() == '\n')) para.remove_suffix(1);
+    const bool sentence_end =
+        !para.empty() && (para.back() == '.' || para.back() == '!' || para.back() == '?' ||
+                          para.ends_with("\xE3\x80\x82") || para.ends_with("\xEF\xBC\x81") ||
+                          para.ends_with("\xEF\xBC\x9F") || para.back() == '"' ||
+                          para.ends_with("\xE2\x80\x9D") || para.ends_with("\xC2\xBB"));
+    if (sentence_end || count_words(para) > 20) return text.substr(at);
+    at = end + 2;
+  }
+  return text;
 }
 
 }  // namespace
@@ -139,59 +160,67 @@ Picked<std::string> pick_description(const PageFacts& f, FieldSources& passed) {
                        {"json_ld", ld}},
                       passed);
   if (out.from.empty() && !f.context->article_text.empty()) {
-    out = {std::string(f.context->article_text.substr(0, 4096)), "article_text"};
+    out = {std::string(opening_sentences(f.context->article_text).substr(0, 4096)), "article_text"};
   }
   if (!out.from.empty()) out.value = cut_description(out.value, 300);
   return out;
 }
 
-// "By Jane Doe", "Von Max Muster": a short first or second paragraph of the article that opens
-// The authors as names: JSON-LD's article author (when it names one, maybe only "Staff", it is
-// that), another JSON-LD object's, the author metas, a byline element, a byline line that opens
-// the article. At most 20, each once.
-Picked<std::vector<std::string>> pick_authors(const PageFacts& f, FieldSources& passed) {
+// The authors as names: JSON-LD's article author (when it names a person, it is that), another
+// JSON-LD object's, the author metas, a byline element, a byline line that opens the article. At
+// most 20, each once. Agencies, the site's own name and bylines of roles only ("Staff") credit no
+// person: they go to `credit` (the first source's).
+Picked<std::vector<std::string>> pick_authors(const PageFacts& f, std::string_view site_name,
+                                              FieldSources& passed, Picked<std::string>& credit) {
   std::vector<std::string> names;
   std::string from;
-  const auto split_all = [&names](const std::vector<std::string>& list) {
-    for (const auto& n : list) {
-      for (auto& a : split_authors(n)) names.push_back(std::move(a));
+  // One source's values: its people kept, what credits no one noted.
+  const auto take = [&](const std::vector<std::string>& values, std::string_view source) {
+    std::vector<std::string> people;
+    for (const auto& v : values) {
+      if (credit.value.empty()) {
+        if (std::string staff = staff_credit(v); !staff.empty()) credit = {staff, {}};
+      }
+      for (auto& a : split_authors(v)) people.push_back(std::move(a));
     }
+    if (std::string c = take_credits(people, site_name); !c.empty() && credit.value.empty()) {
+      credit.value = std::move(c);
+    }
+    if (!credit.value.empty() && credit.from.empty()) credit.from = source;
+    for (auto& p : people) names.push_back(std::move(p));
+    if (!names.empty() && from.empty()) from = source;
   };
-  bool declared = false;
   if (f.main) {
     std::vector<std::string> ld;
-    json_ld_authors(*f.main, ld, 0);
-    declared = !ld.empty();
-    split_all(ld);
+    json_ld_authors(*f.main, ld, 0, f.objects);
+    take(ld, "json_ld");
   }
-  if (names.empty() && !declared) {
+  if (names.empty()) {
     std::vector<std::string> ld;
-    for (const nlohmann::json* o : *f.objects) json_ld_authors(*o, ld, 0);
-    split_all(ld);
+    for (const nlohmann::json* o : *f.objects) json_ld_authors(*o, ld, 0, f.objects);
+    take(ld, "json_ld");
   }
-  if (!names.empty()) from = "json_ld";
   for (const char* name : {"author", "article:author", "byl", "parsely-author", "sailthru.author",
                            "dc.creator", "dcterms.creator", "citation_author"}) {
-    const bool open = names.empty() && !declared;
+    const bool open = names.empty();
+    std::vector<std::string> values;
     for (const auto& [key, content] : f.raw.metas) {
-      if (key != name) continue;
+      if (key != name || content.empty()) continue;
       if (open) {
-        for (auto& a : split_authors(content)) names.push_back(std::move(a));
-      } else if (!content.empty()) {
+        values.push_back(content);
+      } else {
         pass_over(passed, "authors", std::string("meta:") + name, content);
       }
     }
-    if (open && !names.empty()) from = std::string("meta:") + name;
+    if (open) take(values, std::string("meta:") + name);
   }
-  if (names.empty() && !declared && !f.raw.markup_byline.empty()) {
-    names = split_authors(f.raw.markup_byline);
-    if (!names.empty()) from = "byline_element";
+  if (names.empty() && !f.raw.markup_byline.empty()) {
+    take({f.raw.markup_byline}, "byline_element");
   } else if (!f.raw.markup_byline.empty()) {
     pass_over(passed, "authors", "byline_element", f.raw.markup_byline);
   }
-  if (names.empty() && !declared) {
-    names = byline_line(f);
-    if (!names.empty()) from = "byline_text";
+  if (names.empty()) {
+    if (std::string line = byline_line(f); !line.empty()) take({line}, "byline_text");
   }
   if (names.size() > 20) names.resize(20);
   Picked<std::vector<std::string>> out;
@@ -203,6 +232,7 @@ Picked<std::vector<std::string>> pick_authors(const PageFacts& f, FieldSources& 
     }
   }
   if (!out.value.empty()) out.from = std::move(from);
+  if (credit.value.size() > 200) truncate_text(credit.value, 200);
   return out;
 }
 

@@ -36,6 +36,28 @@ std::string_view date_source_name(DateSource s) {
   return "none";
 }
 
+bool parse_date_sources(std::string_view list, DateSources& out) {
+  DateSources set = 0;
+  for (std::size_t pos = 0; pos <= list.size();) {
+    std::size_t end = list.find(',', pos);
+    if (end == std::string_view::npos) end = list.size();
+    const std::string name = collapse_whitespace(list.substr(pos, end - pos));
+    pos = end + 1;
+    if (name.empty()) continue;
+    bool known = false;
+    for (int s = static_cast<int>(DateSource::kUrl); s <= static_cast<int>(DateSource::kScriptData);
+         ++s) {
+      if (date_source_name(static_cast<DateSource>(s)) == name) {
+        set |= static_cast<DateSources>(1u << s);
+        known = true;
+      }
+    }
+    if (!known) return false;
+  }
+  out = set;
+  return true;
+}
+
 namespace {
 
 // The earliest day a web page can have been published.
@@ -116,10 +138,14 @@ enum Tier : int {
   kDateClass = 4,
   kGenericMeta = 5,
   kNearHeadline = 6,
-  kMostFrequent = 7
+  kFarFromHeadline = 7,
+  kMostFrequent = 8
 };
 // Within a tier, what is declared for machines comes before what is shown.
 constexpr std::size_t kShown = 3000;
+
+// The day (days since 1970-01-01) of a time.
+constexpr UnixSeconds floor_day(UnixSeconds t) { return (t >= 0 ? t : t - 86399) / 86400; }
 
 // The candidates of one page, and what each source reads them with.
 class Candidates {
@@ -169,25 +195,39 @@ class Candidates {
   // A candidate; `local` says that it was read by `read_value` (with its offset).
   void add(std::optional<UnixSeconds> t, DateRole role, DateSource source, int tier,
            std::size_t dist, std::string detail, bool local = false) {
-    if (t && in_range(*t)) {
+    if (t && in_range(*t) && !(ev_.disabled & (1u << static_cast<unsigned>(source)))) {
       list_.push_back({*t, local ? offset_ : 0, role, source, tier, dist, std::move(detail)});
     }
   }
 
   // A date written in text, by what its words and its element say of it.
+  // `precise`: the instant the element declares (read by `read_value`, with its offset); when it
+  // falls on the day shown, it is that day with its time of day.
   void add_shown(const TextDate& d, DateRole element_role, DateSource source, Tier unmarked,
-                 std::size_t dist) {
+                 std::size_t dist, std::optional<UnixSeconds> precise = std::nullopt) {
+    const bool exact = precise && floor_day(*precise + offset_) == floor_day(d.day);
+    const std::optional<UnixSeconds> t = exact ? precise : std::optional<UnixSeconds>(d.day);
     const DateRole role = d.role != DateRole::kUnknown ? d.role : element_role;
     if (d.role == DateRole::kPublished ||
         (d.role == DateRole::kUnknown && element_role == DateRole::kPublished &&
          source == DateSource::kItemprop)) {
-      add(d.day, DateRole::kPublished, source, kDeclared, kShown + dist, "");
+      add(t, DateRole::kPublished, source, kDeclared, kShown + dist, "", exact);
     } else if (role == DateRole::kModified) {
-      add(d.day, role, source, kMarkedPublished, dist, "");
+      add(t, role, source, kMarkedPublished, dist, "", exact);
     } else if (role != DateRole::kUnknown) {
-      add(d.day, DateRole::kPublished, source, kMarkedPublished, dist, "");
+      add(t, DateRole::kPublished, source, kMarkedPublished, dist, "", exact);
     } else {
-      add(d.day, DateRole::kUnknown, source, unmarked, dist, "");
+      add(t, DateRole::kUnknown, source, unmarked, dist, "", exact);
+    }
+  }
+
+  // The candidates from the `first`-th on that only an element's looks make a date (a <time> of
+  // no role, a class that names a date) are weaker than any date near the headline.
+  void demote_since(std::size_t first) {
+    for (std::size_t i = first; i < list_.size(); ++i) {
+      if (list_[i].tier == kTimeUnmarked || list_[i].tier == kDateClass) {
+        list_[i].tier = kFarFromHeadline;
+      }
     }
   }
 
@@ -251,16 +291,17 @@ void from_script_data(Candidates& c) {
 }
 
 // One marked element: its attribute, and the dates written in it.
-void from_mark(Candidates& c, const DateMark& m) {
+void read_mark(Candidates& c, const DateMark& m) {
   const std::size_t dist = c.distance(m.first_word);
   const std::size_t end = std::min<std::size_t>(m.end_word, m.first_word + 40);
   // The dates written in it; returns whether one said it is the publication date.
   std::size_t shown = 0;  // dates its text gave
-  const auto from_text = [&](DateSource source, Tier unmarked) {
+  const auto from_text = [&](DateSource source, Tier unmarked,
+                             std::optional<UnixSeconds> precise = std::nullopt) {
     const std::string text = c.render(m.first_word, end, nullptr);
     bool published = false;
     for (const TextDate& d : find_text_dates(text, c.evidence().order, 4)) {
-      c.add_shown(d, m.role, source, unmarked, dist);
+      c.add_shown(d, m.role, source, unmarked, dist, precise);
       published |= d.role == DateRole::kPublished;
       ++shown;
     }
@@ -276,12 +317,14 @@ void from_mark(Candidates& c, const DateMark& m) {
         from_text(DateSource::kItemprop, kDateClass);
       }
       break;
-    case DateMark::Kind::kTime:
+    case DateMark::Kind::kTime: {
       // "Publié le 29 juin 2019" shown in a <time> whose datetime is another day: what the
-      // reader is told is the publication date is.
-      if (from_text(DateSource::kTime, kTimeUnmarked) || m.value.empty()) break;
-      c.add(c.read_value(m.value), m.role, DateSource::kTime, value_tier, 2000 + dist, "", true);
+      // reader is told is the publication date is. Its datetime on the day shown gives the time.
+      const auto value = m.value.empty() ? std::nullopt : c.read_value(m.value);
+      if (from_text(DateSource::kTime, kTimeUnmarked, value) || !value) break;
+      c.add(value, m.role, DateSource::kTime, value_tier, 2000 + dist, "", true);
       break;
+    }
     case DateMark::Kind::kAbbr:
       c.add(c.read_value(m.value), m.role, DateSource::kDateElement,
             m.role == DateRole::kUnknown ? kDateClass : kMarkedPublished, dist, "abbr", true);
@@ -297,14 +340,32 @@ void from_mark(Candidates& c, const DateMark& m) {
   }
 }
 
-// Dates written around the headline: from 60 words before it to 200 after.
+// One marked element: its attribute, and the dates written in it. Far from the headline (more
+// than 60 words before it or 200 after, or after the article's end: a sidebar's list, comments),
+// an element whose looks alone say it holds a date is weaker than a date near the headline.
+void from_mark(Candidates& c, const DateMark& m) {
+  const DateEvidence& ev = c.evidence();
+  const bool far = ev.anchor_word != SIZE_MAX && m.end_word > m.first_word &&
+                   (m.first_word + 60 < ev.anchor_word || m.first_word > ev.anchor_word + 200 ||
+                    (ev.article_end_word != SIZE_MAX && m.first_word >= ev.article_end_word));
+  const std::size_t before = c.list().size();
+  read_mark(c, m);
+  if (far) c.demote_since(before);
+}
+
+// Dates written around the headline: from 60 words before it to 200 after, not past the
+// article's end.
 void from_headline_text(Candidates& c) {
   const DateEvidence& ev = c.evidence();
   if (!ev.page || ev.page->words.empty()) return;
   const std::size_t anchor = ev.anchor_word == SIZE_MAX ? 0 : ev.anchor_word;
   const std::size_t first = anchor > 60 ? anchor - 60 : 0;
+  std::size_t end = anchor + 200;
+  if (ev.article_end_word != SIZE_MAX && ev.article_end_word > anchor) {
+    end = std::min(end, ev.article_end_word);
+  }
   std::vector<std::size_t> starts;
-  const std::string text = c.render(first, anchor + 200, &starts);
+  const std::string text = c.render(first, end, &starts);
   for (const TextDate& d : find_text_dates(text, ev.order, 16)) {
     const auto at = std::upper_bound(starts.begin(), starts.end(), d.offset) - starts.begin();
     const std::size_t word = first + static_cast<std::size_t>(std::max<std::ptrdiff_t>(at - 1, 0));
@@ -337,6 +398,24 @@ void from_page_text(Candidates& c) {
   }
 }
 
+// The day a candidate names, as the page wrote it (in its own offset from UTC).
+UnixSeconds local_day(const Candidate& c) { return floor_day(c.time + c.offset); }
+
+// A date shown in an element that names a date (`<time>` of no role, class "date") and that no
+// other candidate of the page agrees with is weak evidence: a generic meta date (`date`,
+// `dc.date`) that names another day is taken instead, as the page's own statement for machines.
+const Candidate* unless_contradicted(const Candidate* pub, const std::vector<Candidate>& cands) {
+  if (!pub || (pub->tier != kTimeUnmarked && pub->tier != kDateClass)) return pub;
+  const UnixSeconds day = local_day(*pub);
+  const Candidate* meta = nullptr;
+  for (const Candidate& c : cands) {
+    if (&c == pub || c.role == DateRole::kModified) continue;
+    if (local_day(c) == day) return pub;  // another witness
+    if (c.tier == kGenericMeta && !meta) meta = &c;
+  }
+  return meta ? meta : pub;
+}
+
 std::string explained(const Candidate& c) {
   std::string v(date_source_name(c.source));
   if (!c.detail.empty()) v += ":" + c.detail;
@@ -359,6 +438,7 @@ PageDates choose(const std::vector<Candidate>& cands) {
       mod = &c;
     }
   }
+  pub = unless_contradicted(pub, cands);
   // Only an update's date is known: it is the best guess of the publication day too.
   if (!pub && mod) pub = mod;
   PageDates out;

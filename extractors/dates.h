@@ -78,6 +78,13 @@ enum class DateSource : std::uint8_t {
 };
 std::string_view date_source_name(DateSource s);
 
+/// A set of date sources, one bit each (`1 << DateSource`).
+using DateSources = std::uint16_t;
+
+/// Reads a comma-separated list of source names (`date_source_name`: "url,meta,header_text") into
+/// `out`; false, with `out` unchanged, when a name is none of them.
+bool parse_date_sources(std::string_view list, DateSources& out);
+
 /// The evidence of one page for its dates, gathered by the page walk and the metadata.
 struct DateEvidence {
   std::string_view url;
@@ -91,10 +98,15 @@ struct DateEvidence {
   /// Where the headline (first h1) starts, else where the article's text starts; SIZE_MAX when
   /// neither is known.
   std::size_t anchor_word = SIZE_MAX;
+  /// Where the article's text ends (one past its last word), SIZE_MAX when not known: what
+  /// follows it (an "Other news" list of dated links, comments) is no text near the headline.
+  std::size_t article_end_word = SIZE_MAX;
   SlashOrder order = SlashOrder::kDayFirst;
   /// Dates after this (the fetch time, plus a day for time zones) are not the page's; nothing
   /// before 1995 is a web page's either.
   std::optional<UnixSeconds> not_after;
+  /// Sources not read at all, as if the page gave nothing there: to measure what each is worth.
+  DateSources disabled = 0;
 };
 
 /// A page's dates and where each came from.

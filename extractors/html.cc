@@ -162,6 +162,7 @@ tl::expected<Article, ExtractError> extract(std::string_view html, bool known_ut
   context.article_blocks = options.method == ExtractMethod::kFinn ? nullptr : &blocks;
   context.article_text = article.text;
   context.fetched_at = fetched_at;
+  context.disabled_date_sources = options.disabled_date_sources;
   PageMetadata meta = resolve_metadata(*page, url, context);
   article.title = std::move(meta.title);
   article.canonical_url = std::move(meta.canonical_url);
@@ -169,6 +170,7 @@ tl::expected<Article, ExtractError> extract(std::string_view html, bool known_ut
   article.lang = std::move(meta.lang);
   article.byline = std::move(meta.byline);
   article.authors = std::move(meta.authors);
+  article.credit = std::move(meta.credit);
   article.published_at = meta.published_at;
   article.modified_at = meta.modified_at;
   article.published_utc_offset = meta.published_utc_offset;

@@ -5,6 +5,7 @@
 
 #include "extractors/article.h"
 #include "extractors/charset.h"
+#include "extractors/dates.h"
 #include "extractors/error.h"
 #include "extractors/mss.h"
 #include "tl/expected.hpp"
@@ -38,6 +39,9 @@ struct ExtractOptions {
   /// "words_beyond_limit_not_read", so a page's memory stays a few times its bytes whatever they
   /// are (`ParseLimits::max_words`).
   std::size_t max_page_words = 200000;
+  /// Date sources not read (`DateEvidence::disabled`): set only by the hidden CLI option
+  /// `--disable-date-sources`, to measure what each source is worth; not configurable.
+  DateSources disabled_date_sources = 0;
 };
 
 /// Extracts the main article and its metadata from a UTF-8 HTML document fetched from `url`

@@ -60,6 +60,7 @@ using internal::JsonLd;
 using internal::main_object;
 using internal::PageFacts;
 using internal::parse_json_ld;
+using internal::pass_over;
 using internal::pick_authors;
 using internal::pick_description;
 using internal::pick_image;
@@ -117,7 +118,7 @@ Picked<std::string> pick_byline(const PageFacts& f) {
   if (f.objects) {
     // (A @graph member is listed and followed both: a name met twice is kept once below.)
     for (const nlohmann::json* o : *f.objects) {
-      if (o->contains("author")) json_ld_authors(*o, names, 0);
+      if (o->contains("author")) json_ld_authors(*o, names, 0, f.objects);
     }
   } else {
     for (const auto& body : f.raw.json_ld) {
@@ -212,10 +213,13 @@ PageDates pick_dates(const PageFacts& f, std::string_view lang) {
       (f.article_first_word != SIZE_MAX && f.article_first_word > ev.anchor_word + 200)) {
     ev.anchor_word = f.article_first_word;
   }
+  if (f.article_first_word != SIZE_MAX) ev.article_end_word = f.article_end_word;
   ev.order = slash_order(lang, f.url);
   ev.not_after = f.context->fetched_at;
+  ev.disabled = f.context->disabled_date_sources;
   PageDates dates = resolve_dates(ev);
-  if (!dates.published && !raw.canonical_href.empty()) {
+  if (!dates.published && !raw.canonical_href.empty() &&
+      !(ev.disabled & (1u << static_cast<unsigned>(DateSource::kUrl)))) {
     if (auto d = url_date(resolve_url(f.url, raw.canonical_href));
         d && (!ev.not_after || *d <= *ev.not_after + 86400)) {
       dates.published = d;
@@ -224,6 +228,34 @@ PageDates pick_dates(const PageFacts& f, std::string_view lang) {
     }
   }
   return dates;
+}
+
+// Whether `byline` names one of `authors`: compared by their letters and digits (ASCII lowercase;
+// other bytes as they are), so quotes and punctuation the names lost do not count.
+bool names_any(std::string_view byline, const std::vector<std::string>& authors) {
+  const auto letters = [](std::string_view s) {
+    std::string out;
+    for (char c : ascii_lower(s)) {
+      if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+          static_cast<unsigned char>(c) >= 0x80) {
+        out += c;
+      }
+    }
+    return out;
+  };
+  const std::string in = letters(byline);
+  return std::any_of(authors.begin(), authors.end(), [&](const std::string& a) {
+    const std::string name = letters(a);
+    return !name.empty() && in.find(name) != std::string::npos;
+  });
+}
+
+// Where `field` came from, as `sources` says.
+std::string source_of(const FieldSources& sources, std::string_view field) {
+  for (const auto& [name, from] : sources) {
+    if (name == field) return from;
+  }
+  return {};
 }
 
 std::string explain_date(DateSource s, const std::string& detail) {
@@ -303,10 +335,23 @@ PageMetadata resolve_metadata(const ParsedPage& page, std::string_view url,
   keep_dates(out, pick_dates(f, out.lang));
   keep(out, "image", pick_image(f, passed), out.image);
   keep(out, "description", pick_description(f, passed), out.description);
-  keep(out, "authors", pick_authors(f, passed), out.authors);
+  keep(out, "site_name", pick_site_name(f, passed), out.site_name);
+  Picked<std::string> credit;
+  keep(out, "authors", pick_authors(f, out.site_name, passed, credit), out.authors);
+  keep(out, "credit", std::move(credit), out.credit);
+  // No byline declared, or one that names none of the authors ("Staff" in JSON-LD, the names in
+  // the byline element): the authors found are it.
+  if (!out.authors.empty() && !names_any(out.byline, out.authors)) {
+    std::string byline;
+    for (const auto& a : out.authors) byline += (byline.empty() ? "" : ", ") + a;
+    if (!out.byline.empty())
+      pass_over(passed, "byline", source_of(out.sources, "byline"), out.byline);
+    std::erase_if(out.sources, [](const auto& s) { return s.first == "byline"; });
+    out.byline = std::move(byline);
+    out.sources.emplace_back("byline", source_of(out.sources, "authors"));
+  }
   keep(out, "section", pick_section(f, passed), out.section);
   keep(out, "tags", pick_tags(f), out.tags);
-  keep(out, "site_name", pick_site_name(f, passed), out.site_name);
   keep(out, "paywalled", pick_paywalled(f), out.paywalled);
   return out;
 }

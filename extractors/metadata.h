@@ -55,6 +55,7 @@ struct PageMetadata {
   std::string lang;
   std::string byline;                ///< the authors, "A, B"; empty when unknown
   std::vector<std::string> authors;  ///< the same as names
+  std::string credit;                ///< an agency, the site or its staff credited, not a person
   std::optional<UnixSeconds> published_at;
   std::optional<UnixSeconds> modified_at;
   int published_utc_offset = 0;  ///< as the page wrote its dates (seconds east of UTC)
@@ -78,6 +79,8 @@ struct MetadataContext {
   std::string_view article_text;
   /// When the page was fetched: no date after it (and a day for time zones) is the page's.
   std::optional<UnixSeconds> fetched_at;
+  /// Date sources not read (`DateEvidence::disabled`).
+  DateSources disabled_date_sources = 0;
 };
 
 /// Chooses title (og:title, JSON-LD headline, first h1, `<title>`), canonical URL (canonical

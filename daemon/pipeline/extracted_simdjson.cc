@@ -133,6 +133,7 @@ std::optional<std::pair<Pipeline::Extracted, Input>> read_extracted_fast(std::st
     kPublishedOffset,
     kModifiedOffset,
     kAuthors,
+    kCredit,
     kDescription,
     kImage,
     kSection,
@@ -155,6 +156,7 @@ std::optional<std::pair<Pipeline::Extracted, Input>> read_extracted_fast(std::st
                                 "published_utc_offset",
                                 "modified_utc_offset",
                                 "authors",
+                                "credit",
                                 "description",
                                 "image",
                                 "section",
@@ -206,6 +208,7 @@ std::optional<std::pair<Pipeline::Extracted, Input>> read_extracted_fast(std::st
   if (modified_offset) a.modified_utc_offset = clamped(*modified_offset, -86399, 86399);
   if (version) input.version = clamped(*version, 1, 1000);
   art.strings(kAuthors, a.authors);
+  art.optional_string(kCredit, a.credit);
   art.optional_string(kDescription, a.description);
   art.optional_string(kSection, a.section);
   art.strings(kTags, a.tags);

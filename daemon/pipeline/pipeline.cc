@@ -109,6 +109,7 @@ std::string article_json(const Output& out) {
   w.key("title").string(a.title);
   w.key("byline").string_or_null(a.byline);
   w.key("authors").strings(a.authors);
+  w.key("credit").string_or_null(a.credit);
   w.key("text").string(a.text);
   w.key("lang").string_or_null(a.lang);
   w.key("language").string_or_null(a.language);
@@ -294,6 +295,7 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract_feed(
       if (a.tags.size() < 32 && !c.empty() && c.size() <= 100) a.tags.push_back(c);
     }
     a.site_name = feed->title.size() <= 200 ? feed->title : std::string();
+    a.credit = extractors::take_credits(a.authors, a.site_name);
     const std::string& key = !item.id.empty()     ? item.id
                              : !item.link.empty() ? item.link
                                                   : item.title;
@@ -561,6 +563,7 @@ void Pipeline::apply_pages(const std::vector<Extracted*>& items,
       if (a.lang.empty()) a.lang = page.lang;
       if (a.byline.empty()) a.byline = page.byline;
       if (a.authors.empty()) a.authors = std::move(page.authors);
+      if (a.credit.empty()) a.credit = std::move(page.credit);
       if (!a.published_at) {
         a.published_at = page.published_at;
         a.published_utc_offset = page.published_utc_offset;
@@ -998,6 +1001,7 @@ std::string extracted_json(const Pipeline::Extracted& e, const Input& input) {
   w.key("language").string(a.language);
   w.key("byline").string(a.byline);
   w.key("authors").strings(a.authors);
+  w.key("credit").string(a.credit);
   w.key("published_at");
   seconds_or_null(w, a.published_at);
   w.key("published_utc_offset").integer(a.published_utc_offset);
@@ -1097,6 +1101,7 @@ tl::expected<std::pair<Pipeline::Extracted, Input>, std::string> parse_extracted
     return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
   };
   a.authors = strings(*art, "authors");
+  a.credit = optional_string(*art, "credit");
   a.description = optional_string(*art, "description");
   if (const auto im = art->find("image"); im != art->end()) a.image = read_image(*im);
   a.section = optional_string(*art, "section");

@@ -144,24 +144,35 @@ std::string json_ld_string(const std::vector<std::string>& bodies, std::string_v
   return {};
 }
 
-void json_ld_authors(const nlohmann::json& j, std::vector<std::string>& out, int depth) {
+void json_ld_authors(const nlohmann::json& j, std::vector<std::string>& out, int depth,
+                     const std::vector<const nlohmann::json*>* objects) {
   constexpr std::size_t kMaxNames = 8;
   if (depth > 6 || out.size() >= kMaxNames) return;
   if (j.is_array()) {
     for (const auto& v : j) {
       if (out.size() >= kMaxNames) break;
-      json_ld_authors(v, out, depth + 1);
+      json_ld_authors(v, out, depth + 1, objects);
     }
     return;
   }
   if (!j.is_object()) return;
   if (const auto a = j.find("author"); a != j.end()) {
-    const auto add = [&out](const nlohmann::json& v) {
+    const auto add = [&out, objects](const nlohmann::json& v) {
       if (out.size() >= kMaxNames) return;
       if (v.is_string()) {
         out.push_back(v.get<std::string>());
       } else if (v.is_object()) {
-        if (const auto n = v.find("name"); n != v.end() && n->is_string()) {
+        const nlohmann::json* named = &v;
+        if (const auto id = v.find("@id");
+            id != v.end() && id->is_string() && objects && !v.contains("name")) {
+          for (const nlohmann::json* o : *objects) {
+            if (const auto oid = o->find("@id"); oid != o->end() && *oid == *id && o != &v) {
+              named = o;
+              break;
+            }
+          }
+        }
+        if (const auto n = named->find("name"); n != named->end() && n->is_string()) {
           out.push_back(n->get<std::string>());
         }
       }
@@ -175,7 +186,9 @@ void json_ld_authors(const nlohmann::json& j, std::vector<std::string>& out, int
       add(*a);
     }
   }
-  if (const auto g = j.find("@graph"); g != j.end()) json_ld_authors(*g, out, depth + 1);
+  if (const auto g = j.find("@graph"); g != j.end()) {
+    json_ld_authors(*g, out, depth + 1, objects);
+  }
 }
 
 nlohmann::json parse_json_ld(std::string_view body, std::size_t max_string_bytes) {

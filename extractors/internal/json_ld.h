@@ -21,8 +21,11 @@ namespace newsflow::extractors::internal {
 std::string json_ld_string(const std::vector<std::string>& bodies, std::string_view key);
 
 /// Appends the author names of `j` to `out`: "author" of the objects (and their @graph) as a
-/// string, an object with "name", or a list of either; eight names at most.
-void json_ld_authors(const nlohmann::json& j, std::vector<std::string>& out, int depth);
+/// string, an object with "name", or a list of either; eight names at most. An object with only
+/// an "@id" is the object of `objects` with that "@id" (Yoast's `{"@id": ".../#/schema/person/1"}`
+/// in a @graph).
+void json_ld_authors(const nlohmann::json& j, std::vector<std::string>& out, int depth,
+                     const std::vector<const nlohmann::json*>* objects = nullptr);
 
 /// A JSON-LD body parsed with its string literals over `max_string_bytes` emptied, or discarded
 /// when it is too deep, too long or not JSON.

@@ -59,10 +59,12 @@ Picked<std::optional<LeadImage>> pick_image(const PageFacts& f, FieldSources& pa
 /// JSON-LD description, else the article's first sentences; cut to about 300 characters.
 Picked<std::string> pick_description(const PageFacts& f, FieldSources& passed);
 
-/// The authors as names: JSON-LD's article author (when it names one, maybe only "Staff", it is
-/// that), another JSON-LD object's, the author metas, a byline element, a byline line that opens
-/// the article. At most 20, each once.
-Picked<std::vector<std::string>> pick_authors(const PageFacts& f, FieldSources& passed);
+/// The authors as names: JSON-LD's article author (when it names a person, it is that), another
+/// JSON-LD object's, the author metas, a byline element, a byline line that opens the article. At
+/// most 20, each once. Agencies, the site's own name
+/// (`site_name`) and bylines of roles only ("Staff") credit no person: they go to `credit`.
+Picked<std::vector<std::string>> pick_authors(const PageFacts& f, std::string_view site_name,
+                                              FieldSources& passed, Picked<std::string>& credit);
 
 /// The section: article:section, parsely-section, section, sailthru.section, JSON-LD
 /// articleSection.

@@ -457,9 +457,57 @@ TEST(Authors, JsonLdMetaAndBylinesInSeveralLanguages) {
   // A profile URL in article:author is no name; the byline element is read, line by line.
   a = page("<meta property='article:author' content='https://fb.test/jane'>",
            "<div class='byline'>By DANICA KIRKA and JILL LAWLESS<br>Associated Press</div>");
-  EXPECT_EQ(a.authors,
-            (std::vector<std::string>{"DANICA KIRKA", "JILL LAWLESS", "Associated Press"}));
+  // The agency on the byline's second line credits no person: it is the credit.
+  EXPECT_EQ(a.authors, (std::vector<std::string>{"DANICA KIRKA", "JILL LAWLESS"}));
+  EXPECT_EQ(a.credit, "Associated Press");
   EXPECT_EQ(source_of(a, "authors"), "byline_element");
+}
+
+TEST(Authors, JsonLdAuthorByIdInTheGraph) {
+  Article a = page(
+      "<script type='application/ld+json'>{\"@graph\":[{\"@type\":\"Article\",\"headline\":"
+      "\"H\",\"author\":{\"@id\":\"#p1\"}},{\"@type\":\"Person\",\"@id\":\"#p1\","
+      "\"name\":\"Kim Park\"}]}</script>",
+      "");
+  EXPECT_EQ(a.authors, (std::vector<std::string>{"Kim Park"}));
+  EXPECT_EQ(a.byline, "Kim Park");
+}
+
+TEST(Dates, SourcesSwitchedOffByName) {
+  DateSources set = 0;
+  ASSERT_TRUE(parse_date_sources("url, meta", set));
+  EXPECT_EQ(set, (1u << static_cast<unsigned>(DateSource::kUrl)) |
+                     (1u << static_cast<unsigned>(DateSource::kMeta)));
+  EXPECT_FALSE(parse_date_sources("url,nonsense", set));
+  DateEvidence ev;
+  ev.url = "https://n.test/2020/06/07/story";
+  EXPECT_TRUE(resolve_dates(ev).published);
+  ev.disabled = 1u << static_cast<unsigned>(DateSource::kUrl);
+  EXPECT_FALSE(resolve_dates(ev).published);
+}
+
+TEST(Authors, CreditsThatNameNoPerson) {
+  EXPECT_TRUE(is_news_agency("The Associated Press"));
+  EXPECT_TRUE(is_news_agency("dpa"));
+  EXPECT_TRUE(is_news_agency("AFP/dpa"));
+  EXPECT_TRUE(is_news_agency("Agencia EFE"));
+  EXPECT_FALSE(is_news_agency("Jane Doe"));
+  EXPECT_FALSE(is_news_agency("APNews Weekly"));
+  std::vector<std::string> names{"Jane Doe", "Reuters", "The Harbor Gazette"};
+  EXPECT_EQ(take_credits(names, "Harbor Gazette"), "Reuters, The Harbor Gazette");
+  EXPECT_EQ(names, (std::vector<std::string>{"Jane Doe"}));
+  names = {"uncut-news.ch", "Jane Doe"};
+  EXPECT_EQ(take_credits(names, ""), "uncut-news.ch");
+  EXPECT_EQ(names, (std::vector<std::string>{"Jane Doe"}));
+  // A personal blog named after its author: the name is a person's.
+  names = {"Jane Doe"};
+  EXPECT_EQ(take_credits(names, "Jane Doe"), "");
+  EXPECT_EQ(names, (std::vector<std::string>{"Jane Doe"}));
+  EXPECT_EQ(staff_credit("By Staff"), "Staff");
+  EXPECT_EQ(staff_credit("Redaktion"), "Redaktion");
+  EXPECT_EQ(staff_credit("The Newsroom"), "The Newsroom");
+  EXPECT_EQ(staff_credit("Von Redaktion · 15. August 2022"), "Redaktion");
+  EXPECT_EQ(staff_credit("By Jane Doe"), "");
 }
 
 TEST(PageFacts, SectionTagsSiteNameAndPaywall) {
