@@ -436,9 +436,9 @@ class StateStore::ChangelogRestore {
     } else if (r.seq <= covered_seq_) {
       ++covered_;  // in the snapshot
       store_.note_judged(r.source, r.input, r.key);
-      store_.keys_.emplace_back(r.seq, std::move(r.key));
+      store_.keys_.add(r.seq, r.key);
     } else if (auto state = dedup::decode_state(r.value)) {
-      store_.keys_.emplace_back(state->seq, std::move(r.key));
+      store_.keys_.add(state->seq, r.key);
       // The same record again (`seq` and article): a batch written once more after a crash,
       // the same judgment. Two articles under one `seq` (written before numbers were reserved
       // at a restore) are both applied.

@@ -101,7 +101,7 @@ bool StateStore::write_snapshot(RecordCollector& collector, bool transactional, 
   // any older snapshot.
   std::vector<std::string> gone;
   gone.reserve(keys_.size() + stale_snapshot_keys_.size() + snapshot_chunks_);
-  for (const auto& [s, key] : keys_) gone.push_back(key);
+  keys_.for_each([&gone](std::string key) { gone.push_back(std::move(key)); });
   for (std::uint64_t i = 0; snapshot_seq_ > 0 && i < snapshot_chunks_; ++i) {
     gone.push_back(dedup::snapshot_key(snapshot_seq_, i));
   }

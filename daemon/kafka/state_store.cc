@@ -118,7 +118,7 @@ void StateStore::note_snapshot_read(const ChangelogTail& tail) {
   if (seq <= snapshot_seq_) return;
   snapshot_seq_ = seq;
   snapshot_chunks_ = chunks;
-  std::erase_if(keys_, [seq = seq](const auto& k) { return k.first <= seq; });
+  keys_.erase_through(seq);
 }
 
 }  // namespace newsflow::daemon

@@ -17,6 +17,7 @@
 #include "daemon/kafka/changelog_tail.h"
 #include "daemon/kafka/handover_ledger.h"
 #include "daemon/kafka/kafka.h"
+#include "daemon/kafka/record_keys.h"
 #include "tl/expected.hpp"
 
 typedef struct rd_kafka_message_s rd_kafka_message_t;
@@ -81,7 +82,7 @@ class StateStore {
 
   /// The changelog now holds the record `key` of article `seq` (written or read): the next
   /// snapshot tombstones it.
-  void note_record(std::uint64_t seq, std::string key) { keys_.emplace_back(seq, std::move(key)); }
+  void note_record(std::uint64_t seq, std::string_view key) { keys_.add(seq, key); }
   /// A record another process wrote, applied to the pipeline (a standby).
   void apply(const dedup::ArticleState& state);
   /// A record with this `seq` was read, applied or not: the pipeline's next comes after it.
@@ -184,7 +185,7 @@ class StateStore {
   std::uint64_t snapshot_seq_ = 0;
   std::uint64_t snapshot_chunks_ = 0;
   std::uint64_t snapshot_retry_seq_ = 0;  // after a failed or postponed try: the next one's seq
-  std::vector<std::pair<std::uint64_t, std::string>> keys_;  // (seq, key)
+  RecordKeys keys_;
   std::vector<std::string> stale_snapshot_keys_;
 };
 
