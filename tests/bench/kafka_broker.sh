@@ -111,7 +111,9 @@ echo "replay: $n articles; --jobs 1 $replay1 pages/s, --jobs 2 $replay2 pages/s"
 for delivery in at_least_once exactly_once; do
   phase "backlog-${delivery//_/-}"
   export NEWSFLOW_KAFKA__DELIVERY=$delivery
-  pages=$("$bin" produce --input "$stream" --quiet)
+  # The broker's message.max.bytes (1 MiB) refuses the dev stream's 3 pages over it: produce
+  # says so and exits 1, and prints how many it delivered.
+  pages=$("$bin" produce --input "$stream" --quiet 2> "$work/produce.txt") || true
   port=$(free_port); export NEWSFLOW_HTTP__LISTEN=127.0.0.1:$port
   t_start=$(now)
   "$bin" run > "$work/run.log" 2>&1 &
@@ -156,7 +158,8 @@ for membership in static dynamic; do
   else
     export NEWSFLOW_KAFKA__GROUP_INSTANCE_ID=none rounds=1
   fi
-  "$bin" produce --input "$stream" --quiet > /dev/null
+  # Four times over (repeats are judged again and published): work left for every restart.
+  "$bin" produce --input "$stream" --repeat 4 --quiet > /dev/null 2>&1 || true
   port=$(free_port); export NEWSFLOW_HTTP__LISTEN=127.0.0.1:$port
   restart_round "$work/run0.log"
   times=()
