@@ -163,10 +163,16 @@ class ReplayProducer {
       }
       return;
     }
+    // Every record's fate: a broker can refuse one (over its message.max.bytes), and a count
+    // of records queued would then claim inputs that never arrived.
+    rd_kafka_conf_set_dr_msg_cb(conf->get(), &ReplayProducer::on_delivery);
+    rd_kafka_conf_set_opaque(conf->get(), this);
     char err[512];
     producer_.reset(rd_kafka_new(RD_KAFKA_PRODUCER, conf->get(), err, sizeof err));
     if (producer_) conf->release();
   }
+  ReplayProducer(const ReplayProducer&) = delete;  // the delivery callback holds `this`
+  ReplayProducer& operator=(const ReplayProducer&) = delete;
   bool ok() const { return producer_ != nullptr; }
 
   void send(const std::string& topic, const std::string& key, const std::string& value,
@@ -186,7 +192,10 @@ class ReplayProducer {
         return;
       }
       rd_kafka_headers_destroy(hdrs);
-      if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) return;
+      if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+        note_failure(e);
+        return;
+      }
       rd_kafka_poll(producer_.get(), 100);
     }
   }
@@ -342,16 +351,40 @@ class ReplayProducer {
     send(pages, "nourl", "<html><body><p>no url header</p></body></html>", {});
   }
 
+  /// Waits for every record's delivery report (up to a minute; what is still queued then counts
+  /// as not delivered) and returns how many the brokers acknowledged.
   std::size_t flush() {
-    rd_kafka_flush(producer_.get(), 60000);
-    return produced_;
+    if (rd_kafka_flush(producer_.get(), 60000) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      const auto left = static_cast<std::size_t>(rd_kafka_outq_len(producer_.get()));
+      failed_ += left;
+      if (first_error_.empty()) first_error_ = "not acknowledged within 60 s";
+      produced_ -= std::min(produced_, left);
+    }
+    return produced_ - std::min(produced_, delivery_failed_);
   }
+  /// Records not delivered (refused when queued, or failed after), and the first reason.
+  std::size_t failed() const { return failed_; }
+  const std::string& first_error() const { return first_error_; }
 
  private:
   bool event_timestamps_ = false;
   const config::Config& config_;
   KafkaHandle producer_;
-  std::size_t produced_ = 0;
+  static void on_delivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
+    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) return;
+    auto* self = static_cast<ReplayProducer*>(opaque);
+    ++self->delivery_failed_;
+    self->note_failure(m->err);
+  }
+  void note_failure(rd_kafka_resp_err_t e) {
+    ++failed_;
+    if (first_error_.empty()) first_error_ = rd_kafka_err2str(e);
+  }
+
+  std::size_t produced_ = 0;         // queued
+  std::size_t delivery_failed_ = 0;  // of those, failed after they were queued
+  std::size_t failed_ = 0;
+  std::string first_error_;
   bool warc_ = false;
   std::size_t warc_records_ = 0, warc_pages_ = 0;
   std::map<std::string, std::size_t> warc_skipped_, warc_dead_letters_;
@@ -408,6 +441,12 @@ int run_produce(const config::Config& config, const ProduceOptions& options) {
   std::printf("%zu\n", n);
   if (const std::string warc = producer.warc_summary(); !warc.empty()) {
     std::fprintf(stderr, "produce: %s, %zu messages\n", warc.c_str(), n);
+  }
+  if (producer.failed() > 0) {
+    // The count printed is what the brokers took; the rest are not there to be consumed.
+    std::fprintf(stderr, "produce: %zu messages not delivered (%s)\n", producer.failed(),
+                 producer.first_error().c_str());
+    return 1;
   }
   return 0;
 }

@@ -29,6 +29,13 @@ struct EventOrderOptions {
   /// than `max_idle`, and going on without the partition would reorder a backlog. Bounded so
   /// a partition whose leader is gone stalls the others only this long.
   std::chrono::milliseconds behind{30000};
+  /// How long a record, once fetched, waits for an empty partition whose writer said it holds
+  /// nothing (`advance` with `kEnd`). One writer hands a batch over into several partitions at
+  /// once, and a reader's fetch may bring one partition's share 5-15 ms before another's: going
+  /// on at once judged the first records of a live stream out of the order its extractor
+  /// handed them over (broker test `broker_standby_takeover_*`). Kafka Streams'
+  /// `max.task.idle.ms` is the same wait. 0: none.
+  std::chrono::milliseconds end_slack{0};
 };
 
 /// Hands out the records of several partitions in event-time order, as Kafka Streams does since
@@ -82,11 +89,15 @@ class EventTimeMerger {
     return out;
   }
 
-  /// A record fetched from `p` (in offset order) with its event time.
-  void add(const Partition& p, Record record, std::int64_t event_time, std::size_t bytes) {
+  /// A record fetched from `p` (in offset order) with its event time, fetched at `fetched`.
+  void add(const Partition& p, Record record, std::int64_t event_time, std::size_t bytes,
+           Clock::time_point fetched = Clock::now()) {
     State& s = partitions_[p];
     s.heard = true;  // a record is as good a sign of life as a watermark
-    s.buffer.push_back({std::move(record), event_time, bytes});
+    // Its writer's last watermark spoke of what it held before this record: what follows is
+    // known again only from the next one (or from the records themselves, `stream_time`).
+    s.watermark = kNever;
+    s.buffer.push_back({std::move(record), event_time, bytes, fetched});
     s.bytes += bytes;
     s.at_end = false;
     buffered_bytes_ += bytes;
@@ -98,7 +109,8 @@ class EventTimeMerger {
     auto it = partitions_.find(p);
     if (it == partitions_.end()) return;  // revoked meanwhile: the caller destroys it
     State& s = it->second;
-    s.buffer.push_front({std::move(record), event_time, bytes});
+    // It waited for its writer's other partitions when it was first handed out.
+    s.buffer.push_front({std::move(record), event_time, bytes, Clock::time_point::min()});
     s.bytes += bytes;
     buffered_bytes_ += bytes;
   }
@@ -195,6 +207,9 @@ class EventTimeMerger {
         const bool may_precede = w < t || (w == t && p < *best_partition);
         const auto patience = s.heard ? options_.writer_silence : options_.first_watermark;
         if (may_precede && now - s.empty_since < patience) return std::nullopt;
+        // Its writer's batch that brought the best record may have a share for it still on
+        // its way.
+        if (w == kEnd && in_slack(best->buffer.front(), now)) return std::nullopt;
         passed_over = passed_over || may_precede;
         if (w != kNever && w != kEnd) low = std::min(low, w);
       }
@@ -213,7 +228,12 @@ class EventTimeMerger {
   /// True when some assigned partition holds the others back (empty, not at its end, not idle
   /// for long): the loop should poll again soon.
   bool waiting(Clock::time_point now) const {
+    bool fresh = false;  // a record still waits out end_slack
     for (const auto& [p, s] : partitions_) {
+      fresh = fresh || (!s.buffer.empty() && in_slack(s.buffer.front(), now));
+    }
+    for (const auto& [p, s] : partitions_) {
+      if (fresh && s.buffer.empty() && s.watermarked && s.watermark == kEnd) return true;
       const auto patience = !s.watermarked ? idle_patience(s)
                             : s.heard      ? options_.writer_silence
                                            : options_.first_watermark;
@@ -250,7 +270,12 @@ class EventTimeMerger {
     Record record;
     std::int64_t event_time;
     std::size_t bytes;
+    Clock::time_point fetched;
   };
+  bool in_slack(const Item& item, Clock::time_point now) const {
+    return options_.end_slack.count() > 0 && item.fetched != Clock::time_point::min() &&
+           now - item.fetched < options_.end_slack;
+  }
   struct State {
     std::deque<Item> buffer;
     std::size_t bytes = 0;

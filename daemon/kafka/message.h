@@ -25,6 +25,11 @@ using Clock = std::chrono::steady_clock;
 /// patience for a partition it has not heard of yet (`EventTimeMerger::Options`) is as long.
 inline constexpr std::chrono::seconds kEndRepeat{30};
 
+/// How long the dedup role holds a record for extracted partitions whose extractor said their
+/// end, so the rest of the extractor's batch, in other partitions, can arrive
+/// (`EventOrderOptions::end_slack`): one fetch wait of the consumer (`fetch.wait.max.ms`).
+inline constexpr std::chrono::milliseconds kEndSlack{100};
+
 /// The steady clock in milliseconds, the wall clock in Unix seconds (and milliseconds),
 /// seconds since `t0`.
 std::int64_t steady_ms();

@@ -72,6 +72,10 @@ EventOrderOptions order_options(const config::KafkaConfig& kafka) {
   // A partition known to lag holds the others back for up to 10 s: longer than a slow fetch
   // round, short enough that a partition whose leader is gone stalls little.
   o.behind = std::chrono::seconds(10);
+  // An extractor's batch lands in several extracted partitions at once: a share that comes a
+  // fetch response after another still goes in order. Only the dedup role's partitions have
+  // writers that say their end.
+  o.end_slack = kEndSlack;
   return o;
 }
 
