@@ -222,8 +222,28 @@ FetchRetrier::~FetchRetrier() {
   // Within what is left of a stop's deadline (a consumer closes in milliseconds while its
   // coordinator answers), and 5 s at most.
   const auto close_ms = std::clamp(flush_timeout_ms(), 500, 5000);
+  // librdkafka 2.0 aborts when a cooperative-sticky consumer that never had an assignment is
+  // destroyed (its issue 4312, fixed in 2.3): one stopped before its first (a restart stopped
+  // while the group still waits out the killed member's session) waits a little for it, and is
+  // left to the process's exit when none comes (as the input consumer is).
+  bool keep = false;
+  if (consumer_ && !assigned_once_) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(close_ms);
+    while (!assigned_once_ && std::chrono::steady_clock::now() < until) {
+      // Uncommitted: read again by the partition's next owner.
+      if (rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer_.get(), 100)) {
+        rd_kafka_message_destroy(m);
+      }
+    }
+    keep = !assigned_once_;
+    if (keep) {
+      log::warn("consumer_left_undestroyed",
+                {{"consumer", "fetch_retries"},
+                 {"reason", "no assignment yet (librdkafka 2.0 aborts destroying it)"}});
+    }
+  }
   close_consumer(consumer_, std::chrono::milliseconds(close_ms), "fetch_retries",
-                 &FetchRetrier::on_rebalance, this);
+                 &FetchRetrier::on_rebalance, this, keep);
   // What it could not send was not committed either: read again after the restart.
   if (producer_) rd_kafka_flush(producer_.get(), std::min(flush_timeout_ms(), 5000));
 }
@@ -588,6 +608,7 @@ void FetchRetrier::on_rebalance(rd_kafka_t* rk, int err, void* partitions, void*
       self->assigned_.emplace(list->elems[i].topic, list->elems[i].partition);
     }
     follow_rebalance(rk, /*assign=*/true, list, /*cooperative=*/true);
+    self->assigned_once_ = true;
     self->resume_assigned(rk);
     return;
   }

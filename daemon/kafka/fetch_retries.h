@@ -155,6 +155,7 @@ class FetchRetrier {
   // commit kept for the next round); exactly_once commits in the round's transaction.
   OffsetCommitter committer_;
   std::set<OffsetLedger::Partition> assigned_;       // set by the rebalance callback
+  bool assigned_once_ = false;                       // a first assignment came (even an empty one)
   std::multimap<std::int64_t, Waiting> waiting_;     // by due time (Unix ms)
   std::map<std::string, std::int64_t> waiting_ids_;  // id -> its due time
   std::atomic<std::size_t> waiting_count_{0};
