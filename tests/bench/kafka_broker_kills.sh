@@ -79,7 +79,7 @@ finish() {
   kill -TERM $pid; wait $pid || fail "the daemon did not exit cleanly"
 }
 # check WANT DLQ REPLAY: the committed topics against the replay: nothing lost, nothing twice,
-# the same verdicts.
+# the same verdicts. Sets `checked` (not run in a subshell: `fail` must end the script).
 check() {
   local keys total
   keys=$(distinct articles) total=$(records articles)
@@ -91,7 +91,7 @@ check() {
   python3 "$src/tests/integration/compare_runs.py" "$3" "$work/kafka.jsonl" \
     --min-dup-f1 1.0 --min-bcubed 1.0 --min-same-verdict 1.0 > "$work/compare.txt" ||
     fail "verdicts differ from replay: $(cat "$work/compare.txt")"
-  echo "$keys articles and $2 dead letters, each once; $(tail -n 1 "$work/compare.txt")"
+  checked="$keys articles and $2 dead letters, each once; $(tail -n 1 "$work/compare.txt")"
 }
 # latency FROM_ID_FILE: p50, p99 and max seconds from each input's produce to its article.
 latency() {
@@ -132,8 +132,9 @@ for k in $(seq "$kills"); do
 done
 wait $producer || fail "produce: $(cat "$work/produce1.txt")"
 finish "$want_first" "$dlq_first"
+check "$want_first" "$dlq_first" "$work/first.replay.jsonl"
 echo "phase 1 (exactly_once, $first_n inputs at $rate/s, $kills SIGKILLs a second after ready):" \
-  "$(check "$want_first" "$dlq_first" "$work/first.replay.jsonl"); ready again in ${readies[*]} s"
+  "$checked; ready again in ${readies[*]} s"
 for r in "${readies[@]}"; do
   python3 -c "import sys; sys.exit(float('$r') > float('$ready_limit'))" ||
     fail "a restart took $r s to be ready (limit $ready_limit)"
@@ -149,8 +150,9 @@ grep -q '"state_snapshot_loaded"' "$work/more.log" || fail "the restore loaded n
 "$bin" produce --input "$work/more.jsonl" --rate "$rate" --quiet > "$work/produce2.txt" 2>&1 ||
   fail "produce: $(cat "$work/produce2.txt")"
 finish "$want_all" "$dlq_all"
+check "$want_all" "$dlq_all" "$work/all.replay.jsonl"
 echo "phase 2 (the changelog compacted: $compacted; ready in $ready s; $more_n more inputs):" \
-  "$(check "$want_all" "$dlq_all" "$work/all.replay.jsonl")"
+  "$checked"
 latency "$work/more.jsonl"
 
 # 3. Nothing left.
