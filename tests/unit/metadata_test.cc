@@ -353,6 +353,67 @@ TEST(PageDates, DatesShownNearTheHeadline) {
   EXPECT_EQ(day(a.published_at), "2020-04-02");
 }
 
+TEST(PageDates, TheGenericDateNamingTheUpdatesDaySaysThePageWasPublishedAgain) {
+  const std::string ld =
+      "<script type='application/ld+json'>{\"@type\":\"Article\","
+      "\"datePublished\":\"2019-03-02T08:00:00+01:00\","
+      "\"dateModified\":\"2023-05-10T09:12:00+02:00\"}</script>";
+  Article a = page("<meta name='date' content='2023-05-10T09:12:00+02:00'>" + ld, "");
+  EXPECT_EQ(day(a.published_at), "2023-05-10");
+  EXPECT_EQ(source_of(a, "published_at"), "meta:date");
+  EXPECT_EQ(day(a.modified_at), "2023-05-10");
+  // A generic date on another day, or none: the declared publication stands.
+  a = page("<meta name='date' content='2021-01-01'>" + ld, "");
+  EXPECT_EQ(day(a.published_at), "2019-03-02");
+  a = page(ld, "");
+  EXPECT_EQ(day(a.published_at), "2019-03-02");
+  // An "update" before the publication is no update: nothing is taken from it.
+  a = page(
+      "<meta name='date' content='2019-10-18T20:00:25Z'><script type='application/ld+json'>"
+      "{\"@type\":\"Article\",\"datePublished\":\"2019-10-19T03:00:00Z\","
+      "\"dateModified\":\"2019-10-18T20:00:25Z\"}</script>",
+      "");
+  EXPECT_EQ(day(a.published_at), "2019-10-19");
+}
+
+TEST(PageDates, APublicationMetaConfirmedByTheGenericDateOverrulesJsonLd) {
+  const std::string ld =
+      "<script type='application/ld+json'>{\"@type\":\"NewsArticle\","
+      "\"datePublished\":\"2022-01-04T08:29:00+01:00\"}</script>";
+  Article a = page(
+      "<meta property='article:published_time' content='2022-01-06T09:29:34+01:00'>"
+      "<meta name='date' content='2022-01-06'>" +
+          ld,
+      "");
+  EXPECT_EQ(day(a.published_at), "2022-01-06");
+  EXPECT_EQ(source_of(a, "published_at"), "meta:article:published_time");
+  // Without the generic date, JSON-LD comes first.
+  a = page("<meta property='article:published_time' content='2022-01-06T09:29:34+01:00'>" + ld, "");
+  EXPECT_EQ(day(a.published_at), "2022-01-04");
+  // Less than a day apart, the two may be one instant's days in two time zones: no dispute.
+  a = page(
+      "<meta property='article:published_time' content='2022-01-03T20:00:00Z'>"
+      "<meta name='date' content='2022-01-03T20:00:00Z'>" +
+          ld,
+      "");
+  EXPECT_EQ(day(a.published_at), "2022-01-04");
+}
+
+TEST(PageDates, ADeclaredDayThePageNeverShowsGivesWayToTheDayItShowsThreeTimes) {
+  const std::string meta = "<meta property='article:published_time' content='2022-01-15'>";
+  const std::string shown =
+      "<p><span class='date'>25.01.2022</span> Umwelt</p><h1>Schneeschuhwandern</h1>"
+      "<p><time class='date' datetime='2022-01-25'>25.01.2022</time> Wer im Winter ...</p>";
+  Article a = page(meta, shown);
+  EXPECT_EQ(day(a.published_at), "2022-01-25");
+  // A shown date that agrees with the declared one keeps it.
+  a = page(meta, shown + "<p><span class='date'>15.01.2022</span></p>");
+  EXPECT_EQ(day(a.published_at), "2022-01-15");
+  // Shown once or twice, or two days shown as often: the declared date stands.
+  a = page(meta, "<h1>Schneeschuhwandern</h1><p><span class='date'>25.01.2022</span></p>");
+  EXPECT_EQ(day(a.published_at), "2022-01-15");
+}
+
 TEST(PageDates, NeverAfterTheFetchNorBeforeTheWeb) {
   const auto fetched = parse_iso8601("2021-01-01T00:00:00Z");
   Article a = page("<meta property='article:published_time' content='2030-01-01T00:00:00Z'>", "",
