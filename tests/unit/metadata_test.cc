@@ -571,6 +571,35 @@ TEST(Authors, CreditsThatNameNoPerson) {
   EXPECT_EQ(staff_credit("By Jane Doe"), "");
 }
 
+TEST(Authors, AnOutletsImprintIsACreditAndItsAddressNoAuthor) {
+  std::vector<std::string> names = split_authors("harbourgazette.test, Eastport, Newland");
+  drop_imprint_address(names, "");
+  EXPECT_EQ(names, (std::vector<std::string>{"harbourgazette.test"}));
+  names = split_authors("Harbour Gazette, Eastport, Newland");
+  drop_imprint_address(names, "Harbour Gazette");
+  EXPECT_EQ(names, (std::vector<std::string>{"Harbour Gazette"}));
+  // After a person's name, or after an agency, people stay.
+  names = split_authors("Jane Doe, Eastport");
+  drop_imprint_address(names, "");
+  EXPECT_EQ(names, (std::vector<std::string>{"Jane Doe", "Eastport"}));
+  names = split_authors("Reuters, Jane Doe");
+  drop_imprint_address(names, "");
+  EXPECT_EQ(names, (std::vector<std::string>{"Reuters", "Jane Doe"}));
+  Article a = page("<meta name='author' content='harbourgazette.test, Eastport, Newland'>", "");
+  EXPECT_TRUE(a.authors.empty());
+  EXPECT_EQ(a.credit, "harbourgazette.test");
+}
+
+TEST(Authors, WordsThatAnnounceADateEndNoName) {
+  EXPECT_EQ(split_authors("Jane Doe, Published 10:02 AM EST Nov 19, 2019"),
+            (std::vector<std::string>{"Jane Doe"}));
+  EXPECT_TRUE(split_authors("Veröffentlicht am 19.10.2019").empty());
+  EXPECT_EQ(split_authors("Von Jana Muster, aktualisiert am 7. Juni 2020"),
+            (std::vector<std::string>{"Jana Muster"}));
+  // At a name's start they are part of it.
+  EXPECT_EQ(split_authors("Le Monde"), (std::vector<std::string>{"Le Monde"}));
+}
+
 TEST(PageFacts, SectionTagsSiteNameAndPaywall) {
   Article a = page(
       "<meta property='article:section' content='Politics'>"
