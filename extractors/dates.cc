@@ -459,10 +459,11 @@ const Candidate* unless_shown_otherwise(const Candidate* pub, const std::vector<
   return best;
 }
 
-// The page declares its publication on one day and its update on a later one, and its generic date
-// (`date`, `dc.date`: the page's own statement of its day) names the update's day: the page was
-// published again that day (a story rewritten, a guide re-dated), and that day is taken. A day
-// the URL names is not overruled.
+// The page declares its publication on one day and its update on a later one, and its generic
+// date (`date`, `dc.date`: the page's own statement of its day) names the update's day: the page
+// was published again then (a story rewritten, a guide re-dated), and the update's instant is
+// taken as its publication (the generic date often comes without its zone). A day the URL names
+// is not overruled.
 const Candidate* unless_republished(const Candidate* pub, const Candidate* mod,
                                     const std::vector<Candidate>& cands) {
   if (!pub || !mod || pub->source == DateSource::kUrl || mod->time <= pub->time ||
@@ -472,7 +473,7 @@ const Candidate* unless_republished(const Candidate* pub, const Candidate* mod,
   const auto meta = std::find_if(cands.begin(), cands.end(), [](const Candidate& c) {
     return c.tier == kGenericMeta && c.role != DateRole::kModified;
   });
-  return meta != cands.end() && local_day(*meta) == local_day(*mod) ? &*meta : pub;
+  return meta != cands.end() && local_day(*meta) == local_day(*mod) ? mod : pub;
 }
 
 // More than a day apart: two instants that no time zone puts on one day.
