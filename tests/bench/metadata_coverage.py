@@ -22,6 +22,7 @@ and, of all records, how many have an image URL that is not http(s) (should be n
 """
 import base64
 import gzip
+import html
 import html.parser
 import json
 import re
@@ -138,7 +139,7 @@ def declared(page_html, url):
         names.append(meta["author"])
     people = []
     for n in names:
-        person = person_of(n)
+        person = person_of(html.unescape(n))  # as the page shows it: "H&#233;ctor" is Héctor
         if person:
             people.append(person)
     return images, [d for d in descriptions if d.strip()], people
