@@ -80,6 +80,33 @@ const Story& StoryBook::assign(const StoryMember& member, std::string_view title
                       terms_of(title, text, {}, member.language()), story_hint, card);
 }
 
+void StoryBook::add_to_index(const std::string& story_id, const Terms& terms) {
+  TermWeights weights;
+  weights.reserve(terms.size());
+  for (const auto& [t, w] : terms) weights.emplace_back(index_.terms().intern(t), w);
+  index_.add_terms(index_.slot_for(story_id), weights);
+}
+
+Story* StoryBook::merge_similar(Story* story,
+                                const std::vector<std::pair<double, std::string>>& similar) {
+  for (const auto& [score, other] : similar) {
+    if (score < options_.merge_threshold || other == story->story_id) continue;
+    const auto o = stories_.find(other);
+    if (o == stories_.end()) continue;
+    if (o->second.first_seen < story->first_seen ||
+        (o->second.first_seen == story->first_seen && other < story->story_id)) {
+      Story& older = o->second;
+      older.merged_from.clear();
+      const std::string younger = story->story_id;
+      merge(older, younger);  // invalidates `story`
+      story = &stories_.find(other)->second;
+    } else {
+      merge(*story, other);
+    }
+  }
+  return story;
+}
+
 const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view title,
                                      const Verdict& verdict, std::int64_t event_time,
                                      const Terms& terms, std::string_view story_hint,
@@ -116,12 +143,7 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
     }
   }
   if (story_id.empty()) story_id = id;
-  {
-    TermWeights weights;
-    weights.reserve(terms.size());
-    for (const auto& [t, w] : terms) weights.emplace_back(index_.terms().intern(t), w);
-    index_.add_terms(index_.slot_for(story_id), weights);
-  }
+  add_to_index(story_id, terms);
   auto [it, created] = stories_.try_emplace(story_id);
   Story* story = &it->second;
   story->merged_from.clear();
@@ -133,21 +155,7 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
   // Other stories the article matches as well as a story's own articles do were one story all
   // along: the older one absorbs the younger (stable ids for the bigger share of readers).
   if (options_.merge_threshold > 0 && !created) {  // a new story matched nothing well enough
-    for (const auto& [score, other] : similar) {
-      if (score < options_.merge_threshold || other == story->story_id) continue;
-      const auto o = stories_.find(other);
-      if (o == stories_.end()) continue;
-      if (o->second.first_seen < story->first_seen ||
-          (o->second.first_seen == story->first_seen && other < story->story_id)) {
-        Story& older = o->second;
-        older.merged_from.clear();
-        const std::string younger = story->story_id;
-        merge(older, younger);  // invalidates `story`
-        story = &stories_.find(other)->second;
-      } else {
-        merge(*story, other);
-      }
-    }
+    story = merge_similar(story, similar);
   }
   story->first_seen = std::min(story->first_seen, event_time);
   story->last_updated = std::max(story->last_updated, event_time);

@@ -274,6 +274,11 @@ class StoryBook {
                                 const StoryCard& card);
   // Moves `victim` into `survivor` (both held).
   void merge(Story& survivor, const std::string& victim);
+  // The story's index entry gains `terms`.
+  void add_to_index(const std::string& story_id, const Terms& terms);
+  // `story` merged with the `similar` stories that score at least merge_threshold, the older
+  // absorbing the younger; returns the story the article is in now.
+  Story* merge_similar(Story* story, const std::vector<std::pair<double, std::string>>& similar);
   // A map from 32-bit keys that `similar_stories` reuses from call to call instead of
   // allocating one: a flat table probed as the dedup state's are (`internal::RobinHood`),
   // emptied key by key (its size follows the largest call, not the book). A reference it gives

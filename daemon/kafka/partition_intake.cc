@@ -298,15 +298,7 @@ bool PartitionIntake::collect(std::vector<Taken>& batch, bool wait, int most) {
     }
     // What the event-time order lets go now.
     auto now = Clock::now();
-    std::int64_t low = 0;
-    std::size_t released = 0;
-    while (!full()) {
-      std::optional<rd_kafka_message_t*> m = merger_.next(now, &low);
-      if (!m) break;
-      batch.push_back({*m, low});
-      batch_bytes += static_cast<std::int64_t>((*m)->len + (*m)->key_len);
-      ++released;
-    }
+    const std::size_t released = release(batch, batch_bytes, most, now);
     if (full()) break;
     // The partitions' own queues may hold the next records already: refill before waiting.
     if (released > 0 && (!wait || now < deadline)) continue;
@@ -351,6 +343,20 @@ bool PartitionIntake::collect(std::vector<Taken>& batch, bool wait, int most) {
   }
   collecting_ = nullptr;
   return ok;
+}
+
+std::size_t PartitionIntake::release(std::vector<Taken>& batch, std::int64_t& batch_bytes, int most,
+                                     Clock::time_point now) {
+  std::int64_t low = 0;
+  std::size_t released = 0;
+  while (static_cast<int>(batch.size()) < most && batch_bytes < config_.kafka.batch_max_bytes) {
+    std::optional<rd_kafka_message_t*> m = merger_.next(now, &low);
+    if (!m) break;
+    batch.push_back({*m, low});
+    batch_bytes += static_cast<std::int64_t>((*m)->len + (*m)->key_len);
+    ++released;
+  }
+  return released;
 }
 
 bool PartitionIntake::take(rd_kafka_message_t* msg) {
