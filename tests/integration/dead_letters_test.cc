@@ -174,7 +174,7 @@ TEST_F(DeadLettersTest, AFeedItemsPageIsTriedAgainWhenTimeMayCureItElseNamedInAD
   Input in;
   in.url = "https://example.com/feed.xml";
   in.id = "feed-1";
-  Pipeline::Extracted down, gone;
+  Extracted down, gone;
   down.article.id = "item-down";
   down.article.title = "A site down";
   down.fetch_url = "https://example.com/down";
