@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "daemon/pipeline/reasons.h"
 #include "dedup/boilerplate.h"
 #include "dedup/signature.h"
 #include "dedup/state.h"
@@ -68,8 +69,18 @@ struct Output {
   dedup::ArticleState state;
 };
 
-/// Why an input produced no article; `reason` is a metric label and the DLQ reason.
+/// Why an input produced no article: `reason` is a metric label and the DLQ reason, the name of
+/// a `Reason` (`reasons.h`), so a failure is made from a `Reason`, never from a string.
 struct Failure {
+  Failure() = default;
+  Failure(Reason r, std::string why) : reason(reason_name(r)), detail(std::move(why)) {}
+  /// A WARC or ARC record's own reason (docs/input-formats.md), which its reader names.
+  static Failure named(std::string reason, std::string detail) {
+    Failure f;
+    f.reason = std::move(reason);
+    f.detail = std::move(detail);
+    return f;
+  }
   std::string reason;
   std::string detail;
 };

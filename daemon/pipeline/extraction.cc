@@ -91,7 +91,7 @@ bool Pipeline::feed_item(const extractors::FeedItem& item, const extractors::Fee
 tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract_feed(
     const Input& input) const {
   auto fail = [](const extractors::ExtractError& e) {
-    return tl::unexpected(Failure{std::string(extractors::reason_name(e.reason)), e.detail});
+    return tl::unexpected(Failure{reason_of(e.reason), e.detail});
   };
   if (input.bytes().size() > config_.extract.max_html_bytes) {
     return fail({extractors::ExtractReason::kTooLarge,
@@ -134,7 +134,7 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract_feed(
     e.fetch_url = input.url;
     e.article.id = derived_id("feed:" + input.url + "#items-from-" + std::to_string(read + 1));
     e.fetch_failure = Failure{
-        "feed_too_many_items",
+        Reason::kFeedTooManyItems,
         "the feed has " + std::to_string(feed->items.size()) + " items; the first " +
             std::to_string(read) + " were read (extract.max_feed_items), items " +
             std::to_string(read + 1) + " to " + std::to_string(feed->items.size()) + " were not"};
@@ -142,11 +142,11 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract_feed(
   }
   if (out.empty() || (out.size() == 1 && out.front().skip)) {
     return tl::unexpected(Failure{
-        "feed_no_items", feed->items.empty()
-                             ? "the feed has no items"
-                             : std::to_string(without_text) +
-                                   " items, none with text or an http(s) link to fetch" +
-                                   (config_.fetch.enabled ? "" : " (fetch.enabled is false)")});
+        Reason::kFeedNoItems,
+        feed->items.empty()
+            ? "the feed has no items"
+            : std::to_string(without_text) + " items, none with text or an http(s) link to fetch" +
+                  (config_.fetch.enabled ? "" : " (fetch.enabled is false)")});
   }
   return out;
 }
@@ -163,12 +163,12 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract(
   };
   using extractors::ExtractReason;
   auto fail = [](const extractors::ExtractError& e) {
-    return tl::unexpected(Failure{std::string(extractors::reason_name(e.reason)), e.detail});
+    return tl::unexpected(Failure{reason_of(e.reason), e.detail});
   };
   switch (input.kind) {
     case BodyKind::kText: {
       if (!extractors::is_valid_utf8(input.body) || !extractors::is_valid_utf8(input.title)) {
-        return tl::unexpected(Failure{"invalid_utf8", "text is not UTF-8"});
+        return tl::unexpected(Failure{Reason::kInvalidUtf8, "text is not UTF-8"});
       }
       extractors::Article a;
       a.url = input.url;
@@ -177,7 +177,7 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract(
       a.title = extractors::collapse_whitespace(input.title);
       a.text = input.body;
       if (extractors::collapse_whitespace(a.text).size() < config_.extract.min_text_chars) {
-        return tl::unexpected(Failure{"empty_document", "text is empty"});
+        return tl::unexpected(Failure{Reason::kEmptyDocument, "text is empty"});
       }
       return one(std::move(a));
     }
@@ -206,12 +206,12 @@ tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::extract(
     case BodyKind::kFeedBytes:
       break;
   }
-  return tl::unexpected(Failure{"internal_error", "unknown body kind"});
+  return tl::unexpected(Failure{Reason::kInternalError, "unknown body kind"});
 }
 
 tl::expected<std::vector<Pipeline::Extracted>, Failure> Pipeline::prepare(const Input& input,
                                                                           bool judged_here) const {
-  if (input.url.empty()) return tl::unexpected(Failure{"missing_url", "input has no url"});
+  if (input.url.empty()) return tl::unexpected(Failure{Reason::kMissingUrl, "input has no url"});
   const auto t0 = Clock::now();
   auto extracted = extract(input);
   if (extracted) {

@@ -95,16 +95,16 @@ std::vector<Pipeline::LinkedPage> Pipeline::fetch_pages(const std::vector<std::s
     LinkedPage& p = pages[i];
     p.final_url = r.final_url;
     if (refused_links_.contains(urls[i])) {
-      p.failure = Failure{"worker_crash", urls[i] +
-                                              ": the process died of a fatal signal while "
-                                              "extracting this page; not extracted again"};
+      p.failure = Failure{Reason::kWorkerCrash, urls[i] +
+                                                    ": the process died of a fatal signal while "
+                                                    "extracting this page; not extracted again"};
       continue;
     }
     if (!r.ok()) {
       p.retry_after_seconds = r.retry_after_seconds;
-      p.failure = Failure{"fetch_" + r.outcome, r.url + ": " + r.detail + " (" +
-                                                    std::to_string(r.attempts) +
-                                                    (r.attempts == 1 ? " attempt)" : " attempts)")};
+      p.failure = Failure{fetch_reason(r.outcome),
+                          r.url + ": " + r.detail + " (" + std::to_string(r.attempts) +
+                              (r.attempts == 1 ? " attempt)" : " attempts)")};
       continue;
     }
     auto decoded = extractors::decode_to_utf8(r.body, r.content_type);
@@ -118,7 +118,7 @@ std::vector<Pipeline::LinkedPage> Pipeline::fetch_pages(const std::vector<std::s
     if (page) {
       p.article = std::move(*page);
     } else {
-      p.failure = Failure{std::string(extractors::reason_name(page.error().reason)),
+      p.failure = Failure{reason_of(page.error().reason),
                           "page " + r.final_url + ": " + page.error().detail};
     }
   }
