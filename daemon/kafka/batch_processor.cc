@@ -293,6 +293,54 @@ bool BatchProcessor::process(std::vector<Taken>& batch) {
   return delivered;
 }
 
+// The batch's linked pages, given to their items: the fetch begun beside the loop, waited for.
+void BatchProcessor::wait_for_pages(Stage& stage) {
+  std::vector<Work>& work = stage.work;
+  if (!stage.linked_pages.valid()) fetch_links(stage);
+  if (stage.linked_pages.valid()) {
+    // Bounded by `fetch.batch_wait_ms`: then what a slow site has not sent is cut short and
+    // goes on as a later try (fetch_deferred), so the batch's other inputs keep their pace;
+    // the loop is not stalled meanwhile. Asked again each round: the fetch may not have begun.
+    const int wait_ms = parts_.config.fetch.batch_wait_ms;
+    const auto cut_at = Clock::now() + std::chrono::milliseconds(wait_ms);
+    for (;;) {
+      auto step = std::chrono::milliseconds(250);
+      if (wait_ms > 0) {
+        step = std::clamp(std::chrono::ceil<std::chrono::milliseconds>(cut_at - Clock::now()),
+                          std::chrono::milliseconds(20), step);
+      }
+      if (stage.linked_pages.wait_for(step) == std::future_status::ready) break;
+      parts_.tick();
+      if (wait_ms > 0 && Clock::now() >= cut_at) fetcher_->cut_short();
+    }
+    std::vector<Pipeline::LinkedPage> pages;
+    try {
+      pages = stage.linked_pages.get();
+    } catch (const std::exception& e) {
+      log::error("fetch_failed", {{"error", e.what()}});
+    }
+    parts_.pipeline.apply_pages(link_items(work), stage.link_urls, std::move(pages));
+  }
+}
+
+// The judged batch's records, written on the output pool, then queued in input order.
+void BatchProcessor::publish(Stage& stage) {
+  RecordCollector& collector = parts_.collector;
+  InputTask& inputs = parts_.inputs;
+  std::vector<rd_kafka_message_t*>& messages = stage.messages;
+  std::vector<Work>& work = stage.work;
+  grouping_.wait();
+  // The records are written on the output pool (and this thread) while the extraction pool
+  // extracts the next batch, then queued in input order.
+  output_pool_.start(work.size(), [&inputs, &work](std::size_t i) { inputs.serialize(work[i]); });
+  output_pool_.wait();
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    collector.begin_input(messages[i]);
+    inputs.publish(messages[i], work[i]);
+    collector.end_input();
+  }
+}
+
 bool BatchProcessor::judge(Stage& stage) {
   RecordCollector& collector = parts_.collector;
   Pipeline& pipeline = parts_.pipeline;
@@ -303,33 +351,7 @@ bool BatchProcessor::judge(Stage& stage) {
   std::vector<rd_kafka_message_t*>& messages = stage.messages;
   std::vector<Work>& work = stage.work;
   std::vector<Taken>& batch = stage.batch;
-  if (fetcher_) {
-    if (!stage.linked_pages.valid()) fetch_links(stage);
-    if (stage.linked_pages.valid()) {
-      // Bounded by `fetch.batch_wait_ms`: then what a slow site has not sent is cut short and
-      // goes on as a later try (fetch_deferred), so the batch's other inputs keep their pace;
-      // the loop is not stalled meanwhile. Asked again each round: the fetch may not have begun.
-      const int wait_ms = parts_.config.fetch.batch_wait_ms;
-      const auto cut_at = Clock::now() + std::chrono::milliseconds(wait_ms);
-      for (;;) {
-        auto step = std::chrono::milliseconds(250);
-        if (wait_ms > 0) {
-          step = std::clamp(std::chrono::ceil<std::chrono::milliseconds>(cut_at - Clock::now()),
-                            std::chrono::milliseconds(20), step);
-        }
-        if (stage.linked_pages.wait_for(step) == std::future_status::ready) break;
-        parts_.tick();
-        if (wait_ms > 0 && Clock::now() >= cut_at) fetcher_->cut_short();
-      }
-      std::vector<Pipeline::LinkedPage> pages;
-      try {
-        pages = stage.linked_pages.get();
-      } catch (const std::exception& e) {
-        log::error("fetch_failed", {{"error", e.what()}});
-      }
-      pipeline.apply_pages(link_items(work), stage.link_urls, std::move(pages));
-    }
-  }
+  if (fetcher_) wait_for_pages(stage);
   const auto t0 = Clock::now();
   std::optional<Transaction> transaction;
   if (exactly_once_) {
@@ -359,16 +381,7 @@ bool BatchProcessor::judge(Stage& stage) {
     }
   }
   if (!extractor) {
-    grouping_.wait();
-    // The records are written on the output pool (and this thread) while the extraction pool
-    // extracts the next batch, then queued in input order.
-    output_pool_.start(work.size(), [&inputs, &work](std::size_t i) { inputs.serialize(work[i]); });
-    output_pool_.wait();
-    for (std::size_t i = 0; i < messages.size(); ++i) {
-      collector.begin_input(messages[i]);
-      inputs.publish(messages[i], work[i]);
-      collector.end_input();
-    }
+    publish(stage);
   } else {
     // After the batch's records, in the same partitions: how far the inputs have come.
     parts_.extracted.emit_watermarks(parts_.intake, extracting_ ? &extracting_->batch : nullptr);

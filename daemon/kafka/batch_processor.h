@@ -123,6 +123,10 @@ class BatchProcessor {
   /// at_least_once: the batch goes to the collector (true); exactly_once: the transaction is
   /// committed, false when it was not.
   bool judge(Stage& stage);
+  /// The batch's linked pages waited for (at most `fetch.batch_wait_ms`) and given to its items.
+  void wait_for_pages(Stage& stage);
+  /// The judged batch's records written and queued in input order.
+  void publish(Stage& stage);
   /// Extracts and judges `batch` now (suspects, exactly_once). False when it was not delivered
   /// (exactly_once): its inputs are left in `batch`.
   bool process(std::vector<Taken>& batch);
