@@ -190,10 +190,10 @@ class ItemReader {
         }
         item.line = ++line_;
         if (too_long) {
-          item.parsed.failure =
-              Failure{"too_large", "line is longer than " + std::to_string(max_line_) + " bytes"};
+          item.parsed.failure = Failure{
+              Reason::kTooLarge, "line is longer than " + std::to_string(max_line_) + " bytes"};
         } else if (extractors::is_blank(text_)) {
-          item.parsed.failure = Failure{"empty_line", "line is blank"};
+          item.parsed.failure = Failure{Reason::kEmptyLine, "line is blank"};
         } else {
           item.raw = std::move(text_);
           text_.clear();

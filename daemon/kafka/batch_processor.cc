@@ -202,7 +202,7 @@ void BatchProcessor::extract(Stage& stage, bool wait) {
         const std::int64_t offset = messages[i]->offset;
         if (parts_.crash_guard.crashes(topic, partition, offset) >= 2) {
           work[i].parsed.failure =
-              Failure{"worker_crash", parts_.crash_guard.crash_detail(topic, partition, offset)};
+              Failure{Reason::kWorkerCrash, parts_.crash_guard.crash_detail(topic, partition, offset)};
           return;
         }
         // A fatal signal from here on names this input (the crash guard's note).
@@ -218,7 +218,7 @@ void BatchProcessor::extract(Stage& stage, bool wait) {
             auto record = parse_extracted(payload(messages[i]));
             parts_.metrics.stage_seconds("parse", seconds_since(t0));
             if (!record) {
-              work[i].parsed.failure = Failure{"invalid_extracted", record.error()};
+              work[i].parsed.failure = Failure{Reason::kInvalidExtracted, record.error()};
               return;
             }
             work[i].parsed.input = std::move(record->second);
@@ -235,7 +235,7 @@ void BatchProcessor::extract(Stage& stage, bool wait) {
                 work[i].parsed.input, parts_.config.role != config::Role::kExtract);
           }
         } catch (const std::exception& e) {
-          work[i].prepared = tl::unexpected(Failure{"internal_error", e.what()});
+          work[i].prepared = tl::unexpected(Failure{Reason::kInternalError, e.what()});
         }
       });
   if (wait) pool_.wait();

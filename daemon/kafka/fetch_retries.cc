@@ -11,6 +11,7 @@
 #include "daemon/ops/log.h"
 #include "daemon/ops/metrics.h"
 #include "daemon/pipeline/fetcher.h"
+#include "daemon/pipeline/reasons.h"
 #include "extractors/timestamp.h"
 
 namespace newsflow::daemon {
@@ -234,9 +235,9 @@ void FetchRetrier::take(rd_kafka_message_t* msg) {
   auto retry = parse_fetch_retry(payload(msg));
   if (!retry) {
     metrics_.fetch_retry("invalid");
-    metrics_.dead_letter("invalid_retry");
+    metrics_.dead_letter(std::string(reason_name(Reason::kInvalidRetry)));
     Headers headers;
-    add_dead_letter_headers(headers, "invalid_retry",
+    add_dead_letter_headers(headers, std::string(reason_name(Reason::kInvalidRetry)),
                             "not a fetch retry record (id, link and attempts are required)",
                             w.from.first, w.from.second, w.offset);
     produce(config_.topics.dlq, std::string(key_of(msg)),
@@ -316,11 +317,11 @@ void FetchRetrier::fetch_due() {
           {{"id", w.retry.id}, {"link", w.retry.link}, {"attempt", std::to_string(next.attempts)}});
     } else {
       if (r.ok()) {
-        next.reason = "fetch_too_large";
+        next.reason = reason_name(Reason::kFetchTooLarge);
         next.detail = w.retry.link + ": " + std::to_string(r.body.size()) +
                       " bytes do not fit a record of the pages topic";
       } else {
-        next.reason = "fetch_" + r.outcome;
+        next.reason = reason_name(fetch_reason(r.outcome));
         next.detail = w.retry.link + ": " + r.detail;
       }
       if (fetch_retry_left(config_.fetch, next.attempts, next.reason)) {

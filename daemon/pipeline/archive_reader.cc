@@ -70,7 +70,7 @@ WarcRecord ArchiveReader::dead_letter(WarcRecord record, std::string reason,
     where += " (gzip member at file offset " + std::to_string(*record.member_offset) + ")";
   }
   record.outcome = WarcRecord::Outcome::kDeadLetter;
-  record.parsed.failure = Failure{std::move(reason), where + ": " + detail};
+  record.parsed.failure = Failure::named(std::move(reason), where + ": " + detail);
   return record;
 }
 
