@@ -103,6 +103,7 @@ class EventTimeMerger {
            Clock::time_point fetched = Clock::now(),
            Clock::time_point written = Clock::time_point::min()) {
     State& s = partitions_[p];
+    if (event_time < handed_out_) ++late_;
     s.heard = true;  // a record is as good a sign of life as a watermark
     // Its writer's last watermark spoke of what it held before this record: what follows is
     // known again only from the next one (or from the records themselves, `stream_time`).
@@ -242,6 +243,7 @@ class EventTimeMerger {
     best->bytes -= item.bytes;
     buffered_bytes_ -= item.bytes;
     best->stream_time = std::max(best->stream_time, item.event_time);
+    handed_out_ = std::max(handed_out_, item.event_time);
     if (best->buffer.empty()) best->empty_since = now;
     if (low_watermark) *low_watermark = std::min(low, item.event_time);
     if (passed_over) ++passed_over_;
@@ -287,6 +289,11 @@ class EventTimeMerger {
   /// out of event-time order. A backlog that counts many wants a larger `max_idle`.
   std::uint64_t passed_over() const { return passed_over_; }
 
+  /// Records that arrived older than one already handed out: they go out of event-time order,
+  /// and their verdicts may differ from `replay`'s. A record its producer held back past the
+  /// waits above (or one of a partition passed over) comes here; the waits cannot see it.
+  std::uint64_t late() const { return late_; }
+
  private:
   static constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::min();
   struct State;
@@ -324,6 +331,8 @@ class EventTimeMerger {
   std::map<Partition, State> partitions_;
   std::size_t buffered_bytes_ = 0;
   std::uint64_t passed_over_ = 0;
+  std::int64_t handed_out_ = kNever;  // the highest event time handed out
+  std::uint64_t late_ = 0;
 };
 
 }  // namespace newsflow::daemon

@@ -5,7 +5,8 @@
 #      (`produce --rate`) while one `newsflow run` is SIGKILLed KILLS times (default 4), each
 #      time a second after it is ready again, and restarted at once; then it runs to the end.
 #      Read with read_committed: no input lost, no article id and no dead letter published
-#      twice, every verdict equal to `replay` of the same inputs, each restart ready within
+#      twice, every verdict equal to `replay` of the same inputs (its kind, original and
+#      similarity, and the story id, as written), each restart ready within
 #      READY_LIMIT seconds (default 3).
 #   2. The changelog compacted by the broker (its tombstones kept), then MORE inputs (default
 #      600) produced at RATE to a restarted daemon: every verdict equal to `replay` of all
@@ -89,7 +90,8 @@ check() {
   [ "$(records dlq)" -eq "$2" ] || fail "$(records dlq) dead-letter records for $2"
   values articles > "$work/kafka.jsonl"
   python3 "$src/tests/integration/compare_runs.py" "$3" "$work/kafka.jsonl" \
-    --min-dup-f1 1.0 --min-bcubed 1.0 --min-same-verdict 1.0 > "$work/compare.txt" ||
+    --min-dup-f1 1.0 --min-bcubed 1.0 --min-same-verdict 1.0 --min-identical 1.0 \
+    > "$work/compare.txt" ||
     fail "verdicts differ from replay: $(cat "$work/compare.txt")"
   checked="$keys articles and $2 dead letters, each once; $(tail -n 1 "$work/compare.txt")"
 }

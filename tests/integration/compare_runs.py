@@ -106,6 +106,8 @@ def main():
     ap.add_argument("--min-dup-f1", type=float, default=0.0)
     ap.add_argument("--min-bcubed", type=float, default=0.0)
     ap.add_argument("--min-same-verdict", type=float, default=0.0)
+    # Identical: the whole verdict (kind, original, similarity) and the story id, as written.
+    ap.add_argument("--min-identical", type=float, default=0.0)
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args()
     (ref, ref_merges), (other, other_merges) = load(args.reference), load(args.other)
@@ -120,10 +122,12 @@ def main():
     ref_members, other_members = members(ref_dup), members(other_dup)
     same = sum(1 for i in ref if ref[i]["dup"]["kind"] == other[i]["dup"]["kind"]
                and ref_members[ref_dup[i]] == other_members[other_dup[i]])
+    identical = sum(1 for i in ref if ref[i]["dup"] == other[i]["dup"]
+                    and ref[i].get("story_id") == other[i].get("story_id"))
     dups = [sum(a["dup"]["kind"] != "unique" for a in run.values()) for run in (ref, other)]
     print(f"articles={len(ref)} duplicates_reference={dups[0]} duplicates_other={dups[1]} "
           f"dup_pairwise P={dp:.4f} R={dr:.4f} F1={df:.4f} "
-          f"story_bcubed P={sp:.4f} R={sr:.4f} F1={sf:.4f} same_verdict={same / len(ref):.4f}")
+          f"story_bcubed P={sp:.4f} R={sr:.4f} F1={sf:.4f} same_verdict={same / len(ref):.4f} identical={identical / len(ref):.4f}")
     if args.list:
         ref_story, other_story = stories(ref, ref_merges), stories(other, other_merges)
         ref_sm, other_sm = members(ref_story), members(other_story)
@@ -135,7 +139,11 @@ def main():
             if (ref[i]["dup"]["kind"] != other[i]["dup"]["kind"]
                     or ref_members[ref_dup[i]] != other_members[other_dup[i]]):
                 print(f"verdict {i} reference: {ref[i]['dup']} other: {other[i]['dup']}")
-    ok = df >= args.min_dup_f1 and sf >= args.min_bcubed and same / len(ref) >= args.min_same_verdict
+            elif ref[i]["dup"] != other[i]["dup"] or ref[i].get("story_id") != other[i].get("story_id"):
+                print(f"detail {i} reference: {ref[i]['dup']} {ref[i].get('story_id')} "
+                      f"other: {other[i]['dup']} {other[i].get('story_id')}")
+    ok = (df >= args.min_dup_f1 and sf >= args.min_bcubed
+          and same / len(ref) >= args.min_same_verdict and identical / len(ref) >= args.min_identical)
     if not ok:
         print("FAIL: below the floor")
     return 0 if ok else 1

@@ -275,6 +275,26 @@ TEST(EventTimeMerger, ALiveRecordWaitsForAnOlderOneInAPartitionAtItsEnd) {
   EXPECT_EQ(order_options(config::KafkaConfig{}).live_slack, 250ms);
 }
 
+TEST(EventTimeMerger, ARecordOlderThanOneHandedOutIsCountedLate) {
+  // A producer held a record back (librdkafka holds a topic's first record until it knows the
+  // topic's partitions): it comes after a newer one of another partition went, and is counted.
+  auto now = Merger::Clock::now();
+  Merger m = two_partitions(now);
+  m.end_of_partition(kB);
+  m.add(kA, 1, 200, 10, now, now - 1s);  // written a second ago: no live slack left
+  ASSERT_EQ(m.next(now), std::optional<int>(1));
+  EXPECT_EQ(m.late(), 0u);
+  m.add(kB, 2, 100, 10, now, now - 2s);  // written before it, delivered after
+  m.add(kA, 3, 200, 10, now, now);       // a tie is not late
+  EXPECT_EQ(m.late(), 1u);
+  m.end_of_partition(kA);
+  m.end_of_partition(kB);
+  EXPECT_EQ(m.next(now), std::optional<int>(2));
+  EXPECT_EQ(m.next(now), std::optional<int>(3));
+  m.add(kA, 4, 300, 10, now, now);
+  EXPECT_EQ(m.late(), 1u);
+}
+
 TEST(EventTimeMerger, APartitionNoWriterSpokeForYetIsWaitedForAsLongAsASilentOne) {
   // The dedup role's order as the daemon configures it: an extracted partition whose extractor
   // is still starting (or joined while a rebalance handed out the inputs) holds the others back
