@@ -231,13 +231,6 @@ class Candidates {
     }
   }
 
-  // Whether a publication date (or, `modified`, an update's) is declared for machines.
-  bool declared(bool modified) const {
-    return std::any_of(list_.begin(), list_.end(), [modified](const Candidate& c) {
-      return c.tier <= kDeclared && (c.role == DateRole::kModified) == modified;
-    });
-  }
-
  private:
   const DateEvidence& ev_;
   const UnixSeconds not_after_;
@@ -423,8 +416,10 @@ bool shown_source(DateSource s) {
 }
 
 // A publication date declared for machines (JSON-LD, a publication meta) that no date the page
-// shows agrees with, while the page shows one other day at least three times and more often
-// than any other: the declared date is a template's or a feed's, and the shown day is taken.
+// shows near its headline agrees with, while the page shows one other day there at least three
+// times and more often than any other: the declared date is a template's or a feed's, or an
+// instant in UTC whose day is another in the page's own zone, and the shown day is taken. The
+// dates of a sidebar's list (far from the headline) are other pages' and do not count for a day.
 const Candidate* unless_shown_otherwise(const Candidate* pub, const std::vector<Candidate>& cands) {
   if (!pub || pub->tier != kDeclared ||
       (pub->source != DateSource::kJsonLd && pub->source != DateSource::kMeta)) {
@@ -434,7 +429,8 @@ const Candidate* unless_shown_otherwise(const Candidate* pub, const std::vector<
   for (const Candidate& c : cands) {
     if (c.role == DateRole::kModified || !shown_source(c.source)) continue;
     const UnixSeconds day = local_day(c);
-    if (day == local_day(*pub)) return pub;  // a shown date agrees
+    if (day == local_day(*pub)) return pub;    // a shown date agrees
+    if (c.tier >= kFarFromHeadline) continue;  // a sidebar's list: other pages' dates
     auto it =
         std::find_if(days.begin(), days.end(), [day](const auto& d) { return d.first == day; });
     if (it == days.end()) {
@@ -562,14 +558,13 @@ PageDates resolve_dates(const DateEvidence& ev) {
   from_metas(c, metas, kGenericMetas, DateRole::kPublished, kGenericMeta);
   from_script_data(c);
   from_metas(c, metas, kModifiedMetas, DateRole::kModified, kDeclared);
-  // What the page shows can change nothing once both dates are declared for machines (a shown
-  // date never outranks a declared one): then it is not read at all.
-  if (!c.declared(false) || !c.declared(true)) {
-    if (ev.marks) {
-      for (const DateMark& m : *ev.marks) from_mark(c, m);
-    }
-    from_headline_text(c);
+  // What the page shows is read even when both dates are declared for machines: it is the
+  // witness against a declared day that no shown date agrees with (`unless_shown_otherwise`),
+  // as where a page declares an instant in UTC and shows its own zone's day.
+  if (ev.marks) {
+    for (const DateMark& m : *ev.marks) from_mark(c, m);
   }
+  from_headline_text(c);
   // Nothing marked and nothing near the headline: the day the page's text names most often.
   if (std::none_of(c.list().begin(), c.list().end(),
                    [](const Candidate& k) { return k.role != DateRole::kModified; })) {

@@ -416,6 +416,35 @@ TEST(PageDates, ADeclaredDayThePageNeverShowsGivesWayToTheDayItShowsThreeTimes) 
   EXPECT_EQ(day(a.published_at), "2022-01-15");
 }
 
+TEST(PageDates, AnInstantDeclaredInUtcTakesTheDayThePageShowsInItsOwnZone) {
+  // Both dates declared for machines, in UTC: 02:11 on the 9th is the evening of the 8th where the
+  // page was written, and the page shows the 8th near its headline (three times).
+  const std::string ld =
+      "<script type='application/ld+json'>{\"@type\":\"NewsArticle\","
+      "\"datePublished\":\"2023-11-09T02:11:03Z\",\"dateModified\":\"2023-11-09T04:10:51Z\"}"
+      "</script>";
+  const std::string shown =
+      "<p><span class='date'>November 8, 2023</span></p><h1>Headline</h1><p class='byline'>By "
+      "News Desk <time datetime='2023-11-08T21:11:03-05:00'>November 8, 2023</time></p>";
+  Article a = page(ld, shown);
+  EXPECT_EQ(source_of(a, "published_at"), "time_element");
+  EXPECT_EQ(format_rfc3339(*a.published_at, a.published_utc_offset), "2023-11-08T21:11:03-05:00");
+  EXPECT_EQ(day(a.modified_at), "2023-11-09");
+  // One shown date names the UTC day: the declared instant stands.
+  a = page(ld, shown + "<p><span class='date'>November 9, 2023</span></p>");
+  EXPECT_EQ(source_of(a, "published_at"), "json_ld:datePublished");
+  EXPECT_EQ(day(a.published_at), "2023-11-09");
+  // The dates of a list far below the headline (a sidebar's other stories) are not the page's.
+  std::string sidebar;
+  for (int i = 0; i < 40; ++i) sidebar += "<p>filler words of a long sidebar here</p>";
+  a = page(ld, "<h1>Headline</h1><p>By News Desk</p>" + sidebar +
+                   "<ul><li><span class='date'>October 5, 2023</span></li><li><span "
+                   "class='date'>October 5, 2023</span></li><li><span class='date'>October 5, "
+                   "2023</span></li><li><span class='date'>October 5, 2023</span></li></ul>");
+  EXPECT_EQ(source_of(a, "published_at"), "json_ld:datePublished");
+  EXPECT_EQ(day(a.published_at), "2023-11-09");
+}
+
 TEST(PageDates, NeverAfterTheFetchNorBeforeTheWeb) {
   const auto fetched = parse_iso8601("2021-01-01T00:00:00Z");
   Article a = page("<meta property='article:published_time' content='2030-01-01T00:00:00Z'>", "",
