@@ -55,6 +55,7 @@ std::vector<Pipeline::Extracted*> link_items(std::vector<Work>& work) {
 
 BatchProcessor::BatchProcessor(Parts parts)
     : parts_(std::move(parts)),
+      role_(role_of(parts_.config)),
       exactly_once_(parts_.config.kafka.delivery == config::Delivery::kExactlyOnce),
       pool_(worker_count(parts_.config)),
       output_pool_(worker_count(parts_.config)) {}
@@ -201,8 +202,8 @@ void BatchProcessor::extract(Stage& stage, bool wait) {
         const int partition = messages[i]->partition;
         const std::int64_t offset = messages[i]->offset;
         if (parts_.crash_guard.crashes(topic, partition, offset) >= 2) {
-          work[i].parsed.failure =
-              Failure{Reason::kWorkerCrash, parts_.crash_guard.crash_detail(topic, partition, offset)};
+          work[i].parsed.failure = Failure{
+              Reason::kWorkerCrash, parts_.crash_guard.crash_detail(topic, partition, offset)};
           return;
         }
         // A fatal signal from here on names this input (the crash guard's note).
@@ -212,7 +213,7 @@ void BatchProcessor::extract(Stage& stage, bool wait) {
         }
         try {
           const auto t0 = Clock::now();
-          if (parts_.config.role == config::Role::kDedup) {
+          if (role_.reads_extracted()) {
             // An extractor's record: extraction is done; the article goes straight to
             // judging.
             auto record = parse_extracted(payload(messages[i]));
@@ -231,8 +232,7 @@ void BatchProcessor::extract(Stage& stage, bool wait) {
           parts_.metrics.stage_seconds("parse", seconds_since(t0));
           if (!work[i].parsed.failure) {
             // An extractor hands its articles over: the judging is another process's.
-            work[i].prepared = parts_.pipeline.prepare(
-                work[i].parsed.input, parts_.config.role != config::Role::kExtract);
+            work[i].prepared = parts_.pipeline.prepare(work[i].parsed.input, role_.judges());
           }
         } catch (const std::exception& e) {
           work[i].prepared = tl::unexpected(Failure{Reason::kInternalError, e.what()});
@@ -297,7 +297,6 @@ bool BatchProcessor::judge(Stage& stage) {
   RecordCollector& collector = parts_.collector;
   Pipeline& pipeline = parts_.pipeline;
   Metrics& metrics = parts_.metrics;
-  const bool extractor = parts_.config.role == config::Role::kExtract;
   collector.reset_errors();
   std::vector<rd_kafka_message_t*>& messages = stage.messages;
   std::vector<Taken>& batch = stage.batch;
@@ -316,7 +315,7 @@ bool BatchProcessor::judge(Stage& stage) {
   // The batch's records, each with the input it came from (exactly_once too: a record refused
   // for good names its input to the batch's next judging).
   collector.begin_batch();
-  run_inputs(stage, extractor);
+  run_inputs(stage);
   std::unique_ptr<RecordCollector::Batch> flight = collector.end_batch();
   metrics.producer_queue(rd_kafka_outq_len(collector.producer()));
   if (!exactly_once_) {
@@ -377,44 +376,49 @@ void BatchProcessor::apply_linked_pages(Stage& stage) {
   }
 }
 
-// Each input of the batch judged (or, for an extractor, handed over) in input order, and its
-// records queued.
-void BatchProcessor::run_inputs(Stage& stage, bool extractor) {
+void BatchProcessor::run_inputs(Stage& stage) {
+  if (role_.judges()) {
+    judge_inputs(stage);
+  } else {
+    hand_over_inputs(stage);
+  }
+}
+
+void BatchProcessor::judge_inputs(Stage& stage) {
   RecordCollector& collector = parts_.collector;
-  Pipeline& pipeline = parts_.pipeline;
   InputTask& inputs = parts_.inputs;
   std::vector<rd_kafka_message_t*>& messages = stage.messages;
   std::vector<Work>& work = stage.work;
-  std::vector<Taken>& batch = stage.batch;
   // An article joins its story on the grouping thread while the next is judged here.
-  if (!extractor) grouping_.start([&inputs, &work](std::size_t i) { inputs.group(work[i]); });
+  grouping_.start([&inputs, &work](std::size_t i) { inputs.group(work[i]); });
   for (std::size_t i = 0; i < messages.size(); ++i) {
     // Expiry never runs ahead of what a partition may still deliver.
-    pipeline.hold_expiry_at(batch[i].low_watermark);
-    if (extractor) {
-      collector.begin_input(messages[i]);
-      inputs.hand_over(messages[i], work[i]);
-      collector.end_input();
-    } else {
-      inputs.judge(messages[i], work[i]);
-      grouping_.release(i + 1);
-    }
+    parts_.pipeline.hold_expiry_at(stage.batch[i].low_watermark);
+    inputs.judge(messages[i], work[i]);
+    grouping_.release(i + 1);
   }
-  if (!extractor) {
-    grouping_.wait();
-    // The records are written on the output pool (and this thread) while the extraction pool
-    // extracts the next batch, then queued in input order.
-    output_pool_.start(work.size(), [&inputs, &work](std::size_t i) { inputs.serialize(work[i]); });
-    output_pool_.wait();
-    for (std::size_t i = 0; i < messages.size(); ++i) {
-      collector.begin_input(messages[i]);
-      inputs.publish(messages[i], work[i]);
-      collector.end_input();
-    }
-  } else {
-    // After the batch's records, in the same partitions: how far the inputs have come.
-    parts_.extracted.emit_watermarks(parts_.intake, extracting_ ? &extracting_->batch : nullptr);
+  grouping_.wait();
+  // The records are written on the output pool (and this thread) while the extraction pool
+  // extracts the next batch, then queued in input order.
+  output_pool_.start(work.size(), [&inputs, &work](std::size_t i) { inputs.serialize(work[i]); });
+  output_pool_.wait();
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    collector.begin_input(messages[i]);
+    inputs.publish(messages[i], work[i]);
+    collector.end_input();
   }
+}
+
+void BatchProcessor::hand_over_inputs(Stage& stage) {
+  RecordCollector& collector = parts_.collector;
+  for (std::size_t i = 0; i < stage.messages.size(); ++i) {
+    parts_.pipeline.hold_expiry_at(stage.batch[i].low_watermark);
+    collector.begin_input(stage.messages[i]);
+    parts_.inputs.hand_over(stage.messages[i], stage.work[i]);
+    collector.end_input();
+  }
+  // After the batch's records, in the same partitions: how far the inputs have come.
+  parts_.extracted.emit_watermarks(parts_.intake, extracting_ ? &extracting_->batch : nullptr);
 }
 
 }  // namespace newsflow::daemon

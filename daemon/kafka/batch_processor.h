@@ -14,6 +14,7 @@
 #include "daemon/kafka/ordered_stage.h"
 #include "daemon/kafka/partition_intake.h"
 #include "daemon/kafka/record_collector.h"
+#include "daemon/kafka/roles.h"
 #include "daemon/kafka/worker_pool.h"
 #include "daemon/pipeline/fetcher.h"
 #include "daemon/pipeline/pipeline.h"
@@ -126,7 +127,13 @@ class BatchProcessor {
   /// The linked pages waited for (at most `fetch.batch_wait_ms`) and given to their items.
   void apply_linked_pages(Stage& stage);
   /// The inputs judged (an extractor: handed over) in input order, their records queued.
-  void run_inputs(Stage& stage, bool extractor);
+  void run_inputs(Stage& stage);
+  /// Each input judged in input order (joining its story on the grouping thread while the next
+  /// is judged), then its records written on the output pool and queued in input order.
+  void judge_inputs(Stage& stage);
+  /// Each input's articles handed over to `topics.extracted` in input order, then the
+  /// watermarks of the partitions.
+  void hand_over_inputs(Stage& stage);
   /// Extracts and judges `batch` now (suspects, exactly_once). False when it was not delivered
   /// (exactly_once): its inputs are left in `batch`.
   bool process(std::vector<Taken>& batch);
@@ -137,6 +144,7 @@ class BatchProcessor {
                           const std::vector<rd_kafka_message_t*>& messages);
 
   Parts parts_;
+  const Role& role_;  // whether its inputs are extracted already; judged or handed over
   const bool exactly_once_;
   WorkerPool pool_;         // extraction threads (`kafka.workers`)
   WorkerPool output_pool_;  // serializes a judged batch's records while the pool extracts

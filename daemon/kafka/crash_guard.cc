@@ -12,6 +12,7 @@
 
 #include "config/config.h"
 #include "daemon/kafka/kafka.h"
+#include "daemon/kafka/roles.h"
 #include "daemon/ops/crash_scope.h"
 #include "daemon/ops/log.h"
 
@@ -54,8 +55,8 @@ std::string CrashGuard::directory_for(const config::Config& config) {
   std::snprintf(cluster, sizeof cluster, "%016llx",
                 static_cast<unsigned long long>(std::hash<std::string>{}(config.kafka.brokers)));
   return base + "/newsflow-crash-guard-" + std::to_string(::getuid()) + "/" +
-         file_name_safe(config.kafka.group_id + "-" + std::string(config::role_name(config.role)) +
-                        "-" + host_name() + "-" + cluster);
+         file_name_safe(config.kafka.group_id + "-" + std::string(role_of(config).name()) + "-" +
+                        host_name() + "-" + cluster);
 }
 
 std::string CrashGuard::scope_note(const std::string& topic, int partition, std::int64_t offset) {

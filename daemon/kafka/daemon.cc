@@ -26,6 +26,7 @@ using namespace internal;
 
 Daemon::Daemon(const config::Config& config, Metrics& metrics)
     : config_(config),
+      role_(role_of(config_)),
       metrics_(metrics),
       pipeline_(config, &metrics),
       exactly_once_(config.kafka.delivery == config::Delivery::kExactlyOnce),
@@ -86,16 +87,13 @@ Daemon::Daemon(const config::Config& config, Metrics& metrics)
                   .drain = drain_,
                   .tick = [this] { status_.tick(ready(), intake_.assigned()); }}),
       intake_(config_, metrics_, store_, stop_, intake_listener()) {
-  if (config.role == config::Role::kExtract) {
-    metrics_.initialize(input_topics(config_), {config.topics.extracted, config.topics.dlq});
-  } else {
-    metrics_.initialize(input_topics(config_),
-                        {config.topics.articles, config.topics.stories, config.topics.dlq});
-  }
+  std::vector<std::string> outputs = role_.output_topics(config.topics);
+  outputs.push_back(config.topics.dlq);
+  metrics_.initialize(role_.input_topics(config.topics), outputs);
   metrics_.window_limit(static_cast<double>(config.window.max_articles));
-  metrics_.role(std::string(config::role_name(config.role)));
+  metrics_.role(std::string(role_.name()));
   // A dedup standby says otherwise at start.
-  metrics_.dedup_owner(config.role != config::Role::kExtract);
+  metrics_.dedup_owner(role_.judges());
   crash_guard_.load();
   pipeline_.refuse_links(crash_guard_.refused_links());
 }
@@ -155,8 +153,7 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
   // A dedup standby initializes its transactions when it takes over: doing so fences the
   // producer of the owner before it (the same transactional.id), which a standby must not do
   // while that owner is well.
-  const bool leased = config_.role == config::Role::kDedup && !config_.topics.dedup_lease.empty();
-  if (exactly_once_ && !leased) {
+  if (exactly_once_ && !role_.leased()) {
     if (auto ready = Transaction::initialize(collector_.producer()); !ready) {
       return tl::unexpected(std::vector<config::Problem>{
           {"kafka.delivery", "exactly_once: cannot initialize transactions: " + ready.error()}});
@@ -168,11 +165,11 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
     return tl::unexpected(std::vector<config::Problem>{{"fetch", opened.error()}});
   }
 
-  if (auto opened = intake_.open(bootstrap, leased); !opened) return tl::unexpected(opened.error());
+  if (auto opened = intake_.open(bootstrap); !opened) return tl::unexpected(opened.error());
 
   // The window before the first input: a copy arriving right after a restart is still caught.
   status_.notifier().status("restoring the dedup window from " + config_.topics.articles);
-  if (config_.role == config::Role::kExtract) {
+  if (!role_.judges()) {
     if (auto started = start_extractor(bootstrap); !started) return started;
   } else if (auto restored = store_.restore(bootstrap, intake_.consumer()); !restored) {
     return tl::unexpected(std::vector<config::Problem>{
@@ -180,7 +177,7 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
                        restored.error()}});
   }
 
-  if (config_.role == config::Role::kDedup && !config_.topics.dedup_lease.empty()) {
+  if (role_.leased()) {
     // One owner judges, standbys follow the changelog: no subscription to the extracted topic
     // (a second subscriber would split its partitions and the window with them).
     auto standby =
@@ -196,7 +193,7 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
   }
   // Pages that failed for a reason time may cure are tried again beside the pipeline (roles
   // that fetch: all and extract).
-  dead_letters_.allow_fetch_retries(processor_.fetcher() && config_.role != config::Role::kDedup &&
+  dead_letters_.allow_fetch_retries(processor_.fetcher() && !role_.reads_extracted() &&
                                     !config_.topics.fetch_retries.empty() &&
                                     config_.fetch.requeue_attempts > 0);
   if (dead_letters_.fetch_retries()) {
@@ -208,11 +205,12 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
     retrier_ = std::move(*retrier);
   }
   std::string names;
-  for (const std::string& t : input_topics(config_)) names += (names.empty() ? "" : ",") + t;
+  for (const std::string& t : role_.input_topics(config_.topics))
+    names += (names.empty() ? "" : ",") + t;
   log::info("kafka_subscribed", {{"bootstrap", bootstrap},
                                  {"group_id", intake_.group()},
                                  {"group_instance_id", intake_.instance_id()},
-                                 {"role", std::string(config::role_name(config_.role))},
+                                 {"role", std::string(role_.name())},
                                  {"topics", names}});
   return {};
 }
@@ -296,7 +294,7 @@ int Daemon::run() {
       processor_.judge_waiting();  // nothing to extract meanwhile
       // A sign of life while idle; with exactly_once in a transaction of its own (outside one the
       // producer refuses it, and the dedup role waited 30 s for a watermark that never came).
-      if (config_.role == config::Role::kExtract)
+      if (!role_.judges())
         extracted_.emit_watermarks(intake_, nullptr,
                                    /*own_transaction=*/exactly_once_, drain_.flush_timeout_ms());
       // Acknowledgements come in and offsets are committed (a failed commit is retried) while

@@ -22,6 +22,7 @@
 #include "daemon/kafka/offset_committer.h"
 #include "daemon/kafka/partition_intake.h"
 #include "daemon/kafka/record_collector.h"
+#include "daemon/kafka/roles.h"
 #include "daemon/kafka/state_store.h"
 #include "daemon/pipeline/input.h"
 #include "daemon/pipeline/pipeline.h"
@@ -106,6 +107,7 @@ class Daemon {
   void maybe_snapshot();
 
   config::Config config_;
+  const Role& role_;  // what this process reads, does with an input, writes and keeps
   Metrics& metrics_;
   Pipeline pipeline_;
   const bool exactly_once_;

@@ -8,6 +8,7 @@
 
 #include "daemon/kafka/changelog_tail.h"
 #include "daemon/kafka/message.h"
+#include "daemon/kafka/roles.h"
 #include "daemon/kafka/state_store.h"
 #include "daemon/kafka/transaction.h"
 #include "daemon/ops/log.h"
@@ -107,7 +108,7 @@ tl::expected<void, std::string> ExtractedTopic::lay_out(rd_kafka_t* consumer) {
   auto n = topic_partitions(consumer, config_.topics.extracted);
   if (!n) return tl::unexpected(n.error());
   partitions_ = *n;
-  std::vector<std::string> inputs = input_topics(config_);
+  std::vector<std::string> inputs = role_of(config_).input_topics(config_.topics);
   std::sort(inputs.begin(), inputs.end());
   int offset = 0;
   for (const auto& t : inputs) {

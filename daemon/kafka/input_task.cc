@@ -27,6 +27,7 @@ InputTask::InputTask(const config::Config& config, Metrics& metrics, Pipeline& p
                      RecordCollector& collector, DeadLetters& dead_letters, StateStore& store,
                      ExtractedTopic& extracted, InjectedFaults& faults, Progress& progress)
     : config_(config),
+      role_(role_of(config)),
       metrics_(metrics),
       pipeline_(pipeline),
       collector_(collector),
@@ -75,7 +76,7 @@ void InputTask::judge(rd_kafka_message_t* msg, Work& work) {
     // judged in order, every copy is known: judged again, an article whose story has gone from
     // the book since (an old article, handed over long after) would join another story, and
     // the stories would depend on when the copy was read.
-    if (config_.role == config::Role::kDedup) {
+    if (role_.reads_extracted()) {
       if (const auto s = parse_position(header_of(msg, kSourceHeader));
           s && store_.ledger().repeat(*s, msg->partition, msg->offset, key_of(msg))) {
         metrics_.handed_over_again();
@@ -156,7 +157,7 @@ void InputTask::publish(rd_kafka_message_t* msg, Work& work) {
   }
   // An extracted record's input (the dedup role): judged, it is a repeat when handed over again.
   const std::string_view source =
-      config_.role == config::Role::kDedup ? header_of(msg, kSourceHeader) : std::string_view();
+      role_.reads_extracted() ? header_of(msg, kSourceHeader) : std::string_view();
   if (const auto s = parse_position(source); s && !work.outputs.empty()) {
     store_.note_judged(*s, msg->partition, msg->offset, key_of(msg));
   }

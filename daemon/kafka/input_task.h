@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "daemon/kafka/roles.h"
 #include "daemon/pipeline/input.h"
 #include "daemon/pipeline/pipeline.h"
 #include "tl/expected.hpp"
@@ -72,6 +73,7 @@ class InputTask {
   bool not_publishable(rd_kafka_message_t* msg, Work& work);
 
   const config::Config& config_;
+  const Role& role_;  // whether its inputs are an extractor's records (the handover ledger's)
   Metrics& metrics_;
   Pipeline& pipeline_;
   RecordCollector& collector_;

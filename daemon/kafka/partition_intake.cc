@@ -22,14 +22,6 @@ using namespace internal;
 
 namespace {
 
-// Each role is its own consumer group: extractors share the input partitions, the dedup role
-// the extracted ones.
-std::string consumer_group(const config::Config& config) {
-  return config.role == config::Role::kAll
-             ? config.kafka.group_id
-             : config.kafka.group_id + "-" + std::string(config::role_name(config.role));
-}
-
 // The input consumer's properties before the user's.
 std::map<std::string, std::string> consumer_properties(const std::string& bootstrap,
                                                        const std::string& group) {
@@ -107,6 +99,7 @@ PartitionIntake::PartitionIntake(const config::Config& config, Metrics& metrics,
                                  const StateStore& store, const std::atomic<bool>& stop,
                                  Listener listener)
     : config_(config),
+      role_(role_of(config)),
       metrics_(metrics),
       store_(store),
       stop_(stop),
@@ -115,16 +108,16 @@ PartitionIntake::PartitionIntake(const config::Config& config, Metrics& metrics,
 
 PartitionIntake::~PartitionIntake() { close(std::chrono::seconds(5)); }
 
-tl::expected<void, std::vector<config::Problem>> PartitionIntake::open(const std::string& bootstrap,
-                                                                       bool leased) {
-  group_ = consumer_group(config_);
+tl::expected<void, std::vector<config::Problem>> PartitionIntake::open(
+    const std::string& bootstrap) {
+  group_ = role_.consumer_group(config_.kafka);
   std::map<std::string, std::string> defaults = consumer_properties(bootstrap, group_);
   // Static membership for the subscribing roles: a process restarted under its id (a crashed
   // container in the same pod, a systemd restart) takes its partitions back without a
   // rebalance. A leased dedup process assigns its partitions itself and is not a member.
-  if (!leased && !config_.kafka.consumer.count("group.instance.id")) {
-    instance_id_ = group_instance_id(config_.kafka.group_instance_id,
-                                     std::string(config::role_name(config_.role)), host_name());
+  if (!role_.leased() && !config_.kafka.consumer.count("group.instance.id")) {
+    instance_id_ =
+        group_instance_id(config_.kafka.group_instance_id, std::string(role_.name()), host_name());
     if (!instance_id_.empty()) defaults["group.instance.id"] = instance_id_;
   } else if (auto it = config_.kafka.consumer.find("group.instance.id");
              it != config_.kafka.consumer.end()) {
@@ -151,7 +144,7 @@ tl::expected<void, std::vector<config::Problem>> PartitionIntake::open(const std
 
 tl::expected<void, std::string> PartitionIntake::subscribe() {
   rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(2);
-  for (const std::string& t : input_topics(config_)) {
+  for (const std::string& t : role_.input_topics(config_.topics)) {
     rd_kafka_topic_partition_list_add(topics, t.c_str(), RD_KAFKA_PARTITION_UA);
   }
   const rd_kafka_resp_err_t e = rd_kafka_subscribe(consumer_.get(), topics);
@@ -167,7 +160,7 @@ void PartitionIntake::adopt(rd_kafka_t* rk, const std::string& topic, int partit
   next_offset_.erase({topic, partition});
   // What extractors write is read while it is written: its end means nothing until the
   // extractor says how far it has come.
-  if (config_.role == config::Role::kDedup) merger_.expect_watermarks({topic, partition});
+  if (role_.reads_extracted()) merger_.expect_watermarks({topic, partition});
   metrics_.partition_assigned(topic, partition);
   // Each partition's messages wait in its own queue (librdkafka then bounds prefetching per
   // partition, queued.max.messages.kbytes), so the loop can take them in event-time order. The
@@ -263,7 +256,7 @@ void PartitionIntake::give_back(std::vector<Taken>::const_iterator first,
     rd_kafka_message_t* m = last->msg;
     const auto p = partition_of(m);
     if (merger_.assigned(p)) {
-      merger_.give_back(p, m, order_time(m, extracted_inputs()), m->len + m->key_len);
+      merger_.give_back(p, m, order_time(m, role_.reads_extracted()), m->len + m->key_len);
     } else {
       rd_kafka_message_destroy(m);
     }
@@ -392,9 +385,9 @@ bool PartitionIntake::take(rd_kafka_message_t* msg) {
   if (!merger_.assigned(p)) {
     // A message of a partition the rebalance callback has not announced: take it as assigned.
     merger_.assign(p, Clock::now());
-    if (config_.role == config::Role::kDedup) merger_.expect_watermarks(p);
+    if (role_.reads_extracted()) merger_.expect_watermarks(p);
   }
-  if (config_.role == config::Role::kDedup) {
+  if (role_.reads_extracted()) {
     // An extractor's watermark: nothing older will follow in this partition.
     if (const auto w = watermark_header(msg)) {
       merger_.advance(p, *w, Clock::now());
@@ -412,7 +405,7 @@ bool PartitionIntake::take(rd_kafka_message_t* msg) {
   }
   next_offset_[p] = msg->offset + 1;
   const auto now = Clock::now();
-  merger_.add(p, msg, order_time(msg, extracted_inputs()), msg->len + msg->key_len, now,
+  merger_.add(p, msg, order_time(msg, role_.reads_extracted()), msg->len + msg->key_len, now,
               written_at(msg, now));
   return true;
 }
@@ -444,8 +437,8 @@ bool PartitionIntake::take_fetched() {
       // stopping at it left the partition empty at its end for a turn while its next record
       // was already here, and a newer record of another partition went first (found by
       // tests/bench/kafka_broker_kills.sh: the same pairs out of order in every run).
-      const bool error = msg->err != RD_KAFKA_RESP_ERR_NO_ERROR &&
-                         msg->err != RD_KAFKA_RESP_ERR__PARTITION_EOF;
+      const bool error =
+          msg->err != RD_KAFKA_RESP_ERR_NO_ERROR && msg->err != RD_KAFKA_RESP_ERR__PARTITION_EOF;
       if (!take(msg)) return false;
       if (error) break;
     }

@@ -14,6 +14,7 @@
 #include "daemon/kafka/event_order.h"
 #include "daemon/kafka/kafka.h"
 #include "daemon/kafka/record_collector.h"
+#include "daemon/kafka/roles.h"
 #include "tl/expected.hpp"
 
 typedef struct rd_kafka_message_s rd_kafka_message_t;
@@ -64,8 +65,8 @@ class PartitionIntake {
   PartitionIntake& operator=(const PartitionIntake&) = delete;
 
   /// Creates the consumer: this role's group, static membership for the roles that subscribe
-  /// (`leased`: a dedup process under a lease assigns its partitions itself).
-  tl::expected<void, std::vector<config::Problem>> open(const std::string& bootstrap, bool leased);
+  /// (a leased dedup process assigns its partitions itself).
+  tl::expected<void, std::vector<config::Problem>> open(const std::string& bootstrap);
   /// Subscribes to the role's input topics.
   tl::expected<void, std::string> subscribe();
   /// Assigns every partition of `topic` by hand, from the offsets the group committed (a dedup
@@ -102,8 +103,6 @@ class PartitionIntake {
   void close(std::chrono::milliseconds limit);
 
  private:
-  // The dedup role reads `topics.extracted`, whose records carry their order time in a header.
-  bool extracted_inputs() const { return config_.role == config::Role::kDedup; }
   static void on_rebalance(rd_kafka_t* rk, int err, void* partitions, void* opaque);
   static void on_commit(rd_kafka_t* rk, int err, void* partitions, void* opaque);
   static int on_statistics(rd_kafka_t* rk, char* json, std::size_t len, void* opaque);
@@ -123,6 +122,7 @@ class PartitionIntake {
   bool fetch_lags(const Partition& p) const;
 
   const config::Config& config_;
+  const Role& role_;  // its group, its topics, how they are ordered
   Metrics& metrics_;
   const StateStore& store_;
   const std::atomic<bool>& stop_;

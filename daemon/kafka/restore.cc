@@ -13,6 +13,7 @@
 
 #include "daemon/kafka/event_order.h"
 #include "daemon/kafka/message.h"
+#include "daemon/kafka/roles.h"
 #include "daemon/ops/log.h"
 #include "daemon/ops/metrics.h"
 #include "daemon/ops/notify.h"
@@ -299,8 +300,7 @@ class StateStore::ChangelogRestore {
         covered_seq_(covered_seq),
         again_(!read_.buffered),
         skipped_(again_ ? 0 : read_.skipped),
-        standby_role_(store.config_.role == config::Role::kDedup &&
-                      !store.config_.topics.dedup_lease.empty()) {
+        standby_role_(role_of(store.config_).leased()) {
     const auto now = Clock::now();
     for (const auto& r : ranges_) merger_.assign({topic_, r.partition}, now);
     if (again_) read_again();

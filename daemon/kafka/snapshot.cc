@@ -11,6 +11,7 @@
 #include <chrono>
 
 #include "daemon/kafka/record_collector.h"
+#include "daemon/kafka/roles.h"
 #include "daemon/kafka/transaction.h"
 #include "daemon/ops/log.h"
 #include "daemon/ops/metrics.h"
@@ -32,7 +33,7 @@ double seconds_from(std::chrono::steady_clock::time_point t0) {
 
 bool StateStore::snapshot_due() const {
   const auto every = static_cast<std::uint64_t>(config_.kafka.state_snapshot_articles);
-  if (every == 0 || config_.topics.state.empty() || config_.role == config::Role::kExtract) {
+  if (every == 0 || config_.topics.state.empty() || !role_of(config_).judges()) {
     return false;
   }
   return pipeline_.last_seq() >= std::max(snapshot_seq_ + every, snapshot_retry_seq_);

@@ -11,17 +11,13 @@
 #include <thread>
 
 #include "daemon/kafka/message.h"
+#include "daemon/kafka/roles.h"
 #include "daemon/ops/log.h"
 #include "daemon/pipeline/pipeline.h"
 
 namespace newsflow::daemon {
 
 using namespace internal;
-
-std::vector<std::string> input_topics(const config::Config& config) {
-  if (config.role == config::Role::kDedup) return {config.topics.extracted};
-  return {config.topics.pages, config.topics.feeds};
-}
 
 StateStore::StateStore(const config::Config& config, Metrics& metrics, Pipeline& pipeline,
                        SystemdNotifier& notifier, const std::atomic<bool>& stop)
@@ -30,7 +26,7 @@ StateStore::StateStore(const config::Config& config, Metrics& metrics, Pipeline&
       pipeline_(pipeline),
       notifier_(notifier),
       stop_(stop),
-      inputs_(input_topics(config)) {}
+      inputs_(role_of(config).input_topics(config.topics)) {}
 
 namespace {
 
@@ -102,14 +98,14 @@ tl::expected<void, std::string> StateStore::refresh_committed(rd_kafka_t* group)
 }
 
 void StateStore::note_judged(const rd_kafka_message_t* state_record) {
-  if (config_.role != config::Role::kDedup) return;
+  if (!role_of(config_).reads_extracted()) return;
   note_judged(header_of(state_record, kSourceHeader), header_of(state_record, kInputHeader),
               key_of(state_record));
 }
 
 void StateStore::note_judged(std::string_view source_header, std::string_view input_header,
                              std::string_view id) {
-  if (config_.role != config::Role::kDedup) return;
+  if (!role_of(config_).reads_extracted()) return;
   const auto source = parse_position(source_header);
   const auto at = parse_position(input_header);
   if (source && at && at->topic == config_.topics.extracted) {
@@ -146,10 +142,10 @@ tl::expected<std::unique_ptr<ChangelogTail>, std::string> StateStore::open_tail(
       create_client(ClientKind::kConsumer, std::move(*conf),
                     {{"enable.partition.eof", "true"}, {"enable.auto.commit", "false"}});
   if (!consumer) return tl::unexpected(consumer.error());
-  // A standby applies the owner's records once their inputs are committed (`admit`); an
-  // extractor learns links from every record.
+  // A judge's tail (a standby's) applies the owner's records once their inputs are committed
+  // (`admit`); an extractor learns links from every record.
   ChangelogTail::Admit gate;
-  if (config_.role == config::Role::kDedup) {
+  if (role_of(config_).judges()) {
     gate = [this](const rd_kafka_message_t* m, bool final) {
       const Admission a = admit(m, final);
       if (a == Admission::kApply) note_judged(m);  // applied next

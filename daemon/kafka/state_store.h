@@ -30,9 +30,6 @@ class Pipeline;
 class RecordCollector;
 class SystemdNotifier;
 
-/// The topics a role consumes: pages and feeds, or (the dedup role) the extracted articles.
-std::vector<std::string> input_topics(const config::Config& config);
-
 /// The judging state as the state changelog (`topics.state`) holds it, and what this process
 /// knows of that changelog: the restore at start (the changelog's newest snapshot and the records
 /// after it, or the articles topic when there is no changelog yet), the keys of the records

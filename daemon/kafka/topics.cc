@@ -6,6 +6,7 @@
 #include <memory>
 #include <string_view>
 
+#include "daemon/kafka/roles.h"
 #include "daemon/ops/log.h"
 
 namespace newsflow::daemon {
@@ -213,21 +214,11 @@ tl::expected<std::map<std::string, std::string>, std::string> create_topics(
 
 std::vector<config::Problem> check_compacted_topics(rd_kafka_t* rk, const config::Config& config) {
   // The changelog everywhere (an extractor learns fetched links from it); the stories topic
-  // where stories are written.
-  std::vector<std::pair<std::string, std::string>> musts;  // (key, topic)
-  if (!config.topics.state.empty()) musts.emplace_back("topics.state", config.topics.state);
-  if (config.role != config::Role::kExtract) {
-    musts.emplace_back("topics.stories", config.topics.stories);
-  }
-  // What the role's producer writes: a topic that takes smaller batches than it makes refuses
-  // ordinary records.
-  std::vector<std::string> outputs{config.topics.dlq};
-  if (config.role == config::Role::kExtract) {
-    outputs.push_back(config.topics.extracted);
-  } else {
-    outputs.insert(outputs.end(),
-                   {config.topics.articles, config.topics.stories, config.topics.state});
-  }
+  // where stories are written. And what the role's producer writes: a topic that takes smaller
+  // batches than it makes refuses ordinary records.
+  TopicNeeds needs = role_of(config).topic_needs(config.topics);
+  const std::vector<std::pair<std::string, std::string>>& musts = needs.compacted;  // key, topic
+  std::vector<std::string>& outputs = needs.produced;
   std::erase_if(outputs, [](const std::string& t) { return t.empty(); });
   std::vector<std::string> names = outputs;
   for (const auto& m : musts) names.push_back(m.second);

@@ -64,7 +64,7 @@ TEST(PartitionIntakeOnMockCluster, ARecordFetchedAfterItsPartitionsEndKeepsItsTu
   PartitionIntake::Listener listener;
   listener.revoked = [](const PartitionIntake::Partition&) { return std::size_t{0}; };
   PartitionIntake intake{config, metrics, store, stop, listener};
-  ASSERT_TRUE(intake.open(bootstrap, /*leased=*/false));
+  ASSERT_TRUE(intake.open(bootstrap));
   ASSERT_TRUE(intake.subscribe());
 
   std::vector<std::pair<int, std::int64_t>> order;  // partition, offset
