@@ -205,8 +205,9 @@ tl::expected<void, std::vector<config::Problem>> Daemon::start(const std::string
     retrier_ = std::move(*retrier);
   }
   std::string names;
-  for (const std::string& t : role_.input_topics(config_.topics))
+  for (const std::string& t : role_.input_topics(config_.topics)) {
     names += (names.empty() ? "" : ",") + t;
+  }
   log::info("kafka_subscribed", {{"bootstrap", bootstrap},
                                  {"group_id", intake_.group()},
                                  {"group_instance_id", intake_.instance_id()},

@@ -9,7 +9,6 @@
 #include "daemon/kafka/changelog_tail.h"
 #include "daemon/kafka/message.h"
 #include "daemon/kafka/roles.h"
-#include "daemon/kafka/state_store.h"
 #include "daemon/kafka/transaction.h"
 #include "daemon/ops/log.h"
 
