@@ -521,6 +521,10 @@ void PartitionIntake::count_order() {
     metrics_.order_passed_over(static_cast<double>(n - passed_over_reported_));
     passed_over_reported_ = n;
   }
+  if (const std::uint64_t n = merger_.late(); n > late_reported_) {
+    metrics_.order_late(static_cast<double>(n - late_reported_));
+    late_reported_ = n;
+  }
 }
 
 }  // namespace newsflow::daemon

@@ -144,6 +144,7 @@ class PartitionIntake {
   std::map<Partition, std::int64_t> next_offset_;
   std::vector<Taken>* collecting_ = nullptr;  // the batch being collected
   std::uint64_t passed_over_reported_ = 0;    // merger_.passed_over() as last counted
+  std::uint64_t late_reported_ = 0;           // merger_.late() as last counted
   // The consumer queue (rebalances, errors) is looked at this often while the partition queues
   // keep every batch full: a backlog would otherwise hold a rebalance back until it is drained.
   Clock::time_point last_consumer_poll_{};

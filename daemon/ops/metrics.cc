@@ -80,6 +80,12 @@ Metrics::Intake Metrics::register_intake(prometheus::Registry& r) {
                   "over (idle for kafka.max_idle_ms, or lagging for 10 s): possibly out of "
                   "event-time order")
               .Add({}),
+      .order_late =
+          counter(r, "newsflow_order_late_total",
+                  "Inputs that arrived older than an input already taken from another partition "
+                  "(held back by their producer past kafka's waits, or of a partition passed "
+                  "over): judged out of event-time order, their verdicts may differ from replay's")
+              .Add({}),
       .handed_over_again =
           counter(r, "newsflow_handed_over_again_total",
                   "Extracted records of inputs judged before, handed over again by an extractor "

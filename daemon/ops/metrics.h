@@ -74,6 +74,7 @@ class Metrics {
   void committed() { delivery_.commits.Increment(); }
   void commit_failed() { delivery_.commit_failures.Increment(); }
   void order_passed_over(double records) { intake_.order_passed_over.Increment(records); }
+  void order_late(double records) { intake_.order_late.Increment(records); }
   void handed_over_again() { intake_.handed_over_again.Increment(); }
   void stage_seconds(const std::string& stage, double seconds);
   void consumer_lag(const std::string& topic, int partition, double messages) {
@@ -150,6 +151,7 @@ class Metrics {
   struct Intake {
     prometheus::Family<prometheus::Gauge>& lag;
     prometheus::Counter& order_passed_over;
+    prometheus::Counter& order_late;
     prometheus::Counter& handed_over_again;
     prometheus::Gauge& order_buffer_messages;
     prometheus::Gauge& order_buffer_bytes;
