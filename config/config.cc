@@ -273,6 +273,208 @@ void apply_env(YAML::Node& root, const Environment& env, std::vector<Problem>& p
   }
 }
 
+// Each section of the file, read into its part of the configuration in the order they are listed.
+
+void read_kafka(Section k, Config& c) {
+  k.string("brokers", c.kafka.brokers);
+  k.string("group_id", c.kafka.group_id);
+  if (c.kafka.group_id.empty()) k.problem("group_id", "must not be empty");
+  k.string("group_instance_id", c.kafka.group_instance_id);
+  k.properties("client", c.kafka.client);
+  k.properties("consumer", c.kafka.consumer);
+  k.properties("producer", c.kafka.producer);
+  k.properties("lease", c.kafka.lease);
+  k.integer("batch_max_messages", c.kafka.batch_max_messages, 1, 100000);
+  k.integer("batch_max_ms", c.kafka.batch_max_ms, 1, 60000);
+  k.integer("flush_timeout_ms", c.kafka.flush_timeout_ms, 100, 600000);
+  k.integer("commit_interval_ms", c.kafka.commit_interval_ms, 0, 600000);
+  k.integer("batch_max_bytes", c.kafka.batch_max_bytes, 1 << 16, 1LL << 34);
+  k.integer("drain_timeout_ms", c.kafka.drain_timeout_ms, 0, 600000);
+  k.integer("max_idle_ms", c.kafka.max_idle_ms, 0, 600000);
+  k.integer("extractor_silence_ms", c.kafka.extractor_silence_ms, 0, 3600000);
+  k.integer("dlq_max_payload_bytes", c.kafka.dlq_max_payload_bytes, 0, 1LL << 30);
+  k.integer("state_snapshot_articles", c.kafka.state_snapshot_articles, 0, 1LL << 32);
+  k.integer("restore_buffer_bytes", c.kafka.restore_buffer_bytes, 0, 1LL << 40);
+  k.choice("delivery", c.kafka.delivery,
+           {{"at_least_once", Delivery::kAtLeastOnce}, {"exactly_once", Delivery::kExactlyOnce}});
+  k.string("transactional_id", c.kafka.transactional_id);
+  if (c.kafka.transactional_id.empty()) k.problem("transactional_id", "must not be empty");
+  k.integer("embedded_brokers", c.kafka.embedded_brokers, 1, 9);
+  k.integer("embedded_partitions", c.kafka.embedded_partitions, 1, 256);
+  k.integer("workers", c.kafka.workers, 0, 256);
+}
+
+void read_topics(Section t, Config& c) {
+  for (auto [key, field] : {std::pair{"pages", &c.topics.pages},
+                            {"feeds", &c.topics.feeds},
+                            {"articles", &c.topics.articles},
+                            {"stories", &c.topics.stories},
+                            {"dlq", &c.topics.dlq}}) {
+    t.string(key, *field);
+    if (field->empty()) t.problem(key, "topic name must not be empty");
+  }
+  t.string("state", c.topics.state);  // empty: no changelog (restore from the articles)
+  t.string("extracted", c.topics.extracted);
+  if (c.topics.extracted.empty()) t.problem("extracted", "topic name must not be empty");
+  t.string("dedup_lease", c.topics.dedup_lease);      // empty: no standby
+  t.string("fetch_retries", c.topics.fetch_retries);  // empty: no later tries
+}
+
+// The role, and what it needs of the sections read before it.
+void read_role(Section& top, Config& c) {
+  top.choice("role", c.role,
+             {{"all", Role::kAll}, {"extract", Role::kExtract}, {"dedup", Role::kDedup}});
+  if (c.role == Role::kDedup && !c.topics.dedup_lease.empty() && c.topics.state.empty()) {
+    top.problem("topics",
+                "topics.dedup_lease needs topics.state: a standby follows the "
+                "owner through the state changelog (set both, or dedup_lease: \"\")");
+  }
+  if (c.role != Role::kAll && c.kafka.brokers.empty()) {
+    top.problem("role", "'" + std::string(role_name(c.role)) +
+                            "' shares the work with other processes through Kafka: it needs "
+                            "kafka.brokers (an embedded cluster is private to one process)");
+  }
+}
+
+void read_http(Section h, Config& c) {
+  h.string("listen", c.http.listen);
+  const auto colon = c.http.listen.rfind(':');
+  if (!c.http.listen.empty() &&
+      (colon == std::string::npos || colon + 1 == c.http.listen.size() ||
+       c.http.listen.find_first_not_of("0123456789", colon + 1) != std::string::npos)) {
+    h.problem("listen",
+              "must be host:port (empty disables the HTTP endpoint), got '" + c.http.listen + "'");
+  }
+}
+
+void read_state(Section st, Config& c) { st.string("dir", c.state.dir); }
+
+void read_log(Section l, Config& c) {
+  l.string_choice("format", c.log.format, {"text", "json"});
+  l.string_choice("level", c.log.level, {"debug", "info", "warn", "error"});
+}
+
+void read_extract(Section e, Config& c) {
+  std::string method = "mss";
+  e.string("method", method);
+  if (!extractors::parse_extract_method(method, c.extract.method)) {
+    e.problem("method", "must be one of mss, finn, got '" + method + "'");
+  }
+  e.string("model_file", c.extract_model_file);
+  e.number("drop_below", c.extract.segment.drop_below, 0.0, 1.0);
+  e.number("secondary_share", c.extract.segment.secondary_share, 0.0, 10.0);
+  e.integer("min_run_words", c.extract.segment.min_run_words, 0, 100000);
+  e.boolean("drop_comments", c.extract.segment.drop_comments);
+  e.integer("max_html_bytes", c.extract.max_html_bytes, 1024, 1LL << 30);
+  e.integer("max_nesting_depth", c.extract.max_nesting_depth, 16, 1000000);
+  e.integer("max_feed_items", c.extract.max_feed_items, 1, 1000000);
+  e.integer("max_elements", c.extract.max_elements, 1000, 100000000);
+  e.integer("max_page_words", c.extract.max_page_words, 1000, 100000000);
+  e.integer("min_text_chars", c.extract.min_text_chars, 0, 1 << 20);
+  e.integer("max_text_bytes", c.extract.max_text_bytes, 1024, 1LL << 30);
+}
+
+void read_window(Section w, Config& c) {
+  long long hours = 72;
+  w.integer("hours", hours, 1, 24 * 365);
+  c.window.window_seconds = hours * 3600;
+  c.stories.window_seconds = hours * 3600;
+  c.boilerplate.window_seconds = hours * 3600;
+  long long lead_minutes = 60;
+  w.integer("max_lead_minutes", lead_minutes, 0, 24 * 60 * 365);
+  c.max_event_lead_seconds = lead_minutes * 60;
+  w.integer("max_articles", c.window.max_articles, 0, 16777215);  // DedupWindow::kMaxArticles
+}
+
+void read_dedup(Section d, Config& c) {
+  std::string scheme = "weighted";
+  d.string("signature", scheme);
+  if (!dedup::parse_signature_scheme(scheme, c.signature.scheme)) {
+    d.problem(
+        "signature",
+        "must be one of weighted, shingles, spotsigs, sentences, simhash, got '" + scheme + "'");
+  }
+  // Measured best phrase lengths: 7 words weighted, 5 for the plain schemes.
+  if (c.signature.scheme != dedup::SignatureScheme::kWeighted) c.signature.shingle_words = 5;
+  c.window.simhash = c.signature.scheme == dedup::SignatureScheme::kSimHash;
+  d.integer("simhash_max_bits", c.window.simhash_max_bits, 0, 32);
+  d.integer("shingle_words", c.signature.shingle_words, 1, 16);
+  d.integer("spot_chain", c.signature.spot_chain, 1, 8);
+  d.number("near_threshold", c.window.near_threshold, 0.0, 1.0);
+  d.number("contained_threshold", c.window.contained_threshold, 0.0, 1.0);
+  d.number("contained_max_ratio", c.window.contained_max_ratio, 0.0, 1.0);
+  d.integer("bands", c.window.bands, 1, dedup::kSketchSlots);
+  d.integer("min_phrases", c.window.min_phrases, 0, 100000);
+  std::string site_boilerplate = c.boilerplate.enabled ? "true" : "false";
+  d.string("site_boilerplate", site_boilerplate);
+  if (site_boilerplate != "true" && site_boilerplate != "false") {
+    d.problem("site_boilerplate", "must be true or false, got '" + site_boilerplate + "'");
+  }
+  c.boilerplate.enabled = site_boilerplate == "true";
+  d.integer("boilerplate_min_pages", c.boilerplate.min_other_pages, 1, 254);
+  if (dedup::kSketchSlots % c.window.bands != 0) {
+    d.problem("bands", "must divide " + std::to_string(dedup::kSketchSlots));
+  }
+}
+
+void read_fetch(Section f, Config& c) {
+  f.boolean("enabled", c.fetch.enabled);
+  f.integer("min_feed_words", c.fetch.min_feed_words, 0, 1000000);
+  f.string("user_agent", c.fetch.user_agent);
+  if (c.fetch.user_agent.empty()) f.problem("user_agent", "must not be empty");
+  f.integer("max_concurrency", c.fetch.max_concurrency, 1, 1024);
+  f.integer("per_host_concurrency", c.fetch.per_host_concurrency, 1, 64);
+  f.integer("host_delay_ms", c.fetch.host_delay_ms, 0, 600000);
+  f.integer("connect_timeout_ms", c.fetch.connect_timeout_ms, 100, 600000);
+  f.integer("timeout_ms", c.fetch.timeout_ms, 100, 600000);
+  f.integer("max_redirects", c.fetch.max_redirects, 0, 50);
+  f.integer("max_body_bytes", c.fetch.max_body_bytes, 1024, 1LL << 30);
+  f.integer("retries", c.fetch.retries, 0, 10);
+  f.integer("retry_backoff_ms", c.fetch.retry_backoff_ms, 0, 600000);
+  f.string_list("allow_networks", c.fetch.allow_networks);
+  f.integer("seen_urls_max", c.fetch.seen_urls_max, 0, 100000000);
+  f.boolean("robots_txt", c.fetch.robots_txt);
+  f.integer("robots_cache_seconds", c.fetch.robots_cache_seconds, 0, 86400);
+  f.integer("robots_error_seconds", c.fetch.robots_error_seconds, 0, 86400);
+  f.integer("max_crawl_delay_ms", c.fetch.max_crawl_delay_ms, 0, 600000);
+  f.integer("batch_deadline_ms", c.fetch.batch_deadline_ms, 0, 600000);
+  f.integer("batch_wait_ms", c.fetch.batch_wait_ms, 0, 600000);
+  f.integer("requeue_attempts", c.fetch.requeue_attempts, 0, 100);
+  f.integer("requeue_backoff_ms", c.fetch.requeue_backoff_ms, 10, 86400000);
+  f.integer("requeue_max_backoff_ms", c.fetch.requeue_max_backoff_ms, 10, 7 * 86400000LL);
+  if (c.fetch.requeue_max_backoff_ms < c.fetch.requeue_backoff_ms) {
+    f.problem("requeue_max_backoff_ms", "must not be less than requeue_backoff_ms");
+  }
+}
+
+void read_stories(Section s, Config& c) {
+  s.integer("max_listed", c.stories.max_listed, 1, 100000);
+  s.number("similarity_threshold", c.stories.similarity_threshold, 0.0, 1.0);
+  s.number("decay_hours", c.stories.decay_hours, 0.1, 24.0 * 365);
+  s.integer("text_words", c.stories.text_words, 0, 100000);
+  s.number("title_weight", c.stories.title_weight, 0.0, 100.0);
+  s.integer("lead_words", c.stories.lead_words, 0, 100000);
+  s.number("lead_weight", c.stories.lead_weight, 1.0, 100.0);
+  s.integer("stem_chars", c.stories.stem_chars, 0, 100);
+  s.number("entity_boost", c.stories.entity_boost, 0.1, 10.0);
+  s.integer("terms_per_article", c.stories.terms_per_article, 1, 10000);
+  s.number("merge_threshold", c.stories.merge_threshold, 0.0, 1.0);
+  s.boolean("within_language", c.stories.within_language);
+  s.boolean("related_across_languages", c.stories.related_across_languages);
+  s.number("related_threshold", c.stories.related_threshold, 0.0, 1.0);
+  s.integer("related_max", c.stories.related_max, 1, 100);
+  {
+    Section m = s.section("model");
+    m.number("bias", c.stories.model.bias, -1000.0, 1000.0);
+    m.number("cosine", c.stories.model.cosine, -1000.0, 1000.0);
+    m.number("containment", c.stories.model.containment, -1000.0, 1000.0);
+  }
+  if (c.stories.merge_threshold > 0 && c.stories.merge_threshold < c.stories.similarity_threshold) {
+    s.problem("merge_threshold",
+              "must be 0 (never merge) or at least stories.similarity_threshold");
+  }
+}
+
 // parse_config, noting every key it reads in `keys` when that is set.
 tl::expected<Config, std::vector<Problem>> parse(std::string_view yaml_text, const Environment& env,
                                                  std::vector<KeyInfo>* keys) {
@@ -292,206 +494,17 @@ tl::expected<Config, std::vector<Problem>> parse(std::string_view yaml_text, con
   Config c;
   {
     Section top(root, "", problems, keys);
-    {
-      Section k = top.section("kafka");
-      k.string("brokers", c.kafka.brokers);
-      k.string("group_id", c.kafka.group_id);
-      if (c.kafka.group_id.empty()) k.problem("group_id", "must not be empty");
-      k.string("group_instance_id", c.kafka.group_instance_id);
-      k.properties("client", c.kafka.client);
-      k.properties("consumer", c.kafka.consumer);
-      k.properties("producer", c.kafka.producer);
-      k.properties("lease", c.kafka.lease);
-      k.integer("batch_max_messages", c.kafka.batch_max_messages, 1, 100000);
-      k.integer("batch_max_ms", c.kafka.batch_max_ms, 1, 60000);
-      k.integer("flush_timeout_ms", c.kafka.flush_timeout_ms, 100, 600000);
-      k.integer("commit_interval_ms", c.kafka.commit_interval_ms, 0, 600000);
-      k.integer("batch_max_bytes", c.kafka.batch_max_bytes, 1 << 16, 1LL << 34);
-      k.integer("drain_timeout_ms", c.kafka.drain_timeout_ms, 0, 600000);
-      k.integer("max_idle_ms", c.kafka.max_idle_ms, 0, 600000);
-      k.integer("extractor_silence_ms", c.kafka.extractor_silence_ms, 0, 3600000);
-      k.integer("dlq_max_payload_bytes", c.kafka.dlq_max_payload_bytes, 0, 1LL << 30);
-      k.integer("state_snapshot_articles", c.kafka.state_snapshot_articles, 0, 1LL << 32);
-      k.integer("restore_buffer_bytes", c.kafka.restore_buffer_bytes, 0, 1LL << 40);
-      k.choice(
-          "delivery", c.kafka.delivery,
-          {{"at_least_once", Delivery::kAtLeastOnce}, {"exactly_once", Delivery::kExactlyOnce}});
-      k.string("transactional_id", c.kafka.transactional_id);
-      if (c.kafka.transactional_id.empty()) k.problem("transactional_id", "must not be empty");
-      k.integer("embedded_brokers", c.kafka.embedded_brokers, 1, 9);
-      k.integer("embedded_partitions", c.kafka.embedded_partitions, 1, 256);
-      k.integer("workers", c.kafka.workers, 0, 256);
-    }
-    {
-      Section t = top.section("topics");
-      for (auto [key, field] : {std::pair{"pages", &c.topics.pages},
-                                {"feeds", &c.topics.feeds},
-                                {"articles", &c.topics.articles},
-                                {"stories", &c.topics.stories},
-                                {"dlq", &c.topics.dlq}}) {
-        t.string(key, *field);
-        if (field->empty()) t.problem(key, "topic name must not be empty");
-      }
-      t.string("state", c.topics.state);  // empty: no changelog (restore from the articles)
-      t.string("extracted", c.topics.extracted);
-      if (c.topics.extracted.empty()) t.problem("extracted", "topic name must not be empty");
-      t.string("dedup_lease", c.topics.dedup_lease);      // empty: no standby
-      t.string("fetch_retries", c.topics.fetch_retries);  // empty: no later tries
-    }
-    top.choice("role", c.role,
-               {{"all", Role::kAll}, {"extract", Role::kExtract}, {"dedup", Role::kDedup}});
-    if (c.role == Role::kDedup && !c.topics.dedup_lease.empty() && c.topics.state.empty()) {
-      top.problem("topics",
-                  "topics.dedup_lease needs topics.state: a standby follows the "
-                  "owner through the state changelog (set both, or dedup_lease: \"\")");
-    }
-    if (c.role != Role::kAll && c.kafka.brokers.empty()) {
-      top.problem("role", "'" + std::string(role_name(c.role)) +
-                              "' shares the work with other processes through Kafka: it needs "
-                              "kafka.brokers (an embedded cluster is private to one process)");
-    }
-    {
-      Section h = top.section("http");
-      h.string("listen", c.http.listen);
-      const auto colon = c.http.listen.rfind(':');
-      if (!c.http.listen.empty() &&
-          (colon == std::string::npos || colon + 1 == c.http.listen.size() ||
-           c.http.listen.find_first_not_of("0123456789", colon + 1) != std::string::npos)) {
-        h.problem("listen", "must be host:port (empty disables the HTTP endpoint), got '" +
-                                c.http.listen + "'");
-      }
-    }
-    {
-      Section st = top.section("state");
-      st.string("dir", c.state.dir);
-    }
-    {
-      Section l = top.section("log");
-      l.string_choice("format", c.log.format, {"text", "json"});
-      l.string_choice("level", c.log.level, {"debug", "info", "warn", "error"});
-    }
-    {
-      Section e = top.section("extract");
-      std::string method = "mss";
-      e.string("method", method);
-      if (!extractors::parse_extract_method(method, c.extract.method)) {
-        e.problem("method", "must be one of mss, finn, got '" + method + "'");
-      }
-      e.string("model_file", c.extract_model_file);
-      e.number("drop_below", c.extract.segment.drop_below, 0.0, 1.0);
-      e.number("secondary_share", c.extract.segment.secondary_share, 0.0, 10.0);
-      e.integer("min_run_words", c.extract.segment.min_run_words, 0, 100000);
-      e.boolean("drop_comments", c.extract.segment.drop_comments);
-      e.integer("max_html_bytes", c.extract.max_html_bytes, 1024, 1LL << 30);
-      e.integer("max_nesting_depth", c.extract.max_nesting_depth, 16, 1000000);
-      e.integer("max_feed_items", c.extract.max_feed_items, 1, 1000000);
-      e.integer("max_elements", c.extract.max_elements, 1000, 100000000);
-      e.integer("max_page_words", c.extract.max_page_words, 1000, 100000000);
-      e.integer("min_text_chars", c.extract.min_text_chars, 0, 1 << 20);
-      e.integer("max_text_bytes", c.extract.max_text_bytes, 1024, 1LL << 30);
-    }
-    {
-      Section w = top.section("window");
-      long long hours = 72;
-      w.integer("hours", hours, 1, 24 * 365);
-      c.window.window_seconds = hours * 3600;
-      c.stories.window_seconds = hours * 3600;
-      c.boilerplate.window_seconds = hours * 3600;
-      long long lead_minutes = 60;
-      w.integer("max_lead_minutes", lead_minutes, 0, 24 * 60 * 365);
-      c.max_event_lead_seconds = lead_minutes * 60;
-      w.integer("max_articles", c.window.max_articles, 0, 16777215);  // DedupWindow::kMaxArticles
-    }
-    {
-      Section d = top.section("dedup");
-      std::string scheme = "weighted";
-      d.string("signature", scheme);
-      if (!dedup::parse_signature_scheme(scheme, c.signature.scheme)) {
-        d.problem("signature",
-                  "must be one of weighted, shingles, spotsigs, sentences, simhash, got '" +
-                      scheme + "'");
-      }
-      // Measured best phrase lengths: 7 words weighted, 5 for the plain schemes.
-      if (c.signature.scheme != dedup::SignatureScheme::kWeighted) c.signature.shingle_words = 5;
-      c.window.simhash = c.signature.scheme == dedup::SignatureScheme::kSimHash;
-      d.integer("simhash_max_bits", c.window.simhash_max_bits, 0, 32);
-      d.integer("shingle_words", c.signature.shingle_words, 1, 16);
-      d.integer("spot_chain", c.signature.spot_chain, 1, 8);
-      d.number("near_threshold", c.window.near_threshold, 0.0, 1.0);
-      d.number("contained_threshold", c.window.contained_threshold, 0.0, 1.0);
-      d.number("contained_max_ratio", c.window.contained_max_ratio, 0.0, 1.0);
-      d.integer("bands", c.window.bands, 1, dedup::kSketchSlots);
-      d.integer("min_phrases", c.window.min_phrases, 0, 100000);
-      std::string site_boilerplate = c.boilerplate.enabled ? "true" : "false";
-      d.string("site_boilerplate", site_boilerplate);
-      if (site_boilerplate != "true" && site_boilerplate != "false") {
-        d.problem("site_boilerplate", "must be true or false, got '" + site_boilerplate + "'");
-      }
-      c.boilerplate.enabled = site_boilerplate == "true";
-      d.integer("boilerplate_min_pages", c.boilerplate.min_other_pages, 1, 254);
-      if (dedup::kSketchSlots % c.window.bands != 0) {
-        d.problem("bands", "must divide " + std::to_string(dedup::kSketchSlots));
-      }
-    }
-    {
-      Section f = top.section("fetch");
-      f.boolean("enabled", c.fetch.enabled);
-      f.integer("min_feed_words", c.fetch.min_feed_words, 0, 1000000);
-      f.string("user_agent", c.fetch.user_agent);
-      if (c.fetch.user_agent.empty()) f.problem("user_agent", "must not be empty");
-      f.integer("max_concurrency", c.fetch.max_concurrency, 1, 1024);
-      f.integer("per_host_concurrency", c.fetch.per_host_concurrency, 1, 64);
-      f.integer("host_delay_ms", c.fetch.host_delay_ms, 0, 600000);
-      f.integer("connect_timeout_ms", c.fetch.connect_timeout_ms, 100, 600000);
-      f.integer("timeout_ms", c.fetch.timeout_ms, 100, 600000);
-      f.integer("max_redirects", c.fetch.max_redirects, 0, 50);
-      f.integer("max_body_bytes", c.fetch.max_body_bytes, 1024, 1LL << 30);
-      f.integer("retries", c.fetch.retries, 0, 10);
-      f.integer("retry_backoff_ms", c.fetch.retry_backoff_ms, 0, 600000);
-      f.string_list("allow_networks", c.fetch.allow_networks);
-      f.integer("seen_urls_max", c.fetch.seen_urls_max, 0, 100000000);
-      f.boolean("robots_txt", c.fetch.robots_txt);
-      f.integer("robots_cache_seconds", c.fetch.robots_cache_seconds, 0, 86400);
-      f.integer("robots_error_seconds", c.fetch.robots_error_seconds, 0, 86400);
-      f.integer("max_crawl_delay_ms", c.fetch.max_crawl_delay_ms, 0, 600000);
-      f.integer("batch_deadline_ms", c.fetch.batch_deadline_ms, 0, 600000);
-      f.integer("batch_wait_ms", c.fetch.batch_wait_ms, 0, 600000);
-      f.integer("requeue_attempts", c.fetch.requeue_attempts, 0, 100);
-      f.integer("requeue_backoff_ms", c.fetch.requeue_backoff_ms, 10, 86400000);
-      f.integer("requeue_max_backoff_ms", c.fetch.requeue_max_backoff_ms, 10, 7 * 86400000LL);
-      if (c.fetch.requeue_max_backoff_ms < c.fetch.requeue_backoff_ms) {
-        f.problem("requeue_max_backoff_ms", "must not be less than requeue_backoff_ms");
-      }
-    }
-    {
-      Section s = top.section("stories");
-      s.integer("max_listed", c.stories.max_listed, 1, 100000);
-      s.number("similarity_threshold", c.stories.similarity_threshold, 0.0, 1.0);
-      s.number("decay_hours", c.stories.decay_hours, 0.1, 24.0 * 365);
-      s.integer("text_words", c.stories.text_words, 0, 100000);
-      s.number("title_weight", c.stories.title_weight, 0.0, 100.0);
-      s.integer("lead_words", c.stories.lead_words, 0, 100000);
-      s.number("lead_weight", c.stories.lead_weight, 1.0, 100.0);
-      s.integer("stem_chars", c.stories.stem_chars, 0, 100);
-      s.number("entity_boost", c.stories.entity_boost, 0.1, 10.0);
-      s.integer("terms_per_article", c.stories.terms_per_article, 1, 10000);
-      s.number("merge_threshold", c.stories.merge_threshold, 0.0, 1.0);
-      s.boolean("within_language", c.stories.within_language);
-      s.boolean("related_across_languages", c.stories.related_across_languages);
-      s.number("related_threshold", c.stories.related_threshold, 0.0, 1.0);
-      s.integer("related_max", c.stories.related_max, 1, 100);
-      {
-        Section m = s.section("model");
-        m.number("bias", c.stories.model.bias, -1000.0, 1000.0);
-        m.number("cosine", c.stories.model.cosine, -1000.0, 1000.0);
-        m.number("containment", c.stories.model.containment, -1000.0, 1000.0);
-      }
-      if (c.stories.merge_threshold > 0 &&
-          c.stories.merge_threshold < c.stories.similarity_threshold) {
-        s.problem("merge_threshold",
-                  "must be 0 (never merge) or at least stories.similarity_threshold");
-      }
-    }
+    read_kafka(top.section("kafka"), c);
+    read_topics(top.section("topics"), c);
+    read_role(top, c);
+    read_http(top.section("http"), c);
+    read_state(top.section("state"), c);
+    read_log(top.section("log"), c);
+    read_extract(top.section("extract"), c);
+    read_window(top.section("window"), c);
+    read_dedup(top.section("dedup"), c);
+    read_fetch(top.section("fetch"), c);
+    read_stories(top.section("stories"), c);
   }
   if (!problems.empty()) return tl::unexpected(std::move(problems));
   return c;

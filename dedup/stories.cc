@@ -92,6 +92,41 @@ const Story& StoryBook::assign(const StoryMember& member, std::string_view title
                       terms_of(title, text, {}, member.language()), story_hint, card);
 }
 
+template <class List>
+void StoryBook::add_to_index(const std::string& story_id, const List& terms) {
+  // Looked up in one pass, the table's entries fetched ahead.
+  std::vector<std::string_view> texts;
+  texts.reserve(terms.size());
+  for (const auto& [t, w] : terms) texts.push_back(t);
+  std::vector<TermId> ids(texts.size());
+  index_.terms().intern_all(texts, ids);
+  TermWeights weights;
+  weights.reserve(terms.size());
+  std::size_t k = 0;
+  for (const auto& [t, w] : terms) weights.emplace_back(ids[k++], w);
+  index_.add_terms(index_.slot_for(story_id), weights);
+}
+
+Story* StoryBook::merge_similar(Story* story,
+                                const std::vector<std::pair<double, std::string>>& similar) {
+  for (const auto& [score, other] : similar) {
+    if (score < options_.merge_threshold || other == story->story_id) continue;
+    const auto o = stories_.find(other);
+    if (o == stories_.end()) continue;
+    if (o->second.first_seen < story->first_seen ||
+        (o->second.first_seen == story->first_seen && other < story->story_id)) {
+      Story& older = o->second;
+      older.merged_from.clear();
+      const std::string younger = story->story_id;
+      merge(older, younger);  // invalidates `story`
+      story = &stories_.find(other)->second;
+    } else {
+      merge(*story, other);
+    }
+  }
+  return story;
+}
+
 const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view title,
                                      const Verdict& verdict, std::int64_t event_time,
                                      const Terms& terms, std::string_view story_hint,
@@ -147,18 +182,7 @@ const Story& StoryBook::place(const StoryMember& member, std::string_view title,
     }
   }
   if (story_id.empty()) story_id = id;
-  {
-    std::vector<std::string_view> texts;
-    texts.reserve(terms.size());
-    for (const auto& [t, w] : terms) texts.push_back(t);
-    std::vector<TermId> ids(texts.size());
-    index_.terms().intern_all(texts, ids);
-    TermWeights weights;
-    weights.reserve(terms.size());
-    std::size_t k = 0;
-    for (const auto& [t, w] : terms) weights.emplace_back(ids[k++], w);
-    index_.add_terms(index_.slot_for(story_id), weights);
-  }
+  add_to_index(story_id, terms);
   auto [it, created] = stories_.try_emplace(story_id);
   Story* story = &it->second;
   story->merged_from.clear();
@@ -170,21 +194,7 @@ const Story& StoryBook::place(const StoryMember& member, std::string_view title,
   // Other stories the article matches as well as a story's own articles do were one story all
   // along: the older one absorbs the younger (stable ids for the bigger share of readers).
   if (options_.merge_threshold > 0 && !created) {  // a new story matched nothing well enough
-    for (const auto& [score, other] : similar) {
-      if (score < options_.merge_threshold || other == story->story_id) continue;
-      const auto o = stories_.find(other);
-      if (o == stories_.end()) continue;
-      if (o->second.first_seen < story->first_seen ||
-          (o->second.first_seen == story->first_seen && other < story->story_id)) {
-        Story& older = o->second;
-        older.merged_from.clear();
-        const std::string younger = story->story_id;
-        merge(older, younger);  // invalidates `story`
-        story = &stories_.find(other)->second;
-      } else {
-        merge(*story, other);
-      }
-    }
+    story = merge_similar(story, similar);
   }
   story->first_seen = std::min(story->first_seen, event_time);
   story->last_updated = std::max(story->last_updated, event_time);

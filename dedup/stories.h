@@ -290,6 +290,12 @@ class StoryBook {
   void count_list(const List& terms, std::int64_t event_time, std::string_view language);
   // Moves `victim` into `survivor` (both held).
   void merge(Story& survivor, const std::string& victim);
+  // The story's index entry gains `terms` (`Terms` or `TermList`).
+  template <class List>
+  void add_to_index(const std::string& story_id, const List& terms);
+  // `story` merged with the `similar` stories that score at least merge_threshold, the older
+  // absorbing the younger; returns the story the article is in now.
+  Story* merge_similar(Story* story, const std::vector<std::pair<double, std::string>>& similar);
   // A map from 32-bit keys that `similar_stories` reuses from call to call instead of
   // allocating one: a flat table probed as the dedup state's are (`internal::RobinHood`),
   // emptied key by key (its size follows the largest call, not the book). A reference it gives

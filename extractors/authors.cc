@@ -53,6 +53,30 @@ bool is_role_word(std::string_view lower) {
   return std::find(std::begin(kRoles), std::end(kRoles), lower) != std::end(kRoles);
 }
 
+// Words that announce a date ("Veröffentlicht am", "Published on", "Mis à jour le"): what a byline
+// leaves at its end once its date is cut, never the end of a name.
+bool announces_date(std::string_view lower) {
+  static constexpr std::string_view kWords[] = {"veröffentlicht",
+                                                "aktualisiert",
+                                                "erschienen",
+                                                "stand",
+                                                "am",
+                                                "vom",
+                                                "published",
+                                                "updated",
+                                                "posted",
+                                                "on",
+                                                "publié",
+                                                "mis",
+                                                "à",
+                                                "jour",
+                                                "le",
+                                                "publicado",
+                                                "actualizado",
+                                                "el"};
+  return std::find(std::begin(kWords), std::end(kWords), lower) != std::end(kWords);
+}
+
 // The days of the week and their neighbours, in English and German: what a dateline leaves in a
 // byline once its date is cut.
 bool is_day_word(std::string_view lower) {
@@ -195,13 +219,30 @@ bool is_news_agency(std::string_view name) {
          std::find(std::begin(kAgencies), std::end(kAgencies), key) != std::end(kAgencies);
 }
 
+namespace {
+
+// Whether a name credits no person: an agency, a web address, the site's own name (`site`, its
+// `name_key`) unless that reads as a person's.
+bool credits_no_person(const std::string& name, const std::string& site) {
+  const bool site_own = !site.empty() && name_key(name) == site && !reads_as_person(name);
+  return is_news_agency(name) || site_own || reads_as_domain(name);
+}
+
+}  // namespace
+
+void drop_imprint_address(std::vector<std::string>& names, std::string_view site_name) {
+  if (names.size() < 2 || !credits_no_person(names.front(), name_key(site_name))) return;
+  names.erase(std::remove_if(names.begin() + 1, names.end(),
+                             [](const std::string& n) { return !reads_as_person(n); }),
+              names.end());
+}
+
 std::string take_credits(std::vector<std::string>& names, std::string_view site_name) {
   const std::string site = name_key(site_name);
   std::string credits;
   std::vector<std::string> people;
   for (auto& n : names) {
-    const bool site_own = !site.empty() && name_key(n) == site && !reads_as_person(n);
-    if (is_news_agency(n) || site_own || reads_as_domain(n)) {
+    if (credits_no_person(n, site)) {
       if (ascii_lower(credits).find(ascii_lower(n)) != std::string::npos) continue;  // once
       if (!credits.empty()) credits += ", ";
       credits += n;
@@ -345,7 +386,12 @@ std::vector<std::string> split_authors(std::string_view text) {
       while (!lower.empty() && (lower.back() == '.' || lower.back() == ':')) lower.pop_back();
       return is_role_word(lower);
     };
-    while (!words.empty() && role(words.back())) words.pop_back();
+    const auto tail = [&role](std::string_view word) {
+      std::string lower = ascii_lower(word);
+      while (!lower.empty() && (lower.back() == '.' || lower.back() == ':')) lower.pop_back();
+      return role(word) || announces_date(lower);
+    };
+    while (!words.empty() && tail(words.back())) words.pop_back();
     std::size_t first = 0;
     while (first < words.size() && role(words[first])) ++first;
     std::string name;

@@ -24,6 +24,12 @@ bool is_news_agency(std::string_view name);
 /// Returns them joined by ", " (empty when none); the people stay in `names`, in order.
 std::string take_credits(std::vector<std::string>& names, std::string_view site_name);
 
+/// An outlet's imprint given as its author ("hessenschau.de, Frankfurt, Germany", "SPIEGEL
+/// ONLINE, Hamburg, Germany"): when the first of the names one value gave credits no person (as
+/// `take_credits` reads it), the names after it that do not read as a person's are its address,
+/// and are dropped from `names`.
+void drop_imprint_address(std::vector<std::string>& names, std::string_view site_name);
+
 /// The credit of a byline that names roles and no one ("Staff", "By Staff", "Redaktion", "The
 /// Newsroom"), as written without its "By"; empty for anything else.
 std::string staff_credit(std::string_view byline);

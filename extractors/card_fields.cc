@@ -181,7 +181,9 @@ Picked<std::vector<std::string>> pick_authors(const PageFacts& f, std::string_vi
       if (credit.value.empty()) {
         if (std::string staff = staff_credit(v); !staff.empty()) credit = {staff, {}};
       }
-      for (auto& a : split_authors(v)) people.push_back(std::move(a));
+      std::vector<std::string> parts = split_authors(v);
+      drop_imprint_address(parts, site_name);
+      for (auto& a : parts) people.push_back(std::move(a));
     }
     if (std::string c = take_credits(people, site_name); !c.empty() && credit.value.empty()) {
       credit.value = std::move(c);

@@ -416,6 +416,90 @@ const Candidate* unless_contradicted(const Candidate* pub, const std::vector<Can
   return meta ? meta : pub;
 }
 
+// Dates the page shows the reader (elements, text), as against what it declares for machines.
+bool shown_source(DateSource s) {
+  return s == DateSource::kTime || s == DateSource::kDateElement || s == DateSource::kHeaderText ||
+         s == DateSource::kItemprop;
+}
+
+// A publication date declared for machines (JSON-LD, a publication meta) that no date the page
+// shows agrees with, while the page shows one other day at least three times and more often
+// than any other: the declared date is a template's or a feed's, and the shown day is taken.
+const Candidate* unless_shown_otherwise(const Candidate* pub, const std::vector<Candidate>& cands) {
+  if (!pub || pub->tier != kDeclared ||
+      (pub->source != DateSource::kJsonLd && pub->source != DateSource::kMeta)) {
+    return pub;
+  }
+  std::vector<std::pair<UnixSeconds, std::size_t>> days;  // shown day, how often
+  for (const Candidate& c : cands) {
+    if (c.role == DateRole::kModified || !shown_source(c.source)) continue;
+    const UnixSeconds day = local_day(c);
+    if (day == local_day(*pub)) return pub;  // a shown date agrees
+    auto it =
+        std::find_if(days.begin(), days.end(), [day](const auto& d) { return d.first == day; });
+    if (it == days.end()) {
+      days.emplace_back(day, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  std::sort(days.begin(), days.end(),
+            [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (days.empty() || days[0].second < 3 || (days.size() > 1 && days[1].second == days[0].second)) {
+    return pub;
+  }
+  const UnixSeconds day = days[0].first;
+  const Candidate* best = nullptr;
+  for (const Candidate& c : cands) {
+    if (c.role == DateRole::kModified || !shown_source(c.source) || local_day(c) != day) continue;
+    if (!best || c.tier < best->tier || (c.tier == best->tier && c.distance < best->distance)) {
+      best = &c;
+    }
+  }
+  return best;
+}
+
+// The page declares its publication on one day and its update on a later one, and its generic
+// date (`date`, `dc.date`: the page's own statement of its day) names the update's day: the page
+// was published again then (a story rewritten, a guide re-dated), and the update's instant is
+// taken as its publication (the generic date often comes without its zone). A day the URL names
+// is not overruled.
+const Candidate* unless_republished(const Candidate* pub, const Candidate* mod,
+                                    const std::vector<Candidate>& cands) {
+  if (!pub || !mod || pub->source == DateSource::kUrl || mod->time <= pub->time ||
+      local_day(*pub) == local_day(*mod)) {
+    return pub;
+  }
+  const auto meta = std::find_if(cands.begin(), cands.end(), [](const Candidate& c) {
+    return c.tier == kGenericMeta && c.role != DateRole::kModified;
+  });
+  return meta != cands.end() && local_day(*meta) == local_day(*mod) ? mod : pub;
+}
+
+// More than a day apart: two instants that no time zone puts on one day.
+bool days_apart(const Candidate& a, const Candidate& b) {
+  return (a.time > b.time ? a.time - b.time : b.time - a.time) > 86400;
+}
+
+// The JSON-LD publication date and a publication meta more than a day apart: the meta is taken
+// when the page's generic date (`date`, `dc.date`) names the meta's day and is itself more than
+// a day from the JSON-LD's: two of the page's statements for machines against one. (The
+// update's day as the second witness was tried: it took the meta's day as often wrongly as
+// rightly, where the metas name the last update.)
+const Candidate* unless_disputed(const Candidate* pub, const std::vector<Candidate>& cands) {
+  if (!pub || pub->source != DateSource::kJsonLd) return pub;
+  const auto meta = std::find_if(cands.begin(), cands.end(), [pub](const Candidate& c) {
+    return c.source == DateSource::kMeta && c.tier == kDeclared && c.role != DateRole::kModified &&
+           local_day(c) != local_day(*pub);
+  });
+  if (meta == cands.end() || !days_apart(*meta, *pub)) return pub;
+  const bool confirmed = std::any_of(cands.begin(), cands.end(), [&](const Candidate& c) {
+    return c.tier == kGenericMeta && c.role != DateRole::kModified &&
+           local_day(c) == local_day(*meta) && days_apart(c, *pub);
+  });
+  return confirmed ? &*meta : pub;
+}
+
 std::string explained(const Candidate& c) {
   std::string v(date_source_name(c.source));
   if (!c.detail.empty()) v += ":" + c.detail;
@@ -439,6 +523,9 @@ PageDates choose(const std::vector<Candidate>& cands) {
     }
   }
   pub = unless_contradicted(pub, cands);
+  pub = unless_shown_otherwise(pub, cands);
+  pub = unless_disputed(pub, cands);
+  pub = unless_republished(pub, mod, cands);
   // Only an update's date is known: it is the best guess of the publication day too.
   if (!pub && mod) pub = mod;
   PageDates out;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -108,6 +109,57 @@ bool is_valid_utf8(std::string_view s) {
     i += n;
   }
   return true;
+}
+
+std::string decode_char_refs(std::string_view s) {
+  if (s.find('&') == std::string_view::npos) return std::string(s);
+  static constexpr std::pair<std::string_view, char32_t> kNamed[] = {
+      {"amp;", U'&'},  {"lt;", U'<'},    {"gt;", U'>'},
+      {"quot;", U'"'}, {"apos;", U'\''}, {"nbsp;", U'\u00a0'}};
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    if (s[i] != '&') {
+      out += s[i++];
+      continue;
+    }
+    const std::string_view rest = s.substr(i + 1);
+    std::size_t used = 0;
+    char32_t cp = 0;
+    if (rest.starts_with('#')) {
+      const bool hex = rest.size() > 1 && (rest[1] == 'x' || rest[1] == 'X');
+      std::size_t k = hex ? 2 : 1;
+      const std::size_t first = k;
+      for (; k < rest.size() && k < first + 8; ++k) {
+        const char c = rest[k];
+        int d = -1;
+        if (c >= '0' && c <= '9') d = c - '0';
+        if (hex && c >= 'a' && c <= 'f') d = c - 'a' + 10;
+        if (hex && c >= 'A' && c <= 'F') d = c - 'A' + 10;
+        if (d < 0) break;
+        cp = cp * (hex ? 16 : 10) + static_cast<char32_t>(d);
+      }
+      if (k > first && k < rest.size() && rest[k] == ';' && cp != 0 && cp <= 0x10FFFF &&
+          !(cp >= 0xD800 && cp <= 0xDFFF)) {
+        used = k + 1;
+      }
+    } else {
+      for (const auto& [name, c] : kNamed) {
+        if (rest.starts_with(name)) {
+          cp = c;
+          used = name.size();
+          break;
+        }
+      }
+    }
+    if (used == 0) {
+      out += s[i++];
+      continue;
+    }
+    append_utf8(out, cp);
+    i += 1 + used;
+  }
+  return out;
 }
 
 std::string sanitize_utf8(std::string_view s) {

@@ -17,6 +17,12 @@ char32_t decode_utf8(std::string_view s, std::size_t i, std::size_t& len);
 /// Appends the UTF-8 encoding of the code point `cp` (at most U+10FFFF) to `out`.
 void append_utf8(std::string& out, char32_t cp);
 
+/// `s` with its HTML character references decoded: numeric ones (`&#233;`, `&#xE9;`; none that
+/// names no character, a surrogate or NUL) and `&amp;`, `&lt;`, `&gt;`, `&quot;`, `&apos;`,
+/// `&nbsp;`; anything else is left as written. For values that a page's template HTML-escaped
+/// where no HTML parser reads them (JSON-LD strings).
+std::string decode_char_refs(std::string_view s);
+
 /// Replaces every ill-formed UTF-8 sequence in `s` with U+FFFD.
 std::string sanitize_utf8(std::string_view s);
 

@@ -10,6 +10,41 @@
 
 namespace newsflow::daemon {
 
+namespace {
+
+// What became of a topic (created, exists, failed, missing) and what is wrong with it, if
+// anything: `input_partitions` is the pages' and feeds' topics' partitions together.
+std::pair<std::string, std::string> check_topic(const config::Config& config,
+                                                const CreateTopicsOptions& options,
+                                                const TopicSpec& t, const TopicDescription& d,
+                                                const std::map<std::string, std::string>& created,
+                                                int input_partitions) {
+  std::string state = "exists", problem;
+  if (auto it = created.find(t.name); it != created.end() && it->second.empty()) {
+    state = "created";
+  } else if (it != created.end() && it->second != "exists") {
+    state = "failed";
+    problem = it->second;
+  }
+  if (problem.empty() && !d.exists) {
+    state = "missing";
+    problem =
+        options.check ? "does not exist (newsflow create-topics creates it)" : "does not exist";
+  } else if (problem.empty() && t.compacted && !keeps_latest_per_key(d)) {
+    problem =
+        "not compacted: retention would delete what restarts and readers need; set "
+        "cleanup.policy=compact";
+  } else if (problem.empty() && t.name == config.topics.dedup_lease && d.partitions != 1) {
+    problem = "needs exactly one partition (its owner is the one dedup process that judges)";
+  } else if (problem.empty() && t.name == config.topics.extracted &&
+             d.partitions < input_partitions) {
+    problem = "fewer partitions than the pages and feeds topics together";
+  }
+  return {state, problem};
+}
+
+}  // namespace
+
 int run_create_topics(const config::Config& config, const CreateTopicsOptions& options) {
   if (config.kafka.brokers.empty()) {
     std::fprintf(stderr, "create-topics: set kafka.brokers (NEWSFLOW_KAFKA__BROKERS)\n");
@@ -66,33 +101,14 @@ int run_create_topics(const config::Config& config, const CreateTopicsOptions& o
     auto it = described->find(name);
     return it == described->end() ? 0 : it->second.partitions;
   };
+  const int input_partitions =
+      partitions_of(config.topics.pages) + partitions_of(config.topics.feeds);
   int problems = 0, made = 0, width = 0;
   for (const auto& t : topics) width = std::max(width, static_cast<int>(t.name.size()));
   for (const auto& t : topics) {
     const TopicDescription& d = (*described)[t.name];
-    std::string state = "exists", problem;
-    if (auto it = created.find(t.name); it != created.end() && it->second.empty()) {
-      state = "created";
-      ++made;
-    } else if (it != created.end() && it->second != "exists") {
-      state = "failed";
-      problem = it->second;
-    }
-    if (problem.empty() && !d.exists) {
-      state = "missing";
-      problem =
-          options.check ? "does not exist (newsflow create-topics creates it)" : "does not exist";
-    } else if (problem.empty() && t.compacted && !keeps_latest_per_key(d)) {
-      problem =
-          "not compacted: retention would delete what restarts and readers need; set "
-          "cleanup.policy=compact";
-    } else if (problem.empty() && t.name == config.topics.dedup_lease && d.partitions != 1) {
-      problem = "needs exactly one partition (its owner is the one dedup process that judges)";
-    } else if (problem.empty() && t.name == config.topics.extracted &&
-               d.partitions <
-                   partitions_of(config.topics.pages) + partitions_of(config.topics.feeds)) {
-      problem = "fewer partitions than the pages and feeds topics together";
-    }
+    const auto [state, problem] = check_topic(config, options, t, d, created, input_partitions);
+    if (state == "created") ++made;
     std::printf("%-*s  %-8s %3d partitions  cleanup.policy=%s%s%s\n", width, t.name.c_str(),
                 state.c_str(), d.partitions,
                 d.cleanup_policy.empty() ? "-" : d.cleanup_policy.c_str(),

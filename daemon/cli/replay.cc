@@ -190,10 +190,10 @@ class ItemReader {
         }
         item.line = ++line_;
         if (too_long) {
-          item.parsed.failure =
-              Failure{"too_large", "line is longer than " + std::to_string(max_line_) + " bytes"};
+          item.parsed.failure = Failure{
+              Reason::kTooLarge, "line is longer than " + std::to_string(max_line_) + " bytes"};
         } else if (extractors::is_blank(text_)) {
-          item.parsed.failure = Failure{"empty_line", "line is blank"};
+          item.parsed.failure = Failure{Reason::kEmptyLine, "line is blank"};
         } else {
           item.raw = std::move(text_);
           text_.clear();
@@ -276,6 +276,281 @@ tl::expected<std::vector<std::string>, std::string> expand_inputs(
   return out;
 }
 
+namespace {
+
+// The files replay writes: the articles, the dead letters (stderr when none is named and the
+// articles go to stdout), the stories (none unless named).
+struct ReplayOutputs {
+  File out, dlq, stories;
+};
+
+tl::expected<ReplayOutputs, std::string> open_outputs(const ReplayPaths& paths) {
+  ReplayOutputs o;
+  o.out = open_output(paths.output);
+  if (!o.out) return tl::unexpected("cannot open output " + paths.output);
+  std::string dlq_path = paths.dlq;
+  if (dlq_path.empty()) dlq_path = paths.output == "-" ? "" : paths.output + ".dlq.jsonl";
+  o.dlq = dlq_path.empty() ? File(stderr) : open_output(dlq_path);
+  if (!o.dlq) return tl::unexpected("cannot open dead-letter file " + dlq_path);
+  o.stories = paths.stories.empty() ? File() : open_output(paths.stories);
+  if (!paths.stories.empty() && !o.stories) {
+    return tl::unexpected("cannot open stories output " + paths.stories);
+  }
+  return o;
+}
+
+using Clock = std::chrono::steady_clock;
+
+std::uint64_t ns_since(Clock::time_point t0) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
+}
+
+// One replay: the items read, each parsed and extracted on any thread (`prepare`), then judged
+// and written in input order on the calling thread (`commit`), with the progress line and the
+// counts. Not thread-safe but for `prepare`.
+class ReplayRun {
+ public:
+  ReplayRun(const config::Config& config, const ReplayPaths& paths, Metrics* metrics,
+            const std::vector<std::string>& files, ItemReader& reader,
+            std::optional<std::uint64_t> total, ReplayOutputs outputs)
+      : config_(config),
+        paths_(paths),
+        metrics_(metrics),
+        files_(files),
+        reader_(reader),
+        o_(std::move(outputs)),
+        pipeline_(config, metrics),
+        progress_(stderr, ProgressLine::mode_for(stderr, paths.quiet), "replay", "pages/s", total),
+        // Articles on the terminal the progress line is drawn on: the line makes way for each.
+        out_beside_progress_(o_.out.get() == stdout && ::isatty(STDOUT_FILENO)),
+        several_files_(files.size() > 1) {}
+
+  tl::expected<void, std::string> start_fetcher();
+  tl::expected<ReplayStats, std::string> go();
+
+ private:
+  void tick();
+  bool dead_letter(const Item& item, const Input& input, const Failure& failure,
+                   bool feed_item = false);
+  std::string where(const Item& item) const;
+  void prepare(Item& item);
+  bool commit(Item& item);
+  bool commit_pages(Item& item, std::vector<Pipeline::Extracted>& prepared);
+  bool fill(std::vector<Item>& batch, std::size_t max_items, std::size_t max_bytes);
+  bool run_on_this_thread();
+  bool run_on_pool(std::size_t jobs);
+
+  const config::Config& config_;
+  const ReplayPaths& paths_;
+  Metrics* metrics_;
+  const std::vector<std::string>& files_;
+  ItemReader& reader_;
+  ReplayOutputs o_;
+  Pipeline pipeline_;
+  std::unique_ptr<Fetcher> fetcher_;
+  ReplayStats stats_;
+  ProgressLine progress_;
+  ProgressCounts counts_;
+  const bool out_beside_progress_;
+  const bool several_files_;
+  // Where the time goes, for --stage-times (nanoseconds; parsing and extraction summed over
+  // the threads).
+  std::atomic<std::uint64_t> prepare_ns_{0};
+  std::uint64_t ordered_ns_ = 0, read_ns_ = 0;
+};
+
+tl::expected<void, std::string> ReplayRun::start_fetcher() {
+  if (config_.fetch.enabled) {
+    auto f = Fetcher::create(config_.fetch, metrics_);
+    if (!f) return tl::unexpected(f.error());
+    fetcher_ = std::move(*f);
+  }
+  return {};
+}
+
+void ReplayRun::tick() {
+  counts_.inputs = stats_.lines;
+  counts_.bytes = reader_.consumed();
+  counts_.articles = stats_.articles;
+  counts_.dead_letters = stats_.dead_letters;
+  counts_.skipped = stats_.skipped;
+  progress_.update(counts_);
+}
+
+// `feed_item`: the record is about one item of a feed line whose page could not be had, in
+// addition to the line's own outcome.
+bool ReplayRun::dead_letter(const Item& item, const Input& input, const Failure& failure,
+                            bool feed_item) {
+  nlohmann::ordered_json j;
+  if (several_files_) j["input_file"] = reader_.path(item.file);
+  j["input_line"] = item.line;
+  if (item.offset) j["input_offset"] = *item.offset;
+  if (feed_item) j["feed_item"] = true;
+  j["id"] = input.id.empty() ? nlohmann::json(nullptr) : nlohmann::json(input.id);
+  j["url"] = input.url.empty() ? nlohmann::json(nullptr) : nlohmann::json(input.url);
+  j["reason"] = failure.reason;
+  j["detail"] = failure.detail;
+  ++stats_.dead_letters;
+  ++stats_.by_dlq_reason[failure.reason];
+  if (o_.dlq.get() == stderr) progress_.clear();
+  if (metrics_) metrics_->dead_letter(failure.reason);
+  return write_line(o_.dlq.get(), j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+// The input a fatal signal names (on stderr): "FILE line N".
+std::string ReplayRun::where(const Item& item) const {
+  return files_[item.file] + (item.offset ? " record at offset " + std::to_string(*item.offset)
+                                          : " line " + std::to_string(item.line));
+}
+
+// What depends on no state: parsing the line and extracting its articles (any thread).
+void ReplayRun::prepare(Item& item) {
+  const CrashScope scope(where(item));
+  const auto t0 = Clock::now();
+  if (!item.raw.empty()) {
+    item.parsed = parse_replay_line(item.raw);
+    std::string().swap(item.raw);
+  }
+  if (!item.skip_reason && !item.parsed.failure) {
+    item.prepared = pipeline_.prepare(item.parsed.input);
+  }
+  prepare_ns_.fetch_add(ns_since(t0), std::memory_order_relaxed);
+}
+
+// Then, in input order: fetching the links of feed items (the seen-links state), judging,
+// writing. False when a file cannot be written.
+bool ReplayRun::commit(Item& item) {
+  const CrashScope scope(where(item));
+  const auto t0 = Clock::now();
+  ++stats_.lines;
+  if (metrics_) metrics_->consumed("replay", 0);
+  bool ok = true;
+  if (item.skip_reason) {
+    ++stats_.skipped;
+    ++stats_.by_skip_reason[*item.skip_reason];
+  } else if (item.parsed.failure) {
+    ok = dead_letter(item, item.parsed.input, *item.parsed.failure);
+  } else if (!*item.prepared) {
+    ok = dead_letter(item, item.parsed.input, item.prepared->error());
+  } else {
+    ok = commit_pages(item, **item.prepared);
+  }
+  item = Item{};  // its memory goes back now, not with the batch
+  tick();
+  ordered_ns_ += ns_since(t0);
+  return ok;
+}
+
+bool ReplayRun::commit_pages(Item& item, std::vector<Pipeline::Extracted>& prepared) {
+  bool ok = true;
+  if (fetcher_) {
+    std::vector<Pipeline::Extracted*> items;
+    for (auto& e : prepared) items.push_back(&e);
+    pipeline_.resolve_links(items, *fetcher_);
+    // A page that could not be had: its own DLQ line (the item keeps its teaser text in
+    // OUT when it has one).
+    for (const auto& e : prepared) {
+      if (!e.fetch_failure) continue;
+      Input feed_item;
+      feed_item.id = e.article.id;
+      feed_item.url = e.fetch_url;
+      ok = dead_letter(item, feed_item, *e.fetch_failure, true) && ok;
+    }
+  }
+  const auto outputs = pipeline_.commit(std::move(prepared), item.parsed.input);
+  pipeline_.confirm_links();
+  if (out_beside_progress_ && !outputs.empty()) progress_.clear();
+  for (const Output& o : outputs) {
+    ok = ok && write_line(o_.out.get(), article_json(o));
+    if (o_.stories) ok = ok && write_line(o_.stories.get(), story_json(o.story));
+    if (paths_.observe) paths_.observe(o);
+    ++stats_.articles;
+    if (o.verdict.kind != dedup::DupKind::kUnique) ++counts_.duplicates;
+    const std::string kind(dedup::dup_kind_name(o.verdict.kind));
+    ++stats_.by_dup_kind[kind];
+    if (metrics_) metrics_->article(kind, o.article.language);
+  }
+  return ok;
+}
+
+bool ReplayRun::fill(std::vector<Item>& batch, std::size_t max_items, std::size_t max_bytes) {
+  const auto t0 = Clock::now();
+  const bool more = reader_.fill(batch, max_items, max_bytes, stats_);
+  read_ns_ += ns_since(t0);
+  return more;
+}
+
+// A batch is bounded in bytes so memory does not grow with the input.
+constexpr std::size_t kBatchBytes = 64 << 20;
+
+// Everything on this thread, one input at a time. False when a file cannot be written.
+bool ReplayRun::run_on_this_thread() {
+  std::vector<Item> current;
+  while (fill(current, 1, kBatchBytes)) {
+    for (Item& item : current) {
+      prepare(item);
+      if (!commit(item)) return false;
+    }
+    current.clear();
+  }
+  for (Item& item : current) {  // the last one read before the end
+    prepare(item);
+    if (!commit(item)) return false;
+  }
+  return true;
+}
+
+// The pool extracts batch k+1 while this thread judges and writes batch k, then reads batch k+2
+// (and helps extract what no worker has taken yet while it waits). A batch is what one thread
+// reads while the others extract the batch before: big enough to keep every thread busy.
+bool ReplayRun::run_on_pool(std::size_t jobs) {
+  const std::size_t batch_items = 16 * jobs;
+  std::vector<Item> current, next;
+  WorkerPool pool(jobs - 1);
+  bool more = fill(current, batch_items, kBatchBytes);
+  pool.start(current.size(), [&](std::size_t i) { prepare(current[i]); });
+  while (!current.empty()) {
+    if (more) more = fill(next, batch_items, kBatchBytes);
+    pool.wait();
+    std::swap(current, next);  // `next` is the extracted batch now
+    if (!current.empty()) {
+      pool.start(current.size(), [this, &current](std::size_t i) { prepare(current[i]); });
+    }
+    for (Item& item : next) {
+      if (!commit(item)) {
+        pool.wait();
+        return false;
+      }
+    }
+    next.clear();
+  }
+  pool.wait();
+  return true;
+}
+
+tl::expected<ReplayStats, std::string> ReplayRun::go() {
+  install_crash_handler("");
+  std::size_t jobs = paths_.jobs;
+  if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
+  if (!(jobs == 1 ? run_on_this_thread() : run_on_pool(jobs))) {
+    return tl::unexpected("cannot write output: " + std::string(std::strerror(errno)));
+  }
+  if (!reader_.error().empty()) return tl::unexpected(reader_.error());
+  if (std::fflush(o_.out.get()) != 0 || std::fflush(o_.dlq.get()) != 0 ||
+      (o_.stories && std::fflush(o_.stories.get()) != 0)) {
+    return tl::unexpected(std::string("cannot flush output"));
+  }
+  stats_.stories = pipeline_.stories().size();
+  stats_.jobs = jobs;
+  stats_.read_seconds = static_cast<double>(read_ns_) / 1e9;
+  stats_.prepare_seconds = static_cast<double>(prepare_ns_.load()) / 1e9;
+  stats_.ordered_seconds = static_cast<double>(ordered_ns_) / 1e9;
+  return stats_;
+}
+
+}  // namespace
+
 tl::expected<ReplayStats, std::string> run_replay(const config::Config& config,
                                                   const ReplayPaths& paths, Metrics* metrics) {
   auto files = expand_inputs(paths.inputs);
@@ -285,201 +560,11 @@ tl::expected<ReplayStats, std::string> run_replay(const config::Config& config,
   ItemReader reader(*files, max_line, config.extract.max_html_bytes);
   auto total = reader.open_all();
   if (!total) return tl::unexpected(total.error());
-
-  File out = open_output(paths.output);
-  if (!out) return tl::unexpected("cannot open output " + paths.output);
-  std::string dlq_path = paths.dlq;
-  if (dlq_path.empty()) dlq_path = paths.output == "-" ? "" : paths.output + ".dlq.jsonl";
-  File dlq = dlq_path.empty() ? File(stderr) : open_output(dlq_path);
-  if (!dlq) return tl::unexpected("cannot open dead-letter file " + dlq_path);
-  File stories = paths.stories.empty() ? File() : open_output(paths.stories);
-  if (!paths.stories.empty() && !stories) {
-    return tl::unexpected("cannot open stories output " + paths.stories);
-  }
-
-  Pipeline pipeline(config, metrics);
-  std::unique_ptr<Fetcher> fetcher;
-  if (config.fetch.enabled) {
-    auto f = Fetcher::create(config.fetch, metrics);
-    if (!f) return tl::unexpected(f.error());
-    fetcher = std::move(*f);
-  }
-  ReplayStats stats;
-  ProgressLine progress(stderr, ProgressLine::mode_for(stderr, paths.quiet), "replay", "pages/s",
-                        *total);
-  ProgressCounts counts;
-  // Articles on the terminal the progress line is drawn on: the line makes way for each.
-  const bool out_beside_progress = out.get() == stdout && ::isatty(STDOUT_FILENO);
-  const bool several_files = files->size() > 1;
-  auto tick = [&] {
-    counts.inputs = stats.lines;
-    counts.bytes = reader.consumed();
-    counts.articles = stats.articles;
-    counts.dead_letters = stats.dead_letters;
-    counts.skipped = stats.skipped;
-    progress.update(counts);
-  };
-  // `feed_item`: the record is about one item of a feed line whose page could not be had, in
-  // addition to the line's own outcome.
-  auto dead_letter = [&](const Item& item, const Input& input, const Failure& failure,
-                         bool feed_item = false) {
-    nlohmann::ordered_json j;
-    if (several_files) j["input_file"] = reader.path(item.file);
-    j["input_line"] = item.line;
-    if (item.offset) j["input_offset"] = *item.offset;
-    if (feed_item) j["feed_item"] = true;
-    j["id"] = input.id.empty() ? nlohmann::json(nullptr) : nlohmann::json(input.id);
-    j["url"] = input.url.empty() ? nlohmann::json(nullptr) : nlohmann::json(input.url);
-    j["reason"] = failure.reason;
-    j["detail"] = failure.detail;
-    ++stats.dead_letters;
-    ++stats.by_dlq_reason[failure.reason];
-    if (dlq.get() == stderr) progress.clear();
-    if (metrics) metrics->dead_letter(failure.reason);
-    return write_line(dlq.get(), j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-  };
-  // Where the time goes, for --stage-times (nanoseconds; parsing and extraction summed over
-  // the threads).
-  using Clock = std::chrono::steady_clock;
-  const auto ns_since = [](Clock::time_point t0) {
-    return static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
-  };
-  std::atomic<std::uint64_t> prepare_ns{0};
-  std::uint64_t ordered_ns = 0, read_ns = 0;
-  // What depends on no state: parsing the line and extracting its articles (any thread).
-  // A fatal signal names the input it came on (on stderr): "FILE line N".
-  install_crash_handler("");
-  const auto where = [&files](const Item& item) {
-    return (*files)[item.file] + (item.offset ? " record at offset " + std::to_string(*item.offset)
-                                              : " line " + std::to_string(item.line));
-  };
-  auto prepare = [&pipeline, &prepare_ns, &ns_since, &where](Item& item) {
-    const CrashScope scope(where(item));
-    const auto t0 = Clock::now();
-    if (!item.raw.empty()) {
-      item.parsed = parse_replay_line(item.raw);
-      std::string().swap(item.raw);
-    }
-    if (!item.skip_reason && !item.parsed.failure) {
-      item.prepared = pipeline.prepare(item.parsed.input);
-    }
-    prepare_ns.fetch_add(ns_since(t0), std::memory_order_relaxed);
-  };
-  // Then, in input order: fetching the links of feed items (the seen-links state), judging,
-  // writing. False when a file cannot be written.
-  auto commit = [&](Item& item) {
-    const CrashScope scope(where(item));
-    const auto t0 = Clock::now();
-    ++stats.lines;
-    if (metrics) metrics->consumed("replay", 0);
-    bool ok = true;
-    if (item.skip_reason) {
-      ++stats.skipped;
-      ++stats.by_skip_reason[*item.skip_reason];
-    } else if (item.parsed.failure) {
-      ok = dead_letter(item, item.parsed.input, *item.parsed.failure);
-    } else if (!*item.prepared) {
-      ok = dead_letter(item, item.parsed.input, item.prepared->error());
-    } else {
-      auto& prepared = **item.prepared;
-      if (fetcher) {
-        std::vector<Pipeline::Extracted*> items;
-        for (auto& e : prepared) items.push_back(&e);
-        pipeline.resolve_links(items, *fetcher);
-        // A page that could not be had: its own DLQ line (the item keeps its teaser text in
-        // OUT when it has one).
-        for (const auto& e : prepared) {
-          if (!e.fetch_failure) continue;
-          Input feed_item;
-          feed_item.id = e.article.id;
-          feed_item.url = e.fetch_url;
-          ok = dead_letter(item, feed_item, *e.fetch_failure, true) && ok;
-        }
-      }
-      const auto outputs = pipeline.commit(std::move(prepared), item.parsed.input);
-      pipeline.confirm_links();
-      if (out_beside_progress && !outputs.empty()) progress.clear();
-      for (const Output& o : outputs) {
-        ok = ok && write_line(out.get(), article_json(o));
-        if (stories) ok = ok && write_line(stories.get(), story_json(o.story));
-        if (paths.observe) paths.observe(o);
-        ++stats.articles;
-        if (o.verdict.kind != dedup::DupKind::kUnique) ++counts.duplicates;
-        const std::string kind(dedup::dup_kind_name(o.verdict.kind));
-        ++stats.by_dup_kind[kind];
-        if (metrics) metrics->article(kind, o.article.language);
-      }
-    }
-    item = Item{};  // its memory goes back now, not with the batch
-    tick();
-    ordered_ns += ns_since(t0);
-    return ok;
-  };
-  auto fill = [&](std::vector<Item>& batch, std::size_t max_items, std::size_t max_bytes) {
-    const auto t0 = Clock::now();
-    const bool more = reader.fill(batch, max_items, max_bytes, stats);
-    read_ns += ns_since(t0);
-    return more;
-  };
-  auto write_error = [] {
-    return tl::unexpected("cannot write output: " + std::string(std::strerror(errno)));
-  };
-
-  std::size_t jobs = paths.jobs;
-  if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
-  // A batch is what one thread reads while the others extract the batch before: big enough to
-  // keep every thread busy, bounded in bytes so memory does not grow with the input.
-  const std::size_t batch_items = jobs == 1 ? 1 : 16 * jobs;
-  constexpr std::size_t kBatchBytes = 64 << 20;
-  std::vector<Item> current, next;
-  if (jobs == 1) {
-    // Everything on this thread, one input at a time.
-    while (fill(current, 1, kBatchBytes)) {
-      for (Item& item : current) {
-        prepare(item);
-        if (!commit(item)) return write_error();
-      }
-      current.clear();
-    }
-    for (Item& item : current) {  // the last one read before the end
-      prepare(item);
-      if (!commit(item)) return write_error();
-    }
-  } else {
-    // The pool extracts batch k+1 while this thread judges and writes batch k, then reads
-    // batch k+2 (and helps extract what no worker has taken yet while it waits).
-    WorkerPool pool(jobs - 1);
-    bool more = fill(current, batch_items, kBatchBytes);
-    pool.start(current.size(), [&](std::size_t i) { prepare(current[i]); });
-    while (!current.empty()) {
-      if (more) more = fill(next, batch_items, kBatchBytes);
-      pool.wait();
-      std::swap(current, next);  // `next` is the extracted batch now
-      if (!current.empty()) {
-        pool.start(current.size(), [&current, &prepare](std::size_t i) { prepare(current[i]); });
-      }
-      for (Item& item : next) {
-        if (!commit(item)) {
-          pool.wait();
-          return write_error();
-        }
-      }
-      next.clear();
-    }
-    pool.wait();
-  }
-  if (!reader.error().empty()) return tl::unexpected(reader.error());
-  if (std::fflush(out.get()) != 0 || std::fflush(dlq.get()) != 0 ||
-      (stories && std::fflush(stories.get()) != 0)) {
-    return tl::unexpected(std::string("cannot flush output"));
-  }
-  stats.stories = pipeline.stories().size();
-  stats.jobs = jobs;
-  stats.read_seconds = static_cast<double>(read_ns) / 1e9;
-  stats.prepare_seconds = static_cast<double>(prepare_ns.load()) / 1e9;
-  stats.ordered_seconds = static_cast<double>(ordered_ns) / 1e9;
-  return stats;
+  auto outputs = open_outputs(paths);
+  if (!outputs) return tl::unexpected(outputs.error());
+  ReplayRun run(config, paths, metrics, *files, reader, *total, std::move(*outputs));
+  if (auto started = run.start_fetcher(); !started) return tl::unexpected(started.error());
+  return run.go();
 }
 
 }  // namespace newsflow::daemon

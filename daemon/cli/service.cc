@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "daemon/cli/progress.h"
+#include "daemon/cli/stop_signals.h"
 #include "daemon/kafka/daemon.h"
 #include "daemon/kafka/kafka.h"
 #include "daemon/ops/http_server.h"
@@ -28,37 +29,6 @@ namespace newsflow::daemon {
 namespace {
 
 using namespace std::chrono_literals;
-
-// Takes SIGINT/SIGTERM (blocked everywhere by block_stop_signals) on its own thread and calls
-// `on_stop` once.
-class StopSignalWatcher {
- public:
-  template <typename F>
-  explicit StopSignalWatcher(F on_stop)
-      : thread_([this, on_stop] {
-          sigset_t set;
-          sigemptyset(&set);
-          sigaddset(&set, SIGINT);
-          sigaddset(&set, SIGTERM);
-          const timespec tick{0, 200'000'000};
-          while (!done_.load()) {
-            const int sig = sigtimedwait(&set, nullptr, &tick);
-            if (sig == SIGINT || sig == SIGTERM) {
-              log::info("signal_received", {{"signal", sig == SIGINT ? "SIGINT" : "SIGTERM"}});
-              on_stop();
-              return;
-            }
-          }
-        }) {}
-  ~StopSignalWatcher() {
-    done_ = true;
-    thread_.join();
-  }
-
- private:
-  std::atomic<bool> done_{false};
-  std::thread thread_;
-};
 
 // The parts every service mode shares: the embedded cluster when no brokers are configured,
 // metrics, the HTTP endpoint and the daemon.
@@ -200,18 +170,17 @@ class ReplayProducer {
     }
   }
 
-  // Produces every line of `path`, or every page of a WARC or ARC file, `repeat` times (copies get
-  // "-N" ids and "#N" URLs). Each (from, to) of `rewrites` is replaced in feed bodies.
   /// Records stamped with their event time instead of the time they are sent.
   void stamp_event_times(bool on) { event_timestamps_ = on; }
 
+  // Produces every line of `path`, or every page of a WARC or ARC file, `repeat` times (copies get
+  // "-N" ids and "#N" URLs). Each (from, to) of `rewrites` is replaced in feed bodies.
   bool send_file(const std::string& path, int repeat,
                  const std::vector<std::pair<std::string, std::string>>& rewrites = {},
                  double rate = 0, ProgressLine::Mode progress_mode = ProgressLine::Mode::kOff) {
     auto file = InputFile::open(path);
     if (!file) return false;
-    const auto start = std::chrono::steady_clock::now();
-    std::size_t sent = 0;
+    Sending sending{repeat, rewrites, rate, std::chrono::steady_clock::now()};
     ProgressLine progress(stderr, progress_mode, "produce", "inputs/s", (*file)->size(),
                           /*articles=*/false);
     ProgressCounts counts;
@@ -219,69 +188,6 @@ class ReplayProducer {
       ++counts.inputs;
       counts.bytes = (*file)->raw_offset();
       progress.update(counts);
-    };
-    // `line` is the replay line `p` was parsed from (empty for a WARC record).
-    auto send_input = [&](ParsedInput& p, std::string_view line) {
-      const bool feed = p.input.kind == BodyKind::kFeedText || p.input.kind == BodyKind::kFeedBytes;
-      for (const auto& [from, to] : rewrites) {
-        if (!feed) break;
-        for (auto at = p.input.body.find(from); at != std::string::npos;
-             at = p.input.body.find(from, at + to.size())) {
-          p.input.body.replace(at, from.size(), to);
-        }
-      }
-      for (int k = 0; k < repeat; ++k) {
-        const std::string suffix = k == 0 ? "" : std::to_string(k);
-        const std::string url = k == 0 ? p.input.url : p.input.url + "#" + suffix;
-        Headers headers{{"url", url}};
-        if (!p.input.id.empty())
-          headers.emplace_back("id", k == 0 ? p.input.id : p.input.id + "-" + suffix);
-        if (p.input.fetched_at) {
-          headers.emplace_back("fetched_at", extractors::format_rfc3339(*p.input.fetched_at));
-        }
-        // Already extracted text (a news API's item, an upstream extractor's output) travels
-        // as the JSON envelope, with its title, language and dates: as HTML it would lose them.
-        const bool envelope = p.input.kind == BodyKind::kText && !line.empty();
-        if (envelope) {
-          headers.emplace_back("content_type", "application/json");
-        } else if (!feed && p.input.kind != BodyKind::kHtmlBytes) {
-          headers.emplace_back("content_type", "text/html; charset=utf-8");
-        } else if (warc_ && !p.input.content_type.empty()) {
-          headers.emplace_back("content_type", p.input.content_type);  // as it was served
-        }
-        if (p.input.published_at) {
-          headers.emplace_back("published_at", extractors::format_rfc3339(*p.input.published_at));
-        }
-        if (rate > 0) {
-          // Paced: the n-th message goes at start + n / rate (the brokers' own pace permitting).
-          std::this_thread::sleep_until(
-              start + std::chrono::microseconds(static_cast<std::int64_t>(1e6 * sent / rate)));
-          rd_kafka_poll(producer_.get(), 0);
-          headers.emplace_back(
-              "produced_at", std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                std::chrono::system_clock::now().time_since_epoch())
-                                                .count()));
-        }
-        ++sent;
-        // The record's timestamp: the time it is sent (0), or with --event-timestamps its event
-        // time, as an archive's crawler may stamp it (then the topic's time retention counts
-        // from the event time, and deletes a backfill older than it).
-        std::int64_t timestamp_ms = 0;
-        if (event_timestamps_) {
-          if (const auto t = p.input.published_at ? p.input.published_at : p.input.fetched_at) {
-            timestamp_ms = *t * 1000;
-          }
-        }
-        std::string value;
-        if (envelope) {
-          auto j = nlohmann::json::parse(line, nullptr, false);
-          j["url"] = url;
-          if (!p.input.id.empty()) j["id"] = k == 0 ? p.input.id : p.input.id + "-" + suffix;
-          value = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-        }
-        send(feed ? config_.topics.feeds : config_.topics.pages, url,
-             envelope ? value : p.input.body, headers, timestamp_ms);
-      }
     };
     std::unique_ptr<ArchiveReader> archive;
     if (is_warc((*file)->peek(8))) {
@@ -294,21 +200,7 @@ class ReplayProducer {
       warc_ = true;
       while (auto record = archive->next()) {
         ++warc_records_;
-        if (record->outcome == WarcRecord::Outcome::kSkipped) {
-          ++warc_skipped_[record->skip_reason];
-          ++counts.skipped;
-        } else if (record->outcome == WarcRecord::Outcome::kDeadLetter) {
-          const Failure& f = *record->parsed.failure;
-          ++warc_dead_letters_[f.reason];
-          ++counts.dead_letters;
-          progress.clear();
-          log::warn(
-              "warc_record_dropped",
-              {{"reason", f.reason}, {"detail", f.detail}, {"url", record->parsed.input.url}});
-        } else {
-          ++warc_pages_;
-          send_input(record->parsed, {});
-        }
+        take_record(*record, counts, progress, sending);
         tick();
       }
       return archive->error().empty();
@@ -318,7 +210,7 @@ class ReplayProducer {
       if (p.failure) {
         ++counts.dead_letters;  // not sent: the line is not an input
       } else {
-        send_input(p, line);
+        send_input(p, line, sending);
       }
       tick();
     });
@@ -367,6 +259,108 @@ class ReplayProducer {
   const std::string& first_error() const { return first_error_; }
 
  private:
+  // How one `send_file` sends: each input `repeat` times, feed bodies rewritten, paced at `rate`
+  // messages a second from `start` (0: as fast as the brokers take them).
+  struct Sending {
+    int repeat;
+    const std::vector<std::pair<std::string, std::string>>& rewrites;
+    double rate;
+    std::chrono::steady_clock::time_point start;
+    std::size_t sent = 0;
+  };
+
+  // An archive's record: a page sent, what is not a page counted, a broken record reported.
+  void take_record(WarcRecord& record, ProgressCounts& counts, ProgressLine& progress,
+                   Sending& sending) {
+    if (record.outcome == WarcRecord::Outcome::kSkipped) {
+      ++warc_skipped_[record.skip_reason];
+      ++counts.skipped;
+    } else if (record.outcome == WarcRecord::Outcome::kDeadLetter) {
+      const Failure& f = *record.parsed.failure;
+      ++warc_dead_letters_[f.reason];
+      ++counts.dead_letters;
+      progress.clear();
+      log::warn("warc_record_dropped",
+                {{"reason", f.reason}, {"detail", f.detail}, {"url", record.parsed.input.url}});
+    } else {
+      ++warc_pages_;
+      send_input(record.parsed, {}, sending);
+    }
+  }
+
+  // The headers of copy `k` of an input sent to `url` (`envelope`: extracted text as the JSON
+  // envelope).
+  Headers input_headers(const Input& in, const std::string& url, int k, bool feed,
+                        bool envelope) const {
+    const std::string suffix = k == 0 ? "" : std::to_string(k);
+    Headers headers{{"url", url}};
+    if (!in.id.empty()) headers.emplace_back("id", k == 0 ? in.id : in.id + "-" + suffix);
+    if (in.fetched_at) {
+      headers.emplace_back("fetched_at", extractors::format_rfc3339(*in.fetched_at));
+    }
+    if (envelope) {
+      headers.emplace_back("content_type", "application/json");
+    } else if (!feed && in.kind != BodyKind::kHtmlBytes) {
+      headers.emplace_back("content_type", "text/html; charset=utf-8");
+    } else if (warc_ && !in.content_type.empty()) {
+      headers.emplace_back("content_type", in.content_type);  // as it was served
+    }
+    if (in.published_at) {
+      headers.emplace_back("published_at", extractors::format_rfc3339(*in.published_at));
+    }
+    return headers;
+  }
+
+  // `line` is the replay line `p` was parsed from (empty for a WARC record).
+  void send_input(ParsedInput& p, std::string_view line, Sending& sending) {
+    const bool feed = p.input.kind == BodyKind::kFeedText || p.input.kind == BodyKind::kFeedBytes;
+    for (const auto& [from, to] : sending.rewrites) {
+      if (!feed) break;
+      for (auto at = p.input.body.find(from); at != std::string::npos;
+           at = p.input.body.find(from, at + to.size())) {
+        p.input.body.replace(at, from.size(), to);
+      }
+    }
+    // Already extracted text (a news API's item, an upstream extractor's output) travels as the
+    // JSON envelope, with its title, language and dates: as HTML it would lose them.
+    const bool envelope = p.input.kind == BodyKind::kText && !line.empty();
+    for (int k = 0; k < sending.repeat; ++k) {
+      const std::string suffix = k == 0 ? "" : std::to_string(k);
+      const std::string url = k == 0 ? p.input.url : p.input.url + "#" + suffix;
+      Headers headers = input_headers(p.input, url, k, feed, envelope);
+      if (sending.rate > 0) {
+        // Paced: the n-th message goes at start + n / rate (the brokers' own pace permitting).
+        std::this_thread::sleep_until(
+            sending.start + std::chrono::microseconds(
+                                static_cast<std::int64_t>(1e6 * sending.sent / sending.rate)));
+        rd_kafka_poll(producer_.get(), 0);
+        headers.emplace_back("produced_at",
+                             std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                std::chrono::system_clock::now().time_since_epoch())
+                                                .count()));
+      }
+      ++sending.sent;
+      // The record's timestamp: the time it is sent (0), or with --event-timestamps its event
+      // time, as an archive's crawler may stamp it (then the topic's time retention counts
+      // from the event time, and deletes a backfill older than it).
+      std::int64_t timestamp_ms = 0;
+      if (event_timestamps_) {
+        if (const auto t = p.input.published_at ? p.input.published_at : p.input.fetched_at) {
+          timestamp_ms = *t * 1000;
+        }
+      }
+      std::string value;
+      if (envelope) {
+        auto j = nlohmann::json::parse(line, nullptr, false);
+        j["url"] = url;
+        if (!p.input.id.empty()) j["id"] = k == 0 ? p.input.id : p.input.id + "-" + suffix;
+        value = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      }
+      send(feed ? config_.topics.feeds : config_.topics.pages, url, envelope ? value : p.input.body,
+           headers, timestamp_ms);
+    }
+  }
+
   bool event_timestamps_ = false;
   const config::Config& config_;
   KafkaHandle producer_;
@@ -478,6 +472,34 @@ struct DemoSite {
   }
 };
 
+namespace {
+
+// The metrics the demo shows at its end (consumed: summed over partitions).
+void print_selected_metrics(const Metrics& metrics) {
+  std::printf("\nSelected metrics (consumed: summed over partitions):\n");
+  std::istringstream text(prometheus::TextSerializer().Serialize(metrics.registry()->Collect()));
+  std::map<std::string, double> consumed_by_topic;
+  for (std::string line; std::getline(text, line);) {
+    if (line.starts_with("newsflow_messages_consumed_total{")) {
+      const auto t = line.find("topic=\"");
+      const auto end = t == std::string::npos ? t : line.find('"', t + 7);
+      if (end != std::string::npos) {
+        consumed_by_topic[line.substr(t + 7, end - t - 7)] +=
+            std::strtod(line.c_str() + line.rfind(' ') + 1, nullptr);
+      }
+    } else if (line.starts_with("newsflow_articles_total") ||
+               line.starts_with("newsflow_dlq_total") || line.starts_with("newsflow_fetch_total") ||
+               line.starts_with("newsflow_messages_produced")) {
+      std::printf("  %s\n", line.c_str());
+    }
+  }
+  for (const auto& [topic, n] : consumed_by_topic) {
+    std::printf("  newsflow_messages_consumed_total{topic=\"%s\"} %.0f\n", topic.c_str(), n);
+  }
+}
+
+}  // namespace
+
 int run_demo(const config::Config& base_config, const DemoOptions& options) {
   const DemoSite site = DemoSite::start(options.samples);
   config::Config config = base_config;
@@ -539,27 +561,7 @@ int run_demo(const config::Config& base_config, const DemoOptions& options) {
     std::printf("  %3zu articles, %2zu sources  %s\n", s.article_count, s.sources,
                 s.title.substr(0, 90).c_str());
   }
-  std::printf("\nSelected metrics (consumed: summed over partitions):\n");
-  std::istringstream text(
-      prometheus::TextSerializer().Serialize(service.metrics.registry()->Collect()));
-  std::map<std::string, double> consumed_by_topic;
-  for (std::string line; std::getline(text, line);) {
-    if (line.starts_with("newsflow_messages_consumed_total{")) {
-      const auto t = line.find("topic=\"");
-      const auto end = t == std::string::npos ? t : line.find('"', t + 7);
-      if (end != std::string::npos) {
-        consumed_by_topic[line.substr(t + 7, end - t - 7)] +=
-            std::strtod(line.c_str() + line.rfind(' ') + 1, nullptr);
-      }
-    } else if (line.starts_with("newsflow_articles_total") ||
-               line.starts_with("newsflow_dlq_total") || line.starts_with("newsflow_fetch_total") ||
-               line.starts_with("newsflow_messages_produced")) {
-      std::printf("  %s\n", line.c_str());
-    }
-  }
-  for (const auto& [topic, n] : consumed_by_topic) {
-    std::printf("  newsflow_messages_consumed_total{topic=\"%s\"} %.0f\n", topic.c_str(), n);
-  }
+  print_selected_metrics(service.metrics);
   std::fflush(stdout);
   if (options.linger_seconds > 0 && !interrupted) {
     std::printf("\nServing %s for %.0f s (Ctrl-C to stop)\n", service.metrics_url(config).c_str(),

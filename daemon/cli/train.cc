@@ -233,6 +233,173 @@ ShingleCounts aeb_page_counts(const std::string& truth, const std::string& predi
   return c;
 }
 
+namespace {
+
+// The truth of one set, by page id: an article body, or snippets with and without. The lines
+// read.
+std::size_t read_truth(const std::string& path, std::map<std::string, Truth>& truth, bool* ok) {
+  std::size_t read = 0;
+  *ok = read_lines(path, [&](std::string_view line) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object() || !j.contains("id") || !j["id"].is_string()) return;
+    Truth t;
+    if (j.contains("articleBody") && j["articleBody"].is_string()) {
+      t.body = j["articleBody"].get<std::string>();
+    } else if (j.contains("with") && j["with"].is_array() && j.contains("without") &&
+               j["without"].is_array()) {
+      t.snippets = true;
+      for (const auto& s : j["with"]) {
+        if (s.is_string()) t.with.push_back(s.get<std::string>());
+      }
+      for (const auto& s : j["without"]) {
+        if (s.is_string()) t.without.push_back(s.get<std::string>());
+      }
+    } else {
+      return;
+    }
+    truth[j["id"].get<std::string>()] = std::move(t);
+    ++read;
+  });
+  return read;
+}
+
+// The pages of one set that have a truth, parsed and their blocks labelled, added to `pages`
+// (pointing into `truth`). The pages added.
+std::size_t read_labelled_pages(const config::Config& config, const std::string& path,
+                                std::size_t set, const std::map<std::string, Truth>& truth,
+                                std::vector<LabelledPage>& pages, bool* ok) {
+  std::size_t labelled = 0;
+  *ok = read_lines(path, [&](std::string_view line) {
+    ParsedInput in = parse_replay_line(line);
+    if (in.failure) return;
+    const auto it = truth.find(in.input.id);
+    if (it == truth.end()) return;
+    std::string html = std::move(in.input.body);
+    bool known_utf8 = false;
+    if (in.input.kind == BodyKind::kHtmlBytes) {
+      auto decoded = extractors::decode_to_utf8(html, in.input.content_type);
+      if (!decoded) return;
+      html = std::move(decoded->text);
+      known_utf8 = true;
+    } else if (in.input.kind != BodyKind::kHtmlText) {
+      return;
+    }
+    auto page = extractors::parse_page(html, {.max_html_bytes = config.extract.max_html_bytes,
+                                              .max_nesting_depth = config.extract.max_nesting_depth,
+                                              .known_utf8 = known_utf8,
+                                              .max_words = config.extract.max_page_words,
+                                              .max_elements = config.extract.max_elements});
+    if (!page) return;
+    LabelledPage lp{in.input.id, &it->second, set, std::move(*page), {}};
+    lp.blocks = lp.truth->snippets ? label_blocks_by_snippets(lp.page, *lp.truth)
+                                   : label_blocks(lp.page, lp.truth->body);
+    pages.push_back(std::move(lp));
+    ++labelled;
+  });
+  return labelled;
+}
+
+// Every page scored by a model trained on the other folds: token-4-gram scores for pages with
+// article bodies, snippet scores for the others; the texts to `command.cv_output` if named.
+void cross_validate(const config::Config& config, const TrainCommand& command,
+                    const std::vector<LabelledPage>& pages,
+                    const extractors::TrainOptions& train_options, std::size_t snippet_pages) {
+  std::vector<ShingleCounts> body_counts;
+  SnippetCounts snippet_counts;
+  std::ofstream cv_out;
+  if (!command.cv_output.empty()) cv_out.open(command.cv_output);
+  for (int fold = 0; fold < command.folds; ++fold) {
+    std::vector<std::vector<extractors::TrainingBlock>> train_blocks;
+    for (std::size_t i = 0; i < pages.size(); ++i) {
+      if (static_cast<int>(i % command.folds) == fold) continue;
+      train_blocks.push_back(pages[i].blocks);
+    }
+    const extractors::MssModel model = extractors::train_mss(train_blocks, train_options);
+    for (std::size_t i = fold; i < pages.size(); i += command.folds) {
+      const std::string text = extractors::render_blocks(
+          pages[i].page, extractors::segment_mss(pages[i].page, model, config.extract.segment));
+      if (pages[i].truth->snippets) {
+        snippet_counts.add(*pages[i].truth, text);
+      } else {
+        body_counts.push_back(aeb_page_counts(pages[i].truth->body, text));
+      }
+      if (cv_out) cv_out << nlohmann::json{{"id", pages[i].id}, {"text", text}}.dump() << "\n";
+    }
+  }
+  if (!body_counts.empty()) {
+    const Scores s = aeb_scores(body_counts);
+    std::printf(
+        "%d-fold cross-validated MSS on %zu pages with article bodies: token-4-gram "
+        "P %.4f  R %.4f  F1 %.4f\n",
+        command.folds, body_counts.size(), s.precision, s.recall, s.f1);
+  }
+  if (snippet_pages > 0) {
+    const Scores s = snippet_counts.scores();
+    std::printf(
+        "%d-fold cross-validated MSS on %zu pages with snippets: snippet "
+        "P %.4f  R %.4f  F1 %.4f\n",
+        command.folds, snippet_pages, s.precision, s.recall, s.f1);
+  }
+}
+
+// Generalization to page families never seen: train on every set but one, score that one.
+void leave_one_set_out(const config::Config& config, const TrainCommand& command,
+                       const std::vector<LabelledPage>& pages,
+                       const extractors::TrainOptions& train_options) {
+  for (std::size_t held = 0; held < command.pages.size(); ++held) {
+    std::vector<std::vector<extractors::TrainingBlock>> train_blocks;
+    for (const auto& p : pages) {
+      if (p.set != held) train_blocks.push_back(p.blocks);
+    }
+    const extractors::MssModel model = extractors::train_mss(train_blocks, train_options);
+    std::vector<ShingleCounts> body_counts;
+    SnippetCounts snippet_counts;
+    std::size_t n = 0;
+    for (const auto& p : pages) {
+      if (p.set != held) continue;
+      ++n;
+      const std::string text = extractors::render_blocks(
+          p.page, extractors::segment_mss(p.page, model, config.extract.segment));
+      if (p.truth->snippets) {
+        snippet_counts.add(*p.truth, text);
+      } else {
+        body_counts.push_back(aeb_page_counts(p.truth->body, text));
+      }
+    }
+    if (!body_counts.empty()) {
+      const Scores s = aeb_scores(body_counts);
+      std::printf(
+          "leave-one-set-out: trained without set %zu (%s), its %zu pages with article bodies: "
+          "token-4-gram P %.4f  R %.4f  F1 %.4f\n",
+          held + 1, command.truth[held].c_str(), n, s.precision, s.recall, s.f1);
+    } else {
+      const Scores sc = snippet_counts.scores();
+      std::printf(
+          "leave-one-set-out: trained without set %zu (%s), its %zu pages with snippets: snippet "
+          "P %.4f  R %.4f  F1 %.4f\n",
+          held + 1, command.truth[held].c_str(), n, sc.precision, sc.recall, sc.f1);
+    }
+  }
+}
+
+// The model trained on every page, written to `command.out`: false when it cannot be.
+bool write_model(const TrainCommand& command, const std::vector<LabelledPage>& pages,
+                 const extractors::TrainOptions& train_options) {
+  std::vector<std::vector<extractors::TrainingBlock>> all;
+  for (const auto& p : pages) all.push_back(p.blocks);
+  const extractors::MssModel model = extractors::train_mss(all, train_options);
+  std::ofstream out(command.out, std::ios::binary);
+  out << model.serialize();
+  if (!out) {
+    std::fprintf(stderr, "train-extractor: cannot write %s\n", command.out.c_str());
+    return false;
+  }
+  std::printf("model trained on all %zu pages written to %s\n", pages.size(), command.out.c_str());
+  return true;
+}
+
+}  // namespace
+
 int run_train_extractor(const config::Config& config, const TrainCommand& command) {
   if (command.pages.size() != command.truth.size()) {
     std::fprintf(stderr, "train-extractor: give one --truth per --pages (%zu pages, %zu truth)\n",
@@ -244,63 +411,12 @@ int run_train_extractor(const config::Config& config, const TrainCommand& comman
   std::vector<std::map<std::string, Truth>> truths(command.pages.size());
   std::vector<LabelledPage> pages;
   for (std::size_t set = 0; set < command.pages.size(); ++set) {
-    auto& truth = truths[set];
-    std::size_t read = 0;
-    const bool truth_ok = read_lines(command.truth[set], [&](std::string_view line) {
-      const auto j = nlohmann::json::parse(line, nullptr, false);
-      if (!j.is_object() || !j.contains("id") || !j["id"].is_string()) return;
-      Truth t;
-      if (j.contains("articleBody") && j["articleBody"].is_string()) {
-        t.body = j["articleBody"].get<std::string>();
-      } else if (j.contains("with") && j["with"].is_array() && j.contains("without") &&
-                 j["without"].is_array()) {
-        t.snippets = true;
-        for (const auto& s : j["with"]) {
-          if (s.is_string()) t.with.push_back(s.get<std::string>());
-        }
-        for (const auto& s : j["without"]) {
-          if (s.is_string()) t.without.push_back(s.get<std::string>());
-        }
-      } else {
-        return;
-      }
-      truth[j["id"].get<std::string>()] = std::move(t);
-      ++read;
-    });
-    if (!truth_ok || read == 0) {
+    bool ok = false;
+    if (read_truth(command.truth[set], truths[set], &ok) == 0 || !ok) {
       std::fprintf(stderr, "train-extractor: no truth read from %s\n", command.truth[set].c_str());
       return 1;
     }
-    std::size_t labelled = 0;
-    const bool pages_ok = read_lines(command.pages[set], [&](std::string_view line) {
-      ParsedInput in = parse_replay_line(line);
-      if (in.failure) return;
-      const auto it = truth.find(in.input.id);
-      if (it == truth.end()) return;
-      std::string html = std::move(in.input.body);
-      bool known_utf8 = false;
-      if (in.input.kind == BodyKind::kHtmlBytes) {
-        auto decoded = extractors::decode_to_utf8(html, in.input.content_type);
-        if (!decoded) return;
-        html = std::move(decoded->text);
-        known_utf8 = true;
-      } else if (in.input.kind != BodyKind::kHtmlText) {
-        return;
-      }
-      auto page =
-          extractors::parse_page(html, {.max_html_bytes = config.extract.max_html_bytes,
-                                        .max_nesting_depth = config.extract.max_nesting_depth,
-                                        .known_utf8 = known_utf8,
-                                        .max_words = config.extract.max_page_words,
-                                        .max_elements = config.extract.max_elements});
-      if (!page) return;
-      LabelledPage lp{in.input.id, &it->second, set, std::move(*page), {}};
-      lp.blocks = lp.truth->snippets ? label_blocks_by_snippets(lp.page, *lp.truth)
-                                     : label_blocks(lp.page, lp.truth->body);
-      pages.push_back(std::move(lp));
-      ++labelled;
-    });
-    if (!pages_ok || labelled == 0) {
+    if (read_labelled_pages(config, command.pages[set], set, truths[set], pages, &ok) == 0 || !ok) {
       std::fprintf(stderr, "train-extractor: no labelled pages read from %s\n",
                    command.pages[set].c_str());
       return 1;
@@ -327,94 +443,11 @@ int run_train_extractor(const config::Config& config, const TrainCommand& comman
   train_options.learning_rate = command.learning_rate;
   train_options.l2 = command.l2;
   train_options.average = command.average;
-  if (command.folds >= 2) {
-    std::vector<ShingleCounts> body_counts;
-    SnippetCounts snippet_counts;
-    std::ofstream cv_out;
-    if (!command.cv_output.empty()) cv_out.open(command.cv_output);
-    for (int fold = 0; fold < command.folds; ++fold) {
-      std::vector<std::vector<extractors::TrainingBlock>> train_blocks;
-      for (std::size_t i = 0; i < pages.size(); ++i) {
-        if (static_cast<int>(i % command.folds) == fold) continue;
-        train_blocks.push_back(pages[i].blocks);
-      }
-      const extractors::MssModel model = extractors::train_mss(train_blocks, train_options);
-      for (std::size_t i = fold; i < pages.size(); i += command.folds) {
-        const std::string text = extractors::render_blocks(
-            pages[i].page, extractors::segment_mss(pages[i].page, model, config.extract.segment));
-        if (pages[i].truth->snippets) {
-          snippet_counts.add(*pages[i].truth, text);
-        } else {
-          body_counts.push_back(aeb_page_counts(pages[i].truth->body, text));
-        }
-        if (cv_out) cv_out << nlohmann::json{{"id", pages[i].id}, {"text", text}}.dump() << "\n";
-      }
-    }
-    if (!body_counts.empty()) {
-      const Scores s = aeb_scores(body_counts);
-      std::printf(
-          "%d-fold cross-validated MSS on %zu pages with article bodies: token-4-gram "
-          "P %.4f  R %.4f  F1 %.4f\n",
-          command.folds, body_counts.size(), s.precision, s.recall, s.f1);
-    }
-    if (snippet_pages > 0) {
-      const Scores s = snippet_counts.scores();
-      std::printf(
-          "%d-fold cross-validated MSS on %zu pages with snippets: snippet "
-          "P %.4f  R %.4f  F1 %.4f\n",
-          command.folds, snippet_pages, s.precision, s.recall, s.f1);
-    }
-  }
+  if (command.folds >= 2) cross_validate(config, command, pages, train_options, snippet_pages);
   if (command.leave_one_set_out && command.pages.size() >= 2) {
-    // Generalization to page families never seen: train on every set but one, score that one.
-    for (std::size_t held = 0; held < command.pages.size(); ++held) {
-      std::vector<std::vector<extractors::TrainingBlock>> train_blocks;
-      for (const auto& p : pages) {
-        if (p.set != held) train_blocks.push_back(p.blocks);
-      }
-      const extractors::MssModel model = extractors::train_mss(train_blocks, train_options);
-      std::vector<ShingleCounts> body_counts;
-      SnippetCounts snippet_counts;
-      std::size_t n = 0;
-      for (const auto& p : pages) {
-        if (p.set != held) continue;
-        ++n;
-        const std::string text = extractors::render_blocks(
-            p.page, extractors::segment_mss(p.page, model, config.extract.segment));
-        if (p.truth->snippets) {
-          snippet_counts.add(*p.truth, text);
-        } else {
-          body_counts.push_back(aeb_page_counts(p.truth->body, text));
-        }
-      }
-      if (!body_counts.empty()) {
-        const Scores s = aeb_scores(body_counts);
-        std::printf(
-            "leave-one-set-out: trained without set %zu (%s), its %zu pages with article bodies: "
-            "token-4-gram P %.4f  R %.4f  F1 %.4f\n",
-            held + 1, command.truth[held].c_str(), n, s.precision, s.recall, s.f1);
-      } else {
-        const Scores sc = snippet_counts.scores();
-        std::printf(
-            "leave-one-set-out: trained without set %zu (%s), its %zu pages with snippets: snippet "
-            "P %.4f  R %.4f  F1 %.4f\n",
-            held + 1, command.truth[held].c_str(), n, sc.precision, sc.recall, sc.f1);
-      }
-    }
+    leave_one_set_out(config, command, pages, train_options);
   }
-  if (!command.out.empty()) {
-    std::vector<std::vector<extractors::TrainingBlock>> all;
-    for (const auto& p : pages) all.push_back(p.blocks);
-    const extractors::MssModel model = extractors::train_mss(all, train_options);
-    std::ofstream out(command.out, std::ios::binary);
-    out << model.serialize();
-    if (!out) {
-      std::fprintf(stderr, "train-extractor: cannot write %s\n", command.out.c_str());
-      return 1;
-    }
-    std::printf("model trained on all %zu pages written to %s\n", pages.size(),
-                command.out.c_str());
-  }
+  if (!command.out.empty() && !write_model(command, pages, train_options)) return 1;
   return 0;
 }
 

@@ -237,19 +237,16 @@ int write_outputs(const TrainStoriesCommand& command, const std::vector<Sample>&
   return 0;
 }
 
-// The labelled pairs of input `set` as samples (into `samples`): the stream replayed as the
-// daemon judges it, each pair's features as the story book has them when its later article
-// arrives, its fold by event. 0, or the exit code.
-int add_samples(const config::Config& config, const TrainStoriesCommand& command, std::size_t set,
-                int folds, std::vector<Sample>& samples) {
-  std::ifstream lf(command.labels[set]);
+// The labelled pairs of a labels file (1 same event, 0 different events), and the events that
+// same-event pairs and copies connect. False when it cannot be read (said on stderr).
+bool read_labels(const std::string& path, std::map<std::pair<std::string, std::string>, int>& pairs,
+                 Events& events) {
+  std::ifstream lf(path);
   nlohmann::json labels = nlohmann::json::parse(lf, nullptr, false);
   if (!lf || labels.is_discarded() || !labels.is_object()) {
-    std::fprintf(stderr, "train-stories: cannot read labels %s\n", command.labels[set].c_str());
-    return 1;
+    std::fprintf(stderr, "train-stories: cannot read labels %s\n", path.c_str());
+    return false;
   }
-  // The labelled pairs: 1 same event, 0 different events.
-  std::map<std::pair<std::string, std::string>, int> pairs;
   auto label = [&](const nlohmann::json& list, int y) {
     if (!list.is_array()) return;
     for (const auto& p : list) {
@@ -272,7 +269,6 @@ int add_samples(const config::Config& config, const TrainStoriesCommand& command
   }
   // Events: what same-event pairs and copies connect (a different-event pair joins nothing;
   // it goes to the fold of its later article's event).
-  Events events;
   for (const auto& [p, y] : pairs) {
     if (y == 1) events.join(p.first, p.second);
   }
@@ -283,11 +279,15 @@ int add_samples(const config::Config& config, const TrainStoriesCommand& command
       }
     }
   }
+  return true;
+}
 
-  std::unordered_map<std::string, Seen> seen;
-  std::vector<std::string> order;
+// The articles of a stream replayed as the daemon judges it, in the order they come: each one's
+// event time, language and story terms. False when it cannot be replayed (said on stderr).
+bool observe_stream(const config::Config& config, const std::string& input,
+                    std::unordered_map<std::string, Seen>& seen, std::vector<std::string>& order) {
   ReplayPaths paths;
-  paths.inputs = {command.inputs[set]};
+  paths.inputs = {input};
   paths.output = "/dev/null";
   paths.dlq = "/dev/null";
   paths.quiet = true;
@@ -302,8 +302,23 @@ int add_samples(const config::Config& config, const TrainStoriesCommand& command
   const auto stats = run_replay(config, paths, nullptr);
   if (!stats) {
     std::fprintf(stderr, "train-stories: %s\n", stats.error().c_str());
-    return 1;
+    return false;
   }
+  return true;
+}
+
+// The labelled pairs of input `set` as samples (into `samples`): the stream replayed as the
+// daemon judges it, each pair's features as the story book has them when its later article
+// arrives, its fold by event. 0, or the exit code.
+int add_samples(const config::Config& config, const TrainStoriesCommand& command, std::size_t set,
+                int folds, std::vector<Sample>& samples) {
+  // The labelled pairs: 1 same event, 0 different events.
+  std::map<std::pair<std::string, std::string>, int> pairs;
+  Events events;
+  if (!read_labels(command.labels[set], pairs, events)) return 1;
+  std::unordered_map<std::string, Seen> seen;
+  std::vector<std::string> order;
+  if (!observe_stream(config, command.inputs[set], seen, order)) return 1;
   // The pairs each article closes (it arrives after the other one).
   std::unordered_map<std::string, std::vector<std::pair<std::string, int>>> closes;
   std::size_t missing = 0;
@@ -345,33 +360,18 @@ int add_samples(const config::Config& config, const TrainStoriesCommand& command
   return 0;
 }
 
-}  // namespace
+// A model fitted on some of the features, and the cross-validated scores it gave.
+struct Variant {
+  const char* name;
+  std::array<bool, 2> use;
+  std::vector<std::pair<double, int>> scored;
+  std::vector<std::pair<double, int>> scored_kept;  // outside the held-out fold
+  std::map<std::string, std::vector<std::pair<double, int>>> by_language;
+};
 
-int run_train_stories(const config::Config& config, const TrainStoriesCommand& command) {
-  if (command.inputs.empty() || command.inputs.size() != command.labels.size()) {
-    std::fprintf(stderr, "train-stories: give one --labels per --input\n");
-    return 2;
-  }
-  const int folds = std::max(2, command.folds);
-  std::vector<Sample> samples;
-  for (std::size_t set = 0; set < command.inputs.size(); ++set) {
-    if (const int failed = add_samples(config, command, set, folds, samples)) return failed;
-  }
-  std::size_t positives = 0;
-  for (const Sample& s : samples) positives += static_cast<std::size_t>(s.y);
-  if (positives == 0 || positives == samples.size()) {
-    std::fprintf(stderr, "train-stories: needs pairs of both kinds\n");
-    return 1;
-  }
-
-  // Cross-validation by event: each fold scored by models fitted on the others.
-  struct Variant {
-    const char* name;
-    std::array<bool, 2> use;
-    std::vector<std::pair<double, int>> scored;
-    std::vector<std::pair<double, int>> scored_kept;  // outside the held-out fold
-    std::map<std::string, std::vector<std::pair<double, int>>> by_language;
-  };
+// Cross-validation by event: each fold scored by models fitted on the others.
+std::vector<Variant> cross_validate(const std::vector<Sample>& samples, int folds,
+                                    const TrainStoriesCommand& command) {
   std::vector<Variant> variants = {{"cosine alone", {true, false}, {}, {}, {}},
                                    {"cosine + containment", {true, true}, {}, {}, {}}};
   for (Variant& v : variants) {
@@ -390,8 +390,14 @@ int run_train_stories(const config::Config& config, const TrainStoriesCommand& c
       }
     }
   }
-  std::printf("%zu labelled pairs (%zu same event), %d folds by event\n\n", samples.size(),
-              positives, folds);
+  return variants;
+}
+
+// The variants' recall at a few merge rates, as a table.
+void print_variants(const std::vector<Variant>& variants, std::size_t samples,
+                    std::size_t positives, int folds) {
+  std::printf("%zu labelled pairs (%zu same event), %d folds by event\n\n", samples, positives,
+              folds);
   std::printf(
       "| model | same-event recall at 1%% / 2%% / 3%% / 5%% of different events merged |\n");
   std::printf("|---|---|\n");
@@ -402,11 +408,11 @@ int run_train_stories(const config::Config& config, const TrainStoriesCommand& c
     }
     std::printf(" |\n");
   }
-  const Variant& chosen = variants.back();
-  // The pairwise cuts, from the cross-validated scores outside the held-out fold (that fold's
-  // online figures must not have chosen them).
-  const Cut join = cut_at(chosen.scored_kept, command.merge_rate);
-  const Cut merge = cut_at(chosen.scored_kept, command.merge_rate / 2);
+}
+
+// Per language, the pairs on either side of the pooled pairwise cut `join`.
+void print_pairwise_by_language(const Variant& chosen, const Cut& join,
+                                const TrainStoriesCommand& command) {
   std::printf("\nper language at the pooled pairwise %.1f%% cut (probability %.4f):\n\n",
               command.merge_rate * 100, join.threshold);
   std::printf("| language | same-event pairs | recall | different-event pairs | merged |\n");
@@ -425,36 +431,42 @@ int run_train_stories(const config::Config& config, const TrainStoriesCommand& c
     std::printf("| %s | %zu | %.2f | %zu | %zu |\n", language.empty() ? "?" : language.c_str(), pos,
                 pos ? static_cast<double>(hit) / static_cast<double>(pos) : 0.0, neg, merged);
   }
+}
 
-  std::vector<const Sample*> train;
-  for (const Sample& s : samples) {
-    if (s.fold != command.hold_out) train.push_back(&s);
-  }
-  const auto w = fit(train, command.l2, chosen.use);
+// The thresholds written (four decimals), so the one written is the one measured.
+double written(double t) { return std::ceil(t * 1e4) / 1e4; }
 
-  // The written thresholds are chosen online: the story book compares an article with a story's
-  // terms (many articles' worth), not with one article, and a story that took one wrong report
-  // takes the next more easily, so a cut on pairs merges more online than it did on the pairs,
-  // most where the pairs are few and the gap between the kinds wide. The model replays the
-  // streams at each threshold tried; the lowest whose stories merge at most `merge_rate` of the
-  // different-event pairs outside the held-out fold is written (merges are near monotone in
-  // it: a bisection).
-  // Thresholds as written (four decimals), so the one written is the one measured.
-  const auto written = [](double t) { return std::ceil(t * 1e4) / 1e4; };
-  const double merge_cut = written(merge.threshold);
+// The similarity threshold chosen online, with what the streams gave at it.
+struct OnlineChoice {
+  double similarity = 1;
+  Online at;
+  std::size_t allowed = 0;  // the different-event pairs that may merge
+};
+
+// The written thresholds are chosen online: the story book compares an article with a story's
+// terms (many articles' worth), not with one article, and a story that took one wrong report
+// takes the next more easily, so a cut on pairs merges more online than it did on the pairs,
+// most where the pairs are few and the gap between the kinds wide. The model replays the
+// streams at each threshold tried; the lowest whose stories merge at most `merge_rate` of the
+// different-event pairs outside the held-out fold is written (merges are near monotone in
+// it: a bisection).
+std::optional<OnlineChoice> choose_online(const config::Config& config,
+                                          const TrainStoriesCommand& command,
+                                          const std::vector<Sample>& samples,
+                                          const std::array<double, 3>& w, double merge_cut) {
   const auto online = [&](double threshold) {
     return replay_online(config, command, samples, w, threshold, merge_cut);
   };
   double low = 0, high = 1;
   std::optional<Online> at_high = online(high);
-  if (!at_high) return 1;
+  if (!at_high) return std::nullopt;
   const auto allowed =
       static_cast<std::size_t>(std::floor(command.merge_rate * static_cast<double>(at_high->neg)));
   while (high - low > 2e-4) {
     const double mid = written((low + high) / 2);
     if (mid >= high) break;
     std::optional<Online> o = online(mid);
-    if (!o) return 1;
+    if (!o) return std::nullopt;
     if (o->merged <= allowed) {
       high = mid;
       at_high = std::move(o);
@@ -462,8 +474,14 @@ int run_train_stories(const config::Config& config, const TrainStoriesCommand& c
       low = mid;
     }
   }
-  const double similarity = high;
-  const double merging = std::max(merge_cut, similarity);
+  return OnlineChoice{high, std::move(*at_high), allowed};
+}
+
+// What the streams gave at the chosen threshold, overall and per language.
+void print_online(const OnlineChoice& choice) {
+  const double similarity = choice.similarity;
+  const Online* at_high = &choice.at;
+  const std::size_t allowed = choice.allowed;
   std::printf(
       "\nonline at similarity_threshold %.4f (the streams replayed, pairs outside the "
       "held-out fold): same-event pairs in one story %zu/%zu (%.2f), different-event "
@@ -483,6 +501,48 @@ int run_train_stories(const config::Config& config, const TrainStoriesCommand& c
                 row[0], row[0] ? static_cast<double>(row[1]) / static_cast<double>(row[0]) : 0.0,
                 row[2], row[3]);
   }
+}
+
+}  // namespace
+
+int run_train_stories(const config::Config& config, const TrainStoriesCommand& command) {
+  if (command.inputs.empty() || command.inputs.size() != command.labels.size()) {
+    std::fprintf(stderr, "train-stories: give one --labels per --input\n");
+    return 2;
+  }
+  const int folds = std::max(2, command.folds);
+  std::vector<Sample> samples;
+  for (std::size_t set = 0; set < command.inputs.size(); ++set) {
+    if (const int failed = add_samples(config, command, set, folds, samples)) return failed;
+  }
+  std::size_t positives = 0;
+  for (const Sample& s : samples) positives += static_cast<std::size_t>(s.y);
+  if (positives == 0 || positives == samples.size()) {
+    std::fprintf(stderr, "train-stories: needs pairs of both kinds\n");
+    return 1;
+  }
+
+  const std::vector<Variant> variants = cross_validate(samples, folds, command);
+  print_variants(variants, samples.size(), positives, folds);
+  const Variant& chosen = variants.back();
+  // The pairwise cuts, from the cross-validated scores outside the held-out fold (that fold's
+  // online figures must not have chosen them).
+  const Cut join = cut_at(chosen.scored_kept, command.merge_rate);
+  const Cut merge = cut_at(chosen.scored_kept, command.merge_rate / 2);
+  print_pairwise_by_language(chosen, join, command);
+
+  std::vector<const Sample*> train;
+  for (const Sample& s : samples) {
+    if (s.fold != command.hold_out) train.push_back(&s);
+  }
+  const auto w = fit(train, command.l2, chosen.use);
+
+  const double merge_cut = written(merge.threshold);
+  const auto choice = choose_online(config, command, samples, w, merge_cut);
+  if (!choice) return 1;
+  const double similarity = choice->similarity;
+  const double merging = std::max(merge_cut, similarity);
+  print_online(*choice);
   std::printf(
       "\nmodel (%s): bias %.4f, cosine %.4f, containment %.4f; similarity_threshold %.4f, "
       "merge_threshold %.4f\n",

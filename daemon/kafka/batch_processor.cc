@@ -202,7 +202,7 @@ void BatchProcessor::extract(Stage& stage, bool wait) {
         const std::int64_t offset = messages[i]->offset;
         if (parts_.crash_guard.crashes(topic, partition, offset) >= 2) {
           work[i].parsed.failure =
-              Failure{"worker_crash", parts_.crash_guard.crash_detail(topic, partition, offset)};
+              Failure{Reason::kWorkerCrash, parts_.crash_guard.crash_detail(topic, partition, offset)};
           return;
         }
         // A fatal signal from here on names this input (the crash guard's note).
@@ -218,7 +218,7 @@ void BatchProcessor::extract(Stage& stage, bool wait) {
             auto record = parse_extracted(payload(messages[i]));
             parts_.metrics.stage_seconds("parse", seconds_since(t0));
             if (!record) {
-              work[i].parsed.failure = Failure{"invalid_extracted", record.error()};
+              work[i].parsed.failure = Failure{Reason::kInvalidExtracted, record.error()};
               return;
             }
             work[i].parsed.input = std::move(record->second);
@@ -235,7 +235,7 @@ void BatchProcessor::extract(Stage& stage, bool wait) {
                 work[i].parsed.input, parts_.config.role != config::Role::kExtract);
           }
         } catch (const std::exception& e) {
-          work[i].prepared = tl::unexpected(Failure{"internal_error", e.what()});
+          work[i].prepared = tl::unexpected(Failure{Reason::kInternalError, e.what()});
         }
       });
   if (wait) pool_.wait();
@@ -297,39 +297,11 @@ bool BatchProcessor::judge(Stage& stage) {
   RecordCollector& collector = parts_.collector;
   Pipeline& pipeline = parts_.pipeline;
   Metrics& metrics = parts_.metrics;
-  InputTask& inputs = parts_.inputs;
   const bool extractor = parts_.config.role == config::Role::kExtract;
   collector.reset_errors();
   std::vector<rd_kafka_message_t*>& messages = stage.messages;
-  std::vector<Work>& work = stage.work;
   std::vector<Taken>& batch = stage.batch;
-  if (fetcher_) {
-    if (!stage.linked_pages.valid()) fetch_links(stage);
-    if (stage.linked_pages.valid()) {
-      // Bounded by `fetch.batch_wait_ms`: then what a slow site has not sent is cut short and
-      // goes on as a later try (fetch_deferred), so the batch's other inputs keep their pace;
-      // the loop is not stalled meanwhile. Asked again each round: the fetch may not have begun.
-      const int wait_ms = parts_.config.fetch.batch_wait_ms;
-      const auto cut_at = Clock::now() + std::chrono::milliseconds(wait_ms);
-      for (;;) {
-        auto step = std::chrono::milliseconds(250);
-        if (wait_ms > 0) {
-          step = std::clamp(std::chrono::ceil<std::chrono::milliseconds>(cut_at - Clock::now()),
-                            std::chrono::milliseconds(20), step);
-        }
-        if (stage.linked_pages.wait_for(step) == std::future_status::ready) break;
-        parts_.tick();
-        if (wait_ms > 0 && Clock::now() >= cut_at) fetcher_->cut_short();
-      }
-      std::vector<Pipeline::LinkedPage> pages;
-      try {
-        pages = stage.linked_pages.get();
-      } catch (const std::exception& e) {
-        log::error("fetch_failed", {{"error", e.what()}});
-      }
-      pipeline.apply_pages(link_items(work), stage.link_urls, std::move(pages));
-    }
-  }
+  if (fetcher_) apply_linked_pages(stage);
   const auto t0 = Clock::now();
   std::optional<Transaction> transaction;
   if (exactly_once_) {
@@ -344,6 +316,76 @@ bool BatchProcessor::judge(Stage& stage) {
   // The batch's records, each with the input it came from (exactly_once too: a record refused
   // for good names its input to the batch's next judging).
   collector.begin_batch();
+  run_inputs(stage, extractor);
+  std::unique_ptr<RecordCollector::Batch> flight = collector.end_batch();
+  metrics.producer_queue(rd_kafka_outq_len(collector.producer()));
+  if (!exactly_once_) {
+    // The next batch is judged while this one's outputs are on their way (`settle`).
+    flight->queued = Clock::now();
+    flight->links = pipeline.take_pending_links();
+    flight->kill = parts_.faults.kill_armed();
+    flight->inputs = std::move(batch);
+    batch.clear();
+    collector.queue(std::move(flight));
+    metrics.stage_seconds("produce", seconds_since(t0));
+    return true;
+  }
+  // Outputs and input offsets commit together or not at all.
+  const bool delivered = commit_transaction(*transaction, messages);
+  // Delivery reports of an aborted transaction's records may still be due: they find it here.
+  collector.prune();
+  collector.retire(std::move(flight));
+  metrics.stage_seconds("produce", seconds_since(t0));
+  metrics.producer_queue(rd_kafka_outq_len(collector.producer()));
+  if (!delivered) {
+    pipeline.drop_pending_links();
+    return false;
+  }
+  pipeline.confirm_links();
+  metrics.committed();
+  parts_.progress.committed += messages.size();
+  return true;
+}
+
+// Waits for the pages the batch's feed items link to (fetched beside the loop), and gives them
+// to their items.
+void BatchProcessor::apply_linked_pages(Stage& stage) {
+  if (!stage.linked_pages.valid()) fetch_links(stage);
+  if (stage.linked_pages.valid()) {
+    // Bounded by `fetch.batch_wait_ms`: then what a slow site has not sent is cut short and
+    // goes on as a later try (fetch_deferred), so the batch's other inputs keep their pace;
+    // the loop is not stalled meanwhile. Asked again each round: the fetch may not have begun.
+    const int wait_ms = parts_.config.fetch.batch_wait_ms;
+    const auto cut_at = Clock::now() + std::chrono::milliseconds(wait_ms);
+    for (;;) {
+      auto step = std::chrono::milliseconds(250);
+      if (wait_ms > 0) {
+        step = std::clamp(std::chrono::ceil<std::chrono::milliseconds>(cut_at - Clock::now()),
+                          std::chrono::milliseconds(20), step);
+      }
+      if (stage.linked_pages.wait_for(step) == std::future_status::ready) break;
+      parts_.tick();
+      if (wait_ms > 0 && Clock::now() >= cut_at) fetcher_->cut_short();
+    }
+    std::vector<Pipeline::LinkedPage> pages;
+    try {
+      pages = stage.linked_pages.get();
+    } catch (const std::exception& e) {
+      log::error("fetch_failed", {{"error", e.what()}});
+    }
+    parts_.pipeline.apply_pages(link_items(stage.work), stage.link_urls, std::move(pages));
+  }
+}
+
+// Each input of the batch judged (or, for an extractor, handed over) in input order, and its
+// records queued.
+void BatchProcessor::run_inputs(Stage& stage, bool extractor) {
+  RecordCollector& collector = parts_.collector;
+  Pipeline& pipeline = parts_.pipeline;
+  InputTask& inputs = parts_.inputs;
+  std::vector<rd_kafka_message_t*>& messages = stage.messages;
+  std::vector<Work>& work = stage.work;
+  std::vector<Taken>& batch = stage.batch;
   // An article joins its story on the grouping thread while the next is judged here.
   if (!extractor) grouping_.start([&inputs, &work](std::size_t i) { inputs.group(work[i]); });
   for (std::size_t i = 0; i < messages.size(); ++i) {
@@ -373,34 +415,6 @@ bool BatchProcessor::judge(Stage& stage) {
     // After the batch's records, in the same partitions: how far the inputs have come.
     parts_.extracted.emit_watermarks(parts_.intake, extracting_ ? &extracting_->batch : nullptr);
   }
-  std::unique_ptr<RecordCollector::Batch> flight = collector.end_batch();
-  metrics.producer_queue(rd_kafka_outq_len(collector.producer()));
-  if (!exactly_once_) {
-    // The next batch is judged while this one's outputs are on their way (`settle`).
-    flight->queued = Clock::now();
-    flight->links = pipeline.take_pending_links();
-    flight->kill = parts_.faults.kill_armed();
-    flight->inputs = std::move(batch);
-    batch.clear();
-    collector.queue(std::move(flight));
-    metrics.stage_seconds("produce", seconds_since(t0));
-    return true;
-  }
-  // Outputs and input offsets commit together or not at all.
-  const bool delivered = commit_transaction(*transaction, messages);
-  // Delivery reports of an aborted transaction's records may still be due: they find it here.
-  collector.prune();
-  collector.retire(std::move(flight));
-  metrics.stage_seconds("produce", seconds_since(t0));
-  metrics.producer_queue(rd_kafka_outq_len(collector.producer()));
-  if (!delivered) {
-    pipeline.drop_pending_links();
-    return false;
-  }
-  pipeline.confirm_links();
-  metrics.committed();
-  parts_.progress.committed += messages.size();
-  return true;
 }
 
 }  // namespace newsflow::daemon

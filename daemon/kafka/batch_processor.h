@@ -123,6 +123,10 @@ class BatchProcessor {
   /// at_least_once: the batch goes to the collector (true); exactly_once: the transaction is
   /// committed, false when it was not.
   bool judge(Stage& stage);
+  /// The linked pages waited for (at most `fetch.batch_wait_ms`) and given to their items.
+  void apply_linked_pages(Stage& stage);
+  /// The inputs judged (an extractor: handed over) in input order, their records queued.
+  void run_inputs(Stage& stage, bool extractor);
   /// Extracts and judges `batch` now (suspects, exactly_once). False when it was not delivered
   /// (exactly_once): its inputs are left in `batch`.
   bool process(std::vector<Taken>& batch);

@@ -286,6 +286,9 @@ int Daemon::run() {
       stop_ = true;
       exit_code = 1;
     }
+    // Ready as soon as partitions are assigned, not once the first batch is judged: a restart
+    // with a backlog was ready 2 s later than it could take new work (/readyz, systemd).
+    status_.tick(ready(), intake_.assigned());
     rd_kafka_poll(collector_.producer(), 0);
     intake_.count_order();
     bool delivered = true;

@@ -44,8 +44,7 @@ void DeadLetters::input(rd_kafka_message_t* msg, const Failure& failure) {
   collector_.produce(config_.topics.dlq, std::string(key_of(msg)), std::string(value), headers);
 }
 
-bool DeadLetters::retry_later(rd_kafka_message_t* msg, const Pipeline::Extracted& item,
-                              const Input& feed) {
+bool DeadLetters::retry_later(rd_kafka_message_t* msg, const Extracted& item, const Input& feed) {
   const Failure& failure = *item.fetch_failure;
   if (!fetch_retries_ || !fetch_retry_left(config_.fetch, 1, failure.reason)) return false;
   FetchRetry retry;
@@ -73,8 +72,7 @@ bool DeadLetters::retry_later(rd_kafka_message_t* msg, const Pipeline::Extracted
   return true;
 }
 
-void DeadLetters::item(rd_kafka_message_t* msg, const Pipeline::Extracted& item,
-                       const Input& feed) {
+void DeadLetters::item(rd_kafka_message_t* msg, const Extracted& item, const Input& feed) {
   if (retry_later(msg, item, feed)) return;
   // The DLQ record names the item (a small JSON value, keyed by its link) rather than
   // repeating the whole feed, with the feed message's coordinates.

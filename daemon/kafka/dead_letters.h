@@ -3,8 +3,8 @@
 #include <functional>
 
 #include "config/config.h"
+#include "daemon/pipeline/document.h"
 #include "daemon/pipeline/input.h"
-#include "daemon/pipeline/pipeline.h"
 
 typedef struct rd_kafka_message_s rd_kafka_message_t;
 
@@ -36,10 +36,10 @@ class DeadLetters {
 
   /// A feed item of `msg` whose page could not be had: its retry when time may cure the
   /// failure, else a dead letter naming the item (not the whole feed).
-  void item(rd_kafka_message_t* msg, const Pipeline::Extracted& item, const Input& feed);
+  void item(rd_kafka_message_t* msg, const Extracted& item, const Input& feed);
 
  private:
-  bool retry_later(rd_kafka_message_t* msg, const Pipeline::Extracted& item, const Input& feed);
+  bool retry_later(rd_kafka_message_t* msg, const Extracted& item, const Input& feed);
   void note(rd_kafka_message_t* msg, const Failure& failure);
 
   const config::Config& config_;

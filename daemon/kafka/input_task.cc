@@ -85,7 +85,7 @@ void InputTask::judge(rd_kafka_message_t* msg, Work& work) {
     work.grouping = pipeline_.judge(std::move(*work.prepared), work.parsed.input);
     work.judged = true;
   } catch (const std::exception& e) {
-    dead_letters_.input(msg, {"internal_error", e.what()});
+    dead_letters_.input(msg, {Reason::kInternalError, e.what()});
   }
 }
 
@@ -116,7 +116,7 @@ void InputTask::group(Work& work) {
   try {
     work.outputs = pipeline_.group(std::move(work.grouping));
   } catch (const std::exception& e) {
-    work.failed = Failure{"internal_error", e.what()};  // dead-lettered by `publish`
+    work.failed = Failure{Reason::kInternalError, e.what()};  // dead-lettered by `publish`
   }
 }
 
@@ -141,7 +141,7 @@ void InputTask::serialize(Work& work) const {
       }
     }
   } catch (const std::exception& e) {
-    work.failed = Failure{"internal_error", e.what()};
+    work.failed = Failure{Reason::kInternalError, e.what()};
   }
 }
 
@@ -219,7 +219,7 @@ void InputTask::hand_over(rd_kafka_message_t* msg, Work& work) {
       ++progress_.articles;
     }
   } catch (const std::exception& e) {
-    dead_letters_.input(msg, {"internal_error", e.what()});
+    dead_letters_.input(msg, {Reason::kInternalError, e.what()});
   }
 }
 

@@ -26,7 +26,7 @@ struct Progress;
 struct Work {
   ParsedInput parsed;
   tl::expected<std::vector<Pipeline::Extracted>, Failure> prepared =
-      tl::unexpected(Failure{"internal_error", "not prepared"});
+      tl::unexpected(Failure{Reason::kInternalError, "not prepared"});
   struct Records {
     std::string article, state, story;
   };

@@ -30,6 +30,11 @@ inline constexpr std::chrono::seconds kEndRepeat{30};
 /// (`EventOrderOptions::end_slack`): one fetch wait of the consumer (`fetch.wait.max.ms`).
 inline constexpr std::chrono::milliseconds kEndSlack{100};
 
+/// How long after it was written a record of a live stream waits for input partitions at their
+/// end that may still deliver an older one (`EventOrderOptions::live_slack`): a produce request's
+/// partitions are appended one after another, and delivered a fetch apart.
+inline constexpr std::chrono::milliseconds kLiveSlack{250};
+
 /// The steady clock in milliseconds, the wall clock in Unix seconds (and milliseconds),
 /// seconds since `t0`.
 std::int64_t steady_ms();

@@ -111,6 +111,10 @@ class PartitionIntake {
   void let_go(rd_kafka_t* rk, int err, void* partitions);
   /// A partition this consumer now reads: event-time order, metrics, its own queue.
   void adopt(rd_kafka_t* rk, const std::string& topic, int partition, Clock::time_point now);
+  // Moves what the event-time order lets go at `now` into `batch` while it has room (`most`
+  // inputs, `kafka.batch_max_bytes` counted in `batch_bytes`); returns how many.
+  std::size_t release(std::vector<Taken>& batch, std::int64_t& batch_bytes, int most,
+                      Clock::time_point now);
   /// Files a polled message (or end-of-partition event) with the merge; false on a fatal error.
   bool take(rd_kafka_message_t* msg);
   /// Moves a few messages of each partition queue into the merge.

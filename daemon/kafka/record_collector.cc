@@ -30,7 +30,7 @@ bool refused_for_good(rd_kafka_resp_err_t e) {
 // The dead-letter reason of a record refused for good.
 Failure refusal(rd_kafka_resp_err_t e, std::string_view topic, std::size_t bytes) {
   const bool size = e != RD_KAFKA_RESP_ERR_INVALID_RECORD;
-  return {size ? "output_too_large" : "output_refused",
+  return {size ? Reason::kOutputTooLarge : Reason::kOutputRefused,
           "an output record to " + std::string(topic) + " (" + std::to_string(bytes) +
               " bytes) was refused for good: " + rd_kafka_err2str(e)};
 }
@@ -217,7 +217,7 @@ std::optional<Failure> RecordCollector::too_large(std::string_view what, std::st
   if (max_record_bytes_ == 0 || bytes + kRecordOverheadBytes <= max_record_bytes_) {
     return std::nullopt;
   }
-  return Failure{"output_too_large",
+  return Failure{Reason::kOutputTooLarge,
                  "the " + std::string(what) + " record of " + std::string(id) + " has " +
                      std::to_string(bytes) + " bytes; the producer sends at most " +
                      std::to_string(max_record_bytes_) + " (message.max.bytes)"};

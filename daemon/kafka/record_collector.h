@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "daemon/kafka/kafka.h"
-#include "daemon/pipeline/pipeline.h"
+#include "daemon/pipeline/document.h"
 
 typedef struct rd_kafka_message_s rd_kafka_message_t;
 typedef struct rd_kafka_s rd_kafka_t;

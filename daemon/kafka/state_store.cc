@@ -7,8 +7,11 @@
 #include <librdkafka/rdkafka.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "daemon/kafka/message.h"
+#include "daemon/ops/log.h"
 #include "daemon/pipeline/pipeline.h"
 
 namespace newsflow::daemon {
@@ -29,6 +32,37 @@ StateStore::StateStore(const config::Config& config, Metrics& metrics, Pipeline&
       stop_(stop),
       inputs_(input_topics(config)) {}
 
+namespace {
+
+// How long a restore or a takeover waits for the group's coordinator to answer.
+constexpr std::chrono::seconds kCommittedPatience{30};
+
+// An answer that a later try can change: the group's coordinator is moving or still loading its
+// offsets (a broker just started, a coordinator failed over), or the request timed out.
+bool retriable(rd_kafka_resp_err_t e) {
+  switch (e) {
+    case RD_KAFKA_RESP_ERR_NOT_COORDINATOR:
+    case RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS:
+    case RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__TRANSPORT:
+    case RD_KAFKA_RESP_ERR__WAIT_COORD:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The first error of the answer: the request's, else a partition's (a partition whose offset
+// could not be read is not taken as uncommitted: its records would be judged again).
+rd_kafka_resp_err_t first_error(rd_kafka_resp_err_t e, const rd_kafka_topic_partition_list_t* l) {
+  for (int i = 0; e == RD_KAFKA_RESP_ERR_NO_ERROR && i < l->cnt; ++i) e = l->elems[i].err;
+  return e;
+}
+
+}  // namespace
+
 tl::expected<void, std::string> StateStore::refresh_committed(rd_kafka_t* group) {
   committed_at_ = Clock::now();
   rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(64);
@@ -37,14 +71,27 @@ tl::expected<void, std::string> StateStore::refresh_committed(rd_kafka_t* group)
     if (!n) continue;  // no such topic yet: nothing of it was judged
     for (int p = 0; p < *n; ++p) rd_kafka_topic_partition_list_add(list, topic.c_str(), p);
   }
-  const rd_kafka_resp_err_t e = rd_kafka_committed(group, list, 10000);
+  // A coordinator that is loading or moving answers again within seconds: a daemon started
+  // beside a broker that just started met NOT_COORDINATOR here and exited (found by
+  // tests/bench/kafka_broker_kills.sh on Kafka 4.1.1).
+  const auto deadline = Clock::now() + kCommittedPatience;
+  rd_kafka_resp_err_t e = first_error(rd_kafka_committed(group, list, 10000), list);
+  for (auto pause = std::chrono::milliseconds(100);
+       retriable(e) && Clock::now() + pause < deadline && !stop_.load();
+       pause = std::min(2 * pause, std::chrono::milliseconds(2000))) {
+    log::warn("committed_offsets_retry", {{"error", rd_kafka_err2str(e)}});
+    std::this_thread::sleep_for(pause);
+    for (int i = 0; i < list->cnt; ++i) {
+      list->elems[i].err = RD_KAFKA_RESP_ERR_NO_ERROR;
+      list->elems[i].offset = RD_KAFKA_OFFSET_INVALID;
+    }
+    e = first_error(rd_kafka_committed(group, list, 10000), list);
+  }
   if (e == RD_KAFKA_RESP_ERR_NO_ERROR) {
     committed_.clear();
     for (int i = 0; i < list->cnt; ++i) {
       const auto& tp = list->elems[i];
-      if (tp.err == RD_KAFKA_RESP_ERR_NO_ERROR && tp.offset >= 0) {
-        committed_[{tp.topic, tp.partition}] = tp.offset;
-      }
+      if (tp.offset >= 0) committed_[{tp.topic, tp.partition}] = tp.offset;
     }
   }
   rd_kafka_topic_partition_list_destroy(list);

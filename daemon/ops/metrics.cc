@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "daemon/pipeline/reasons.h"
 #include "daemon/version.h"
 
 namespace newsflow::daemon {
@@ -170,45 +171,14 @@ Metrics::Metrics()
 }
 
 const std::vector<std::string>& Metrics::dead_letter_reasons() {
-  static const std::vector<std::string> kReasons{"missing_url",
-                                                 "missing_body",
-                                                 "ambiguous_body",
-                                                 "invalid_json",
-                                                 "invalid_field",
-                                                 "invalid_timestamp",
-                                                 "invalid_base64",
-                                                 "invalid_utf8",
-                                                 "binary_content",
-                                                 "empty_document",
-                                                 "too_large",
-                                                 "charset_error",
-                                                 "parse_error",
-                                                 "no_text",
-                                                 "consent_wall",
-                                                 "feed_no_items",
-                                                 "feed_too_many_items",
-                                                 "internal_error",
-                                                 "worker_crash",
-                                                 "invalid_extracted",
-                                                 "fetch_http_4xx",
-                                                 "fetch_http_5xx",
-                                                 "fetch_http_429",
-                                                 "fetch_timeout",
-                                                 "fetch_connect_error",
-                                                 "fetch_dns_error",
-                                                 "fetch_blocked_address",
-                                                 "fetch_blocked_scheme",
-                                                 "fetch_too_large",
-                                                 "fetch_too_many_redirects",
-                                                 "fetch_not_html",
-                                                 "fetch_disallowed",
-                                                 "fetch_deferred",
-                                                 "fetch_error",
-                                                 "invalid_url",
-                                                 "invalid_retry",
-                                                 "output_too_large",
-                                                 "output_refused"};
-  return kReasons;
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> names;
+    for (const ReasonName& r : kReasons) {
+      if (r.on_topics) names.emplace_back(r.name);
+    }
+    return names;
+  }();
+  return kNames;
 }
 
 void Metrics::initialize(const std::vector<std::string>& input_topics,

@@ -5,16 +5,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <deque>
-#include <map>
 #include <mutex>
 #include <optional>
 #include <utility>
 
 #include "daemon/ops/metrics.h"
-#include "daemon/pipeline/net.h"
-#include "daemon/pipeline/robots.h"
+#include "daemon/pipeline/fetcher_impl.h"
 #include "extractors/text.h"
 
 namespace newsflow::daemon {
@@ -24,8 +20,15 @@ using Clock = std::chrono::steady_clock;
 
 std::once_flag g_curl_init;
 
-// Scheme and host of a URL (lowercase), via libcurl's own parser; the host may be empty
-// (file:///...).
+bool html_like(const std::string& content_type) {
+  const std::string ct = extractors::ascii_lower(content_type);
+  return ct.empty() || ct.starts_with("text/html") || ct.starts_with("application/xhtml") ||
+         ct.starts_with("text/plain") || ct.starts_with("application/xml") ||
+         ct.starts_with("text/xml");
+}
+
+}  // namespace
+
 bool split_url(const std::string& url, std::string& scheme, std::string& host) {
   CURLU* u = curl_url();
   if (!u) return false;
@@ -44,225 +47,146 @@ bool split_url(const std::string& url, std::string& scheme, std::string& host) {
   return ok;
 }
 
-bool html_like(const std::string& content_type) {
-  const std::string ct = extractors::ascii_lower(content_type);
-  return ct.empty() || ct.starts_with("text/html") || ct.starts_with("application/xhtml") ||
-         ct.starts_with("text/plain") || ct.starts_with("application/xml") ||
-         ct.starts_with("text/xml");
+size_t Fetcher::Impl::on_body(char* data, size_t size, size_t n, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  const size_t bytes = size * n;
+  if (t->robots && t->result.body.size() + bytes > kRobotsBytes) {
+    t->result.body.append(data, kRobotsBytes - t->result.body.size());
+    t->truncated = true;
+    return 0;  // ends the transfer; what was read is the file
+  }
+  if (static_cast<std::int64_t>(t->result.body.size() + bytes) > t->impl->options.max_body_bytes) {
+    t->too_large = true;
+    return 0;  // aborts the transfer (CURLE_WRITE_ERROR)
+  }
+  t->result.body.append(data, bytes);
+  return bytes;
 }
 
-}  // namespace
-
-struct Fetcher::Impl {
-  config::FetchConfig options;
-  Metrics* metrics = nullptr;
-  std::vector<Cidr> allowed;
-  CURLM* multi = nullptr;
-  CURLSH* share = nullptr;  // DNS cache shared by every handle
-  /// Set by `cut_short` from another thread: the fetch in progress gives up what is not done.
-  std::atomic<bool> cut{false};
-
-  struct Transfer {
-    Impl* impl = nullptr;
-    std::size_t index = 0;
-    std::string host;
-    CURL* easy = nullptr;
-    FetchResult result;
-    Clock::time_point first_start{};
-    Clock::time_point not_before{};
-    bool blocked = false;  // the open-socket callback refused an address
-    bool too_large = false;
-    bool robots = false;     // a robots.txt: any content type, read up to kRobotsBytes
-    bool truncated = false;  // a robots.txt cut at kRobotsBytes (read, not an error)
-  };
-
-  // RFC 9309 2.5: at least 500 KiB of a robots.txt are read; the rest is not fetched.
-  static constexpr std::size_t kRobotsBytes = 500 * 1024;
-
-  struct RobotsEntry {
-    RobotsRules rules;
-    Clock::time_point expires;
-  };
-  std::map<std::string, RobotsEntry> robots;  // by origin
-  void bound_robots();
-  std::string product;  // the user agent's product token
-
-  /// One URL of a `run`: a page, or the robots.txt of `origin`.
-  struct Job {
-    std::string url;
-    bool robots = false;
-    std::string origin;
-    /// A page of a site whose robots.txt is being fetched in the same run (that job's index):
-    /// it waits for that file alone, and is then admitted or refused by it.
-    std::optional<std::size_t> after_robots;
-  };
-  /// Fetches `jobs`; past `deadline`, what runs is stopped ("timeout") and what waits is not
-  /// started ("deferred"), robots.txt files both "deferred" (asked again next time). Once `cut`
-  /// is set, what runs or waits is "deferred" at once. `delays`: the hosts' Crawl-delays, more
-  /// of them as robots.txt files are read.
-  std::vector<FetchResult> run(const std::vector<Job>& jobs,
-                               std::map<std::string, std::chrono::milliseconds> delays,
-                               std::optional<Clock::time_point> deadline);
-  /// Keeps what the robots.txt of `origin` said (`got`: its fetch) for as long as it is trusted.
-  void learn_robots(const std::string& origin, const FetchResult& got);
-  /// Whether the known robots.txt of `origin` allows `url`; when not, `refused` says why. A
-  /// Crawl-delay it asks for goes into `delays`.
-  bool robots_allow(const std::string& url, const std::string& origin, FetchResult& refused,
-                    std::map<std::string, std::chrono::milliseconds>& delays);
-
-  ~Impl() {
-    if (multi) curl_multi_cleanup(multi);
-    if (share) curl_share_cleanup(share);
+curl_socket_t Fetcher::Impl::on_open_socket(void* user, curlsocktype, curl_sockaddr* addr) {
+  auto* t = static_cast<Transfer*>(user);
+  const auto ip = ip_bytes(&addr->addr);
+  if (!ip) {
+    t->blocked = true;
+    t->result.detail = "address family " + std::to_string(addr->family) + " is not IP";
+    return CURL_SOCKET_BAD;
   }
-
-  static size_t on_body(char* data, size_t size, size_t n, void* user) {
-    auto* t = static_cast<Transfer*>(user);
-    const size_t bytes = size * n;
-    if (t->robots && t->result.body.size() + bytes > kRobotsBytes) {
-      t->result.body.append(data, kRobotsBytes - t->result.body.size());
-      t->truncated = true;
-      return 0;  // ends the transfer; what was read is the file
-    }
-    if (static_cast<std::int64_t>(t->result.body.size() + bytes) >
-        t->impl->options.max_body_bytes) {
-      t->too_large = true;
-      return 0;  // aborts the transfer (CURLE_WRITE_ERROR)
-    }
-    t->result.body.append(data, bytes);
-    return bytes;
-  }
-
-  // Every connection libcurl opens, first hop or redirect, comes through here with the address
-  // DNS gave: the place to refuse non-public addresses.
-  static curl_socket_t on_open_socket(void* user, curlsocktype, curl_sockaddr* addr) {
-    auto* t = static_cast<Transfer*>(user);
-    const auto ip = ip_bytes(&addr->addr);
-    if (!ip) {
+  const std::string range = non_public_range(*ip);
+  if (!range.empty()) {
+    const bool allowed = std::any_of(t->impl->allowed.begin(), t->impl->allowed.end(),
+                                     [&](const Cidr& c) { return cidr_contains(c, *ip); });
+    if (!allowed) {
       t->blocked = true;
-      t->result.detail = "address family " + std::to_string(addr->family) + " is not IP";
+      t->result.detail = ip_string(*ip) + " is a " + range +
+                         " address (fetch.allow_networks lists the exceptions)";
       return CURL_SOCKET_BAD;
     }
-    const std::string range = non_public_range(*ip);
-    if (!range.empty()) {
-      const bool allowed = std::any_of(t->impl->allowed.begin(), t->impl->allowed.end(),
-                                       [&](const Cidr& c) { return cidr_contains(c, *ip); });
-      if (!allowed) {
-        t->blocked = true;
-        t->result.detail = ip_string(*ip) + " is a " + range +
-                           " address (fetch.allow_networks lists the exceptions)";
-        return CURL_SOCKET_BAD;
-      }
-    }
-    return ::socket(addr->family, addr->socktype, addr->protocol);
   }
+  return ::socket(addr->family, addr->socktype, addr->protocol);
+}
 
-  void configure(Transfer& t) {
-    CURL* e = t.easy;
-    curl_easy_setopt(e, CURLOPT_URL, t.result.url.c_str());
-    curl_easy_setopt(e, CURLOPT_PRIVATE, &t);
-    curl_easy_setopt(e, CURLOPT_SHARE, share);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(e, CURLOPT_MAXREDIRS, static_cast<long>(options.max_redirects));
-    curl_easy_setopt(e, CURLOPT_PROXY, "");  // no proxy from the environment
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.connect_timeout_ms));
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(options.timeout_ms));
-    curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(options.max_body_bytes));
-    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");  // every encoding libcurl decodes
-    curl_easy_setopt(e, CURLOPT_USERAGENT, options.user_agent.c_str());
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Impl::on_body);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, &t);
-    curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, &Impl::on_open_socket);
-    curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, &t);
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+void Fetcher::Impl::configure(Transfer& t) {
+  CURL* e = t.easy;
+  curl_easy_setopt(e, CURLOPT_URL, t.result.url.c_str());
+  curl_easy_setopt(e, CURLOPT_PRIVATE, &t);
+  curl_easy_setopt(e, CURLOPT_SHARE, share);
+  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+  curl_easy_setopt(e, CURLOPT_MAXREDIRS, static_cast<long>(options.max_redirects));
+  curl_easy_setopt(e, CURLOPT_PROXY, "");  // no proxy from the environment
+  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.connect_timeout_ms));
+  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(options.timeout_ms));
+  curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(options.max_body_bytes));
+  curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");  // every encoding libcurl decodes
+  curl_easy_setopt(e, CURLOPT_USERAGENT, options.user_agent.c_str());
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Impl::on_body);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, &t);
+  curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, &Impl::on_open_socket);
+  curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, &t);
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+}
+
+bool Fetcher::Impl::classify(Transfer& t, CURLcode code) {
+  FetchResult& r = t.result;
+  curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &r.status);
+  char* effective = nullptr;
+  if (curl_easy_getinfo(t.easy, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK && effective) {
+    r.final_url = effective;
   }
-
-  // Classifies a finished attempt; returns true when it should be retried.
-  bool classify(Transfer& t, CURLcode code) {
-    FetchResult& r = t.result;
-    curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &r.status);
-    char* effective = nullptr;
-    if (curl_easy_getinfo(t.easy, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK && effective) {
-      r.final_url = effective;
-    }
-    char* ct = nullptr;
-    if (curl_easy_getinfo(t.easy, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct) {
-      r.content_type = ct;
-    }
-    if (t.blocked) {
-      r.outcome = "blocked_address";
-      return false;
-    }
-    if (t.too_large || code == CURLE_FILESIZE_EXCEEDED) {
-      r.outcome = "too_large";
-      r.detail =
-          "body exceeds fetch.max_body_bytes (" + std::to_string(options.max_body_bytes) + ")";
-      return false;
-    }
-    if (t.truncated) code = CURLE_OK;
-    switch (code) {
-      case CURLE_OK:
-        break;
-      case CURLE_OPERATION_TIMEDOUT:
-        r.outcome = "timeout";
-        r.detail = curl_easy_strerror(code);
-        return true;
-      case CURLE_COULDNT_CONNECT:
-      case CURLE_RECV_ERROR:
-      case CURLE_SEND_ERROR:
-      case CURLE_GOT_NOTHING:
-      case CURLE_PARTIAL_FILE:
-        r.outcome = "connect_error";
-        r.detail = curl_easy_strerror(code);
-        return true;
-      case CURLE_COULDNT_RESOLVE_HOST:
-        r.outcome = "dns_error";
-        r.detail = curl_easy_strerror(code);
-        return false;
-      case CURLE_TOO_MANY_REDIRECTS:
-        r.outcome = "too_many_redirects";
-        r.detail = "more than " + std::to_string(options.max_redirects) + " redirects";
-        return false;
-      case CURLE_UNSUPPORTED_PROTOCOL:
-        r.outcome = "blocked_scheme";
-        r.detail = "only http and https are fetched (also on redirects)";
-        return false;
-      default:
-        r.outcome = "error";
-        r.detail = curl_easy_strerror(code);
-        return false;
-    }
-    if (r.status == 429 || r.status >= 500) {
-      r.outcome = r.status == 429 ? "http_429" : "http_5xx";
-      r.detail = "HTTP " + std::to_string(r.status);
-      // The site's own word on when to come back (seconds or an HTTP date; 0: none).
-      curl_off_t after = 0;
-      if (curl_easy_getinfo(t.easy, CURLINFO_RETRY_AFTER, &after) == CURLE_OK && after > 0) {
-        r.retry_after_seconds = static_cast<std::int64_t>(after);
-        r.detail += ", Retry-After " + std::to_string(after) + " s";
-      }
-      return true;
-    }
-    if (r.status >= 400 || r.status < 200 || r.status >= 300) {
-      r.outcome = "http_4xx";
-      r.detail = "HTTP " + std::to_string(r.status);
-      if (r.status < 400) r.outcome = "error";
-      return false;
-    }
-    if (!t.robots && !html_like(r.content_type)) {
-      r.outcome = "not_html";
-      r.detail = "content type " + r.content_type;
-      return false;
-    }
-    r.outcome = "ok";
-    r.detail.clear();
+  char* ct = nullptr;
+  if (curl_easy_getinfo(t.easy, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct) {
+    r.content_type = ct;
+  }
+  if (t.blocked) {
+    r.outcome = "blocked_address";
     return false;
   }
-
-  curl_slist* headers = nullptr;
-};
+  if (t.too_large || code == CURLE_FILESIZE_EXCEEDED) {
+    r.outcome = "too_large";
+    r.detail = "body exceeds fetch.max_body_bytes (" + std::to_string(options.max_body_bytes) + ")";
+    return false;
+  }
+  if (t.truncated) code = CURLE_OK;
+  switch (code) {
+    case CURLE_OK:
+      break;
+    case CURLE_OPERATION_TIMEDOUT:
+      r.outcome = "timeout";
+      r.detail = curl_easy_strerror(code);
+      return true;
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+      r.outcome = "connect_error";
+      r.detail = curl_easy_strerror(code);
+      return true;
+    case CURLE_COULDNT_RESOLVE_HOST:
+      r.outcome = "dns_error";
+      r.detail = curl_easy_strerror(code);
+      return false;
+    case CURLE_TOO_MANY_REDIRECTS:
+      r.outcome = "too_many_redirects";
+      r.detail = "more than " + std::to_string(options.max_redirects) + " redirects";
+      return false;
+    case CURLE_UNSUPPORTED_PROTOCOL:
+      r.outcome = "blocked_scheme";
+      r.detail = "only http and https are fetched (also on redirects)";
+      return false;
+    default:
+      r.outcome = "error";
+      r.detail = curl_easy_strerror(code);
+      return false;
+  }
+  if (r.status == 429 || r.status >= 500) {
+    r.outcome = r.status == 429 ? "http_429" : "http_5xx";
+    r.detail = "HTTP " + std::to_string(r.status);
+    // The site's own word on when to come back (seconds or an HTTP date; 0: none).
+    curl_off_t after = 0;
+    if (curl_easy_getinfo(t.easy, CURLINFO_RETRY_AFTER, &after) == CURLE_OK && after > 0) {
+      r.retry_after_seconds = static_cast<std::int64_t>(after);
+      r.detail += ", Retry-After " + std::to_string(after) + " s";
+    }
+    return true;
+  }
+  if (r.status >= 400 || r.status < 200 || r.status >= 300) {
+    r.outcome = "http_4xx";
+    r.detail = "HTTP " + std::to_string(r.status);
+    if (r.status < 400) r.outcome = "error";
+    return false;
+  }
+  if (!t.robots && !html_like(r.content_type)) {
+    r.outcome = "not_html";
+    r.detail = "content type " + r.content_type;
+    return false;
+  }
+  r.outcome = "ok";
+  r.detail.clear();
+  return false;
+}
 
 bool fetch_failure_is_transient(std::string_view reason) {
   // Not a name that does not resolve: the resolver cannot tell a host that is gone from one it
@@ -316,218 +240,6 @@ tl::expected<std::unique_ptr<Fetcher>, std::string> Fetcher::create(
   impl->headers = curl_slist_append(
       nullptr, "Accept: text/html,application/xhtml+xml;q=0.9,text/plain;q=0.5,*/*;q=0.1");
   return std::unique_ptr<Fetcher>(new Fetcher(std::move(impl)));
-}
-
-std::vector<FetchResult> Fetcher::Impl::run(const std::vector<Job>& jobs,
-                                            std::map<std::string, std::chrono::milliseconds> delays,
-                                            std::optional<Clock::time_point> deadline) {
-  Impl& im = *this;
-  std::vector<Impl::Transfer> transfers(jobs.size());
-  std::deque<std::size_t> pending;
-  std::vector<FetchResult> results(jobs.size());
-  std::size_t done = 0;
-  // The pages that wait for each robots.txt, and the files read but not yet applied to them.
-  std::vector<std::vector<std::size_t>> waiting(jobs.size());
-  std::vector<std::size_t> robots_read;
-  for (std::size_t i = 0; i < jobs.size(); ++i) {
-    Impl::Transfer& t = transfers[i];
-    t.impl = &im;
-    t.index = i;
-    t.result.url = jobs[i].url;
-    t.result.final_url = jobs[i].url;
-    t.robots = jobs[i].robots;
-    std::string scheme;
-    if (!split_url(jobs[i].url, scheme, t.host)) {
-      t.result.outcome = "error";
-      t.result.detail = "not a URL";
-    } else if (scheme != "http" && scheme != "https") {
-      t.result.outcome = "blocked_scheme";
-      t.result.detail = "only http and https are fetched, not " + scheme;
-    } else if (jobs[i].after_robots) {
-      waiting[*jobs[i].after_robots].push_back(i);
-      continue;
-    } else {
-      pending.push_back(i);
-      continue;
-    }
-    if (t.robots) robots_read.push_back(i);
-    results[i] = std::move(t.result);
-    ++done;
-  }
-  std::map<std::string, int> active_per_host;
-  std::map<std::string, Clock::time_point> next_start;  // politeness per host
-  int active = 0;
-  const auto default_delay = std::chrono::milliseconds(im.options.host_delay_ms);
-  auto delay_of = [&](const std::string& host) {
-    const auto it = delays.find(host);
-    return it == delays.end() ? default_delay : it->second;
-  };
-
-  auto finish = [&](Impl::Transfer& t) {
-    t.result.seconds = std::chrono::duration<double>(Clock::now() - t.first_start).count();
-    if (im.metrics && !t.robots) im.metrics->fetch(t.result.outcome);
-    if (t.robots) robots_read.push_back(t.index);
-    results[t.index] = std::move(t.result);
-    ++done;
-  };
-  // A site's pages go on once its robots.txt is read: refused, or waiting for their turn.
-  auto admit_pages = [&] {
-    for (const std::size_t r : std::exchange(robots_read, {})) {
-      im.learn_robots(jobs[r].origin, results[r]);
-      for (const std::size_t i : waiting[r]) {
-        if (im.robots_allow(jobs[i].url, jobs[i].origin, transfers[i].result, delays)) {
-          pending.push_back(i);
-        } else {
-          results[i] = std::move(transfers[i].result);
-          ++done;
-        }
-      }
-      waiting[r].clear();
-    }
-  };
-
-  // A transfer given up before it started: the batch's deadline has come, or will before the
-  // site lets it start.
-  auto defer = [&](Impl::Transfer& t, std::string_view why, Clock::time_point now) {
-    t.result.outcome = "deferred";
-    t.result.detail =
-        std::string(why) + " within the batch's fetch deadline (fetch.batch_deadline_ms";
-    t.result.detail +=
-        delays.contains(t.host) ? "; the site's Crawl-delay spaces its requests)" : ")";
-    if (t.result.attempts == 0) t.first_start = now;
-    finish(t);
-  };
-  // Every transfer not done, stopped if it runs: the batch's deadline has come ("timeout" for a
-  // page that was being fetched), or the fetch was cut short (`cut_short`: "deferred", a slow
-  // site's page goes on as a later try while the batch is judged without it).
-  auto give_up_all = [&](bool cut_short, Clock::time_point now) {
-    for (auto& t : transfers) {
-      if (!t.easy) continue;
-      curl_multi_remove_handle(im.multi, t.easy);
-      curl_easy_cleanup(t.easy);
-      t.easy = nullptr;
-      t.result.outcome = t.robots || cut_short ? "deferred" : "timeout";
-      t.result.detail =
-          cut_short ? "still being fetched when the batch stopped waiting (fetch.batch_wait_ms)"
-                    : "still running at the batch's fetch deadline (fetch.batch_deadline_ms)";
-      finish(t);
-    }
-    // A robots.txt given up lets its pages wait in turn, and they are given up too.
-    for (admit_pages(); !pending.empty(); admit_pages()) {
-      Impl::Transfer& t = transfers[pending.front()];
-      pending.pop_front();
-      if (!cut_short) {
-        defer(t, "not started", now);
-        continue;
-      }
-      t.result.outcome = "deferred";
-      t.result.detail = "not fetched when the batch stopped waiting (fetch.batch_wait_ms)";
-      if (t.result.attempts == 0) t.first_start = now;
-      finish(t);
-    }
-  };
-
-  while (done < jobs.size()) {
-    admit_pages();
-    // Start what the limits allow, oldest first.
-    const auto now = Clock::now();
-    if (const bool cut_short = im.cut.load(); cut_short || (deadline && now >= *deadline)) {
-      // The batch's time is up: what runs is stopped, what waits is not started (a site's
-      // Crawl-delay, a slow server); each is given up with a reason, and the stream goes on.
-      give_up_all(cut_short, now);
-      break;
-    }
-    for (auto it = pending.begin(); it != pending.end() && active < im.options.max_concurrency;) {
-      Impl::Transfer& t = transfers[*it];
-      auto& host_active = active_per_host[t.host];
-      auto& host_next = next_start[t.host];
-      if (t.not_before > now || host_active >= im.options.per_host_concurrency || host_next > now) {
-        ++it;
-        continue;
-      }
-      t.easy = curl_easy_init();
-      t.result.body.clear();
-      t.result.content_type.clear();
-      t.result.status = 0;
-      t.result.retry_after_seconds = 0;
-      t.blocked = t.too_large = t.truncated = false;
-      im.configure(t);
-      if (t.result.attempts++ == 0) t.first_start = now;
-      curl_multi_add_handle(im.multi, t.easy);
-      ++active;
-      ++host_active;
-      host_next = now + delay_of(t.host);
-      it = pending.erase(it);
-    }
-
-    int running = 0;
-    curl_multi_perform(im.multi, &running);
-    int left = 0;
-    while (CURLMsg* msg = curl_multi_info_read(im.multi, &left)) {
-      if (msg->msg != CURLMSG_DONE) continue;
-      Impl::Transfer* t = nullptr;
-      curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
-      const bool retry = im.classify(*t, msg->data.result);
-      curl_multi_remove_handle(im.multi, t->easy);
-      curl_easy_cleanup(t->easy);
-      t->easy = nullptr;
-      --active;
-      --active_per_host[t->host];
-      // A robots.txt is not retried: unreachable now, it disallows for robots_error_seconds.
-      // A site that says when to come back is not asked again sooner: the page waits for a
-      // later try (the daemon's fetch retries topic).
-      if (retry && !t->robots && t->result.retry_after_seconds == 0 &&
-          t->result.attempts <= im.options.retries) {
-        const auto backoff = std::chrono::milliseconds(im.options.retry_backoff_ms) *
-                             (1 << (t->result.attempts - 1));
-        t->not_before = Clock::now() + backoff;
-        pending.push_back(t->index);
-      } else {
-        finish(*t);
-      }
-    }
-    if (deadline && !pending.empty()) {
-      // A link its site cannot let start before the deadline (the site spaces its requests by
-      // host_delay_ms or its Crawl-delay, and others of it go first) is deferred now: the batch,
-      // and the inputs behind it, do not wait for a deadline that link cannot meet.
-      std::map<std::string, long long> ahead;  // the site's links still waiting before it
-      for (auto it = pending.begin(); it != pending.end();) {
-        Impl::Transfer& t = transfers[*it];
-        const long long k = ahead[t.host]++;
-        const auto earliest = std::max({t.not_before, next_start[t.host], now}) +
-                              k * std::chrono::duration_cast<Clock::duration>(delay_of(t.host));
-        if (earliest <= *deadline) {
-          ++it;
-          continue;
-        }
-        defer(t, "cannot start", now);
-        it = pending.erase(it);
-      }
-    }
-    admit_pages();
-    if (done >= jobs.size()) break;
-    // Sleep until a socket is ready or the next pending transfer may start.
-    int wait_ms = 100;
-    const auto now2 = Clock::now();
-    for (const std::size_t i : pending) {
-      // A transfer held back by a concurrency limit starts when another ends (socket activity).
-      if (active >= im.options.max_concurrency ||
-          active_per_host[transfers[i].host] >= im.options.per_host_concurrency) {
-        continue;
-      }
-      const auto at = std::max(transfers[i].not_before, next_start[transfers[i].host]);
-      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(at - now2).count();
-      wait_ms = static_cast<int>(std::clamp<long long>(ms, 0, wait_ms));
-    }
-    if (deadline) {
-      const auto until_deadline =
-          std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count();
-      wait_ms = static_cast<int>(std::clamp<long long>(until_deadline, 0, wait_ms));
-    }
-    if (active > 0 || wait_ms > 0)
-      curl_multi_poll(im.multi, nullptr, 0, std::max(wait_ms, 1), nullptr);
-  }
-  return results;
 }
 
 void Fetcher::Impl::learn_robots(const std::string& origin, const FetchResult& r) {

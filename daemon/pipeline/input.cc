@@ -47,8 +47,8 @@ std::optional<std::string> string_field(const json& j, const char* name, std::st
 void from_json_object(const json& j, ParsedInput& out) {
   Input& in = out.input;
   std::string type_error;
-  auto fail = [&](std::string reason, std::string detail) {
-    if (!out.failure) out.failure = Failure{std::move(reason), std::move(detail)};
+  auto fail = [&](Reason reason, std::string detail) {
+    if (!out.failure) out.failure = Failure{reason, std::move(detail)};
   };
   if (auto id = string_field(j, "id", type_error)) in.id = *id;
   if (const auto it = j.find("id"); it != j.end() && it->is_number_integer()) {
@@ -63,14 +63,14 @@ void from_json_object(const json& j, ParsedInput& out) {
       if (auto t = extractors::parse_iso8601(*v)) {
         *field = t;
       } else {
-        fail("invalid_timestamp", std::string("field '") + name + "' is not RFC 3339: " + *v);
+        fail(Reason::kInvalidTimestamp, std::string("field '") + name + "' is not RFC 3339: " + *v);
       }
     }
   }
-  if (!type_error.empty()) return fail("invalid_field", type_error);
-  if (in.url.empty()) return fail("missing_url", "input has no url");
+  if (!type_error.empty()) return fail(Reason::kInvalidField, type_error);
+  if (in.url.empty()) return fail(Reason::kMissingUrl, "input has no url");
   if (!web_url_or_relative(in.url)) {
-    return fail("invalid_url",
+    return fail(Reason::kInvalidUrl,
                 "the input's url is not http, https or urn: " + in.url.substr(0, 256));
   }
 
@@ -79,9 +79,9 @@ void from_json_object(const json& j, ParsedInput& out) {
     if (j.contains(name) && !j[name].is_null()) ++bodies;
   }
   if (bodies == 0)
-    return fail("missing_body", "input has none of html, html_b64, text, feed, feed_b64");
+    return fail(Reason::kMissingBody, "input has none of html, html_b64, text, feed, feed_b64");
   if (bodies > 1)
-    return fail("ambiguous_body",
+    return fail(Reason::kAmbiguousBody,
                 "input has more than one of html, html_b64, text, feed, feed_b64");
 
   if (auto html = string_field(j, "html", type_error)) {
@@ -89,7 +89,7 @@ void from_json_object(const json& j, ParsedInput& out) {
     in.body = std::move(*html);
   } else if (auto b64 = string_field(j, "html_b64", type_error)) {
     auto bytes = base64_decode(*b64);
-    if (!bytes) return fail("invalid_base64", "field 'html_b64' is not base64");
+    if (!bytes) return fail(Reason::kInvalidBase64, "field 'html_b64' is not base64");
     in.kind = BodyKind::kHtmlBytes;
     in.body = std::move(*bytes);
   } else if (auto text = string_field(j, "text", type_error)) {
@@ -101,11 +101,11 @@ void from_json_object(const json& j, ParsedInput& out) {
     in.body = std::move(*feed);
   } else if (auto feed64 = string_field(j, "feed_b64", type_error)) {
     auto bytes = base64_decode(*feed64);
-    if (!bytes) return fail("invalid_base64", "field 'feed_b64' is not base64");
+    if (!bytes) return fail(Reason::kInvalidBase64, "field 'feed_b64' is not base64");
     in.kind = BodyKind::kFeedBytes;
     in.body = std::move(*bytes);
   }
-  if (!type_error.empty()) return fail("invalid_field", type_error);
+  if (!type_error.empty()) return fail(Reason::kInvalidField, type_error);
 }
 
 // Replay lines are mostly one long `html` string: simdjson's DOM parser validates and unescapes
@@ -218,22 +218,23 @@ ParsedInput parse_replay_line(std::string_view line) {
     if (from_simdjson(text, fast)) return fast;
   }
   if (extractors::json_nesting_exceeds(text, kMaxJsonDepth)) {
-    out.failure = Failure{"invalid_json", "line nests objects or arrays deeper than " +
-                                              std::to_string(kMaxJsonDepth) + " levels"};
+    out.failure = Failure{Reason::kInvalidJson, "line nests objects or arrays deeper than " +
+                                                    std::to_string(kMaxJsonDepth) + " levels"};
     return out;
   }
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
-    out.failure = Failure{invalid_utf8 ? "invalid_utf8" : "invalid_json",
+    out.failure = Failure{invalid_utf8 ? Reason::kInvalidUtf8 : Reason::kInvalidJson,
                           invalid_utf8 ? "line is not UTF-8" : "line is not valid JSON"};
     return out;
   }
   if (!j.is_object()) {
-    out.failure = Failure{"invalid_json", "line is not a JSON object"};
+    out.failure = Failure{Reason::kInvalidJson, "line is not a JSON object"};
     return out;
   }
   from_json_object(j, out);
-  if (invalid_utf8 && !out.failure) out.failure = Failure{"invalid_utf8", "line is not UTF-8"};
+  if (invalid_utf8 && !out.failure)
+    out.failure = Failure{Reason::kInvalidUtf8, "line is not UTF-8"};
   return out;
 }
 
@@ -263,8 +264,8 @@ ParsedInput parse_page_message(std::string_view value, const Headers& headers,
     // As in a replay line: the event time when the crawler knows it.
     in.published_at = extractors::parse_iso8601(published_at);
     if (!in.published_at) {
-      out.failure =
-          Failure{"invalid_timestamp", "header published_at is not RFC 3339: " + published_at};
+      out.failure = Failure{Reason::kInvalidTimestamp,
+                            "header published_at is not RFC 3339: " + published_at};
       return out;
     }
   }
@@ -274,23 +275,24 @@ ParsedInput parse_page_message(std::string_view value, const Headers& headers,
       in.fetched_at = t;
     } else {
       out.failure =
-          Failure{"invalid_timestamp", "header fetched_at is not RFC 3339: " + fetched_at};
+          Failure{Reason::kInvalidTimestamp, "header fetched_at is not RFC 3339: " + fetched_at};
       return out;
     }
   }
   if (extractors::ascii_lower(in.content_type).starts_with("application/json")) {
     if (!extractors::is_valid_utf8(value)) {
-      out.failure = Failure{"invalid_utf8", "JSON envelope is not UTF-8"};
+      out.failure = Failure{Reason::kInvalidUtf8, "JSON envelope is not UTF-8"};
       return out;
     }
     if (extractors::json_nesting_exceeds(value, kMaxJsonDepth)) {
-      out.failure = Failure{"invalid_json", "JSON envelope nests objects or arrays deeper than " +
-                                                std::to_string(kMaxJsonDepth) + " levels"};
+      out.failure =
+          Failure{Reason::kInvalidJson, "JSON envelope nests objects or arrays deeper than " +
+                                            std::to_string(kMaxJsonDepth) + " levels"};
       return out;
     }
     json j = json::parse(value, nullptr, false);
     if (j.is_discarded() || !j.is_object()) {
-      out.failure = Failure{"invalid_json", "JSON envelope is not a JSON object"};
+      out.failure = Failure{Reason::kInvalidJson, "JSON envelope is not a JSON object"};
       return out;
     }
     // Header values fill what the envelope leaves out.
@@ -302,17 +304,18 @@ ParsedInput parse_page_message(std::string_view value, const Headers& headers,
     return out;
   }
   if (in.url.empty()) {
-    out.failure = Failure{"missing_url", "message has no url header"};
+    out.failure = Failure{Reason::kMissingUrl, "message has no url header"};
     return out;
   }
   if (!web_url_or_relative(in.url)) {
-    out.failure = Failure{"invalid_url", "the message's url header is not http, https or urn: " +
-                                             in.url.substr(0, 256)};
+    out.failure =
+        Failure{Reason::kInvalidUrl,
+                "the message's url header is not http, https or urn: " + in.url.substr(0, 256)};
     return out;
   }
   in.kind = BodyKind::kHtmlBytes;
   in.payload = value;
-  if (value.empty()) out.failure = Failure{"empty_document", "message value is empty"};
+  if (value.empty()) out.failure = Failure{Reason::kEmptyDocument, "message value is empty"};
   return out;
 }
 

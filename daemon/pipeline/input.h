@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/pipeline/pipeline.h"
+#include "daemon/pipeline/document.h"
 #include "extractors/text.h"
 
 namespace newsflow::daemon {

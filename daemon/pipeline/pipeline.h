@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "config/config.h"
+#include "daemon/pipeline/document.h"
+#include "daemon/pipeline/records.h"
 #include "daemon/pipeline/seen_links.h"
 #include "dedup/boilerplate.h"
 #include "dedup/state.h"
@@ -17,6 +19,7 @@
 #include "dedup/term_stats.h"
 #include "dedup/window.h"
 #include "extractors/article.h"
+#include "extractors/feed.h"
 #include "tl/expected.hpp"
 
 namespace newsflow::dedup::internal {
@@ -28,67 +31,6 @@ namespace newsflow::daemon {
 class Metrics;
 class Fetcher;
 
-/// What the body of an input document is.
-enum class BodyKind {
-  kHtmlText,   ///< HTML already decoded to UTF-8 (replay `html`)
-  kHtmlBytes,  ///< raw HTML bytes in an unknown charset (Kafka values, replay `html_b64`)
-  kText,       ///< already extracted text (replay `text`, with optional `title`)
-  kFeedText,   ///< RSS/Atom already decoded to UTF-8 (replay `feed`)
-  kFeedBytes,  ///< raw RSS/Atom bytes (Kafka feeds topic, replay `feed_b64`)
-};
-
-/// One input document, from a replay line or a Kafka message.
-struct Input {
-  std::string id;  ///< may be empty: derived from the canonical URL
-  std::string url;
-  std::string content_type;
-  std::optional<extractors::UnixSeconds> fetched_at;
-  std::optional<extractors::UnixSeconds> published_at;
-  BodyKind kind = BodyKind::kHtmlText;
-  std::string body;
-  /// Instead of `body`, bytes this input borrows: a consumed page's Kafka payload, read where
-  /// the consumer put it (a page is ~100 KiB; copying each cost ~5% of the daemon's CPU). Its
-  /// owner keeps it alive while the input is prepared. `bytes()` is whichever of the two is set.
-  std::string_view payload;
-  std::string_view bytes() const { return payload.data() ? payload : std::string_view(body); }
-  std::string title;  ///< for kText; for a feed item's page (`link`), the item's headline
-  /// A feed item's page fetched after the item was judged (the daemon's fetch retries): the
-  /// item's link (it counts as fetched once this page is published), the feed it came from,
-  /// and the version of the article this page makes: 2 when the item was published with its
-  /// own short text before, else 1.
-  std::string link;
-  std::string feed_url;
-  std::string feed_id;
-  int version = 1;
-};
-
-/// One article out of the pipeline with its dedup verdict and story.
-struct Output {
-  extractors::Article article;
-  std::string content_hash;  ///< hex of the 128-bit fingerprint
-  dedup::Verdict verdict;
-  std::string story_id;
-  dedup::Story story;           ///< the story's state after this article joined it
-  std::string feed_url;         ///< for feed items: the feed's URL
-  std::string feed_id;          ///< for feed items: the feed input's id
-  std::int64_t event_time = 0;  ///< the time the window filed it under
-  int version = 1;              ///< 2 and up: the article published again, with more text
-  /// What this article left in the window and the stories: its state changelog record.
-  dedup::ArticleState state;
-};
-
-/// Why an input produced no article; `reason` is a metric label and the DLQ reason.
-struct Failure {
-  std::string reason;
-  std::string detail;
-};
-
-/// Serializes an output article as the article JSON of docs/contracts.md (one line).
-std::string article_json(const Output& out);
-
-/// Serializes a story as the story JSON of docs/contracts.md (one line).
-std::string story_json(const dedup::Story& story);
-
 /// The processing pipeline shared by `replay` and the daemon: decode, extract, fingerprint,
 /// judge against the window, assign a story. Owns the window and the story book; not
 /// thread-safe. Never throws for bad input: every document ends as outputs or a Failure.
@@ -99,33 +41,7 @@ class Pipeline {
 
   tl::expected<std::vector<Output>, Failure> process(const Input& input);
 
-  // An article out of extraction, before dedup.
-  struct Extracted {
-    extractors::Article article;
-    std::optional<std::int64_t> event_time;
-    bool from_feed = false;
-    /// A feed item without full text: the page to fetch for it (see `resolve_links`).
-    std::string fetch_url;
-    std::string feed_text;  ///< the item's own short text, kept if the page cannot be had
-    /// Why the page could not be had (the item then carries `feed_text`, or is skipped).
-    std::optional<Failure> fetch_failure;
-    std::int64_t retry_after_seconds = 0;  ///< what the site asked for with a 429 or 5xx
-    bool skip = false;                     ///< no output: already published, or nothing to publish
-    bool language_known = false;  ///< `article.language` detected (in `prepare`, on the cores)
-    /// What judging needs of it that reads no state, made on the cores (`ready_to_judge`).
-    struct Ahead {
-      /// The text's paragraphs and normalized form; made again when judging if the text is
-      /// not the one they were made of.
-      dedup::PageParagraphs paragraphs;
-      /// The story terms of the title and the whole text (`dedup::story_term_counts`): the
-      /// article's when the boilerplate filter keeps the whole text and the title stays.
-      std::optional<dedup::TermCounts> story_terms;
-      std::string title;  ///< the title they were counted with
-      /// The whole text's shingles (the weighted scheme): the article's when the filter keeps
-      /// the whole text.
-      std::optional<dedup::Shingles> shingles;
-    } ahead;
-  };
+  using Extracted = daemon::Extracted;
 
   /// The first half of `process`: decode and extract, and, unless `judged_here` is false (the
   /// extract role hands its articles over), `ready_to_judge` each item with its text.
@@ -297,7 +213,11 @@ class Pipeline {
   static std::string link_key(const std::string& link);
   tl::expected<std::vector<Extracted>, Failure> extract(const Input& input) const;
   tl::expected<std::vector<Extracted>, Failure> extract_feed(const Input& input) const;
+  bool feed_item(const extractors::FeedItem& item, const extractors::Feed& feed, const Input& input,
+                 Extracted& e) const;
   Judged judge_one(Extracted extracted, const Input& input);
+  std::int64_t event_time_of(const Extracted& extracted, const Input& input) const;
+  void report_judged(const extractors::Article& a, double seconds);
   Output group_one(Judged judged);
   bool publishable(Extracted& e) const;
   void bound(extractors::Article& a) const;
@@ -320,19 +240,5 @@ class Pipeline {
   std::set<std::string> refused_links_;
   std::vector<std::pair<std::string, std::int64_t>> pending_links_;
 };
-
-/// The record an extractor (`--role extract`) hands the dedup role on `topics.extracted`: the
-/// extracted article and what of its input `Pipeline::commit` reads (deploy/schemas/
-/// extracted.schema.json). `commit` of the decoded pair judges exactly as it would have judged
-/// the original.
-std::string extracted_json(const Pipeline::Extracted& extracted, const Input& input);
-
-/// Reads an `extracted_json` record; the reason when it is not one.
-tl::expected<std::pair<Pipeline::Extracted, Input>, std::string> parse_extracted(
-    std::string_view json);
-/// `parse_extracted` without its fast path (`read_extracted_fast`, simdjson): nlohmann's reading,
-/// which names what is wrong. The fast path gives what this gives, or leaves the record to it.
-tl::expected<std::pair<Pipeline::Extracted, Input>, std::string> parse_extracted_general(
-    std::string_view json);
 
 }  // namespace newsflow::daemon

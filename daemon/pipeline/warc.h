@@ -12,6 +12,7 @@
 namespace newsflow::daemon {
 
 class InputFile;
+struct NotAPage;
 
 /// Whether `first_bytes`, the start of an input after decompression, are a WARC 1.x record's
 /// (`WARC/1.`).
@@ -85,6 +86,11 @@ class ArchiveReader {
   void forget_read();               // forgets what was read, when that costs no more than it frees
   bool resync(std::size_t from);    // pos_ to the next record header from buf_[from] on
   WarcRecord dead_letter(WarcRecord record, std::string reason, const std::string& detail) const;
+  // The record skipped, or a dead letter, as `why` says (http_response.h).
+  WarcRecord not_a_page(WarcRecord record, NotAPage why) const;
+  static WarcRecord as_skipped(WarcRecord record, std::string reason);
+  // The record as a page: `body` its raw bytes, the charset still to detect.
+  static WarcRecord as_page(WarcRecord record, std::string content_type, std::string body);
   // One dead letter for `record` and the bytes after it up to the next record header found from
   // buf_[from] on, where reading goes on: its detail ends with the byte range it covers.
   WarcRecord skip_to_next_record(WarcRecord record, std::string reason, std::string detail,
@@ -150,6 +156,11 @@ class WarcReader : public ArchiveReader {
   bool version_line_at(std::size_t at, std::size_t* line_end) const;
   std::optional<std::size_t> trailer_length(std::size_t at) const;
   WarcRecord damaged_segment(WarcRecord record, bool in_record);
+  // A record from its version line on, and its block held whole (when it may become an input)
+  // or skipped through; nothing on a read error.
+  std::optional<WarcRecord> read_record(WarcRecord record);
+  std::optional<WarcRecord> read_held_block(WarcRecord record, const Header& header);
+  std::optional<WarcRecord> read_skipped_block(WarcRecord record, const Header& header);
   WarcRecord classify(WarcRecord record, const Header& header, std::string_view block, bool whole);
 
   bool resync_ = false;           // look for the next record header first (after damage)
@@ -183,6 +194,11 @@ class ArcReader : public ArchiveReader {
   // that are no header after a newline, or no newline at all.
   enum class After { kEnd, kHeader, kJunkAfterNewline, kJunk };
   After after_block(std::size_t at);
+  // The block after a header line: read through without being held (larger than any page may
+  // be) or held whole; nothing on a read error.
+  std::optional<WarcRecord> read_skipped_block(WarcRecord record, std::uint64_t length);
+  std::optional<WarcRecord> read_held_block(WarcRecord record, const std::string& date,
+                                            const std::string& arc_type, std::uint64_t length);
   WarcRecord classify(WarcRecord record, std::string_view date, std::string_view arc_type,
                       std::string_view block);
 };

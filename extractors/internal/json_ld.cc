@@ -159,8 +159,9 @@ void json_ld_authors(const nlohmann::json& j, std::vector<std::string>& out, int
   if (const auto a = j.find("author"); a != j.end()) {
     const auto add = [&out, objects](const nlohmann::json& v) {
       if (out.size() >= kMaxNames) return;
+      // Names as a template HTML-escaped them ("H&#233;ctor") are read as the page shows them.
       if (v.is_string()) {
-        out.push_back(v.get<std::string>());
+        out.push_back(decode_char_refs(v.get<std::string>()));
       } else if (v.is_object()) {
         const nlohmann::json* named = &v;
         if (const auto id = v.find("@id");
@@ -173,7 +174,7 @@ void json_ld_authors(const nlohmann::json& j, std::vector<std::string>& out, int
           }
         }
         if (const auto n = named->find("name"); n != named->end() && n->is_string()) {
-          out.push_back(n->get<std::string>());
+          out.push_back(decode_char_refs(n->get<std::string>()));
         }
       }
     };

@@ -15,11 +15,14 @@ What a page declares is read here independently of newsflow, with Python's html.
 Then, of the pages that declare a field:
   image        the record's image URL is one of the declared ones (resolved against the page)
   description  the record has a description
-  authors      every declared person's name is among the record's authors
+  authors      every declared name is given: among the record's `authors`, or its `credit` (an
+               agency, the site's own name: newsflow keeps what credits no person there), or
+               the authors joined by " and " / " und " ("A and B" declared as one string)
 and, of all records, how many have an image URL that is not http(s) (should be none).
 """
 import base64
 import gzip
+import html
 import html.parser
 import json
 import re
@@ -136,7 +139,7 @@ def declared(page_html, url):
         names.append(meta["author"])
     people = []
     for n in names:
-        person = person_of(n)
+        person = person_of(html.unescape(n))  # as the page shows it: "H&#233;ctor" is Héctor
         if person:
             people.append(person)
     return images, [d for d in descriptions if d.strip()], people
@@ -205,11 +208,16 @@ def main():
             counts["description"][1] += bool(a.get("description"))
         if names:
             counts["authors"][0] += 1
-            given = {" ".join(n.split()).lower().rstrip(".") for n in a.get("authors") or []}
-            ok = all(n.lower() in given for n in names)
+            def norm(n):
+                return " ".join(n.split()).lower().rstrip(".")
+            people = [norm(n) for n in a.get("authors") or []]
+            given = set(people) | {norm(c) for c in (a.get("credit") or "").split(", ") if c}
+            given |= {" and ".join(people), " und ".join(people)}
+            ok = all(norm(n) in given for n in names)
             counts["authors"][1] += ok
             if not ok and "--misses" in sys.argv:
-                print("authors    ", url, "declared", names, "given", a.get("authors"))
+                print("authors    ", url, "declared", names, "given", a.get("authors"),
+                      "credit", a.get("credit"))
     for k, (n, ok) in counts.items():
         print("%-12s declared on %4d pages, given on %4d (%.1f%%)" % (k, n, ok, 100.0 * ok / max(1, n)))
     print("image URLs that are not http(s): %d" % bad_scheme)

@@ -66,34 +66,6 @@ judge_part() {
   judged+=" (restored $(value_of "$restored" articles) records after the snapshot, $(value_of "$restored" held) articles held)"
 }
 
-# The last segment of each partition is active and never cleaned: one more record (a tombstone
-# of a key of no article, which a restore passes over) rolls it. What the cleaner leaves: one
-# record a key (the roll key's in each partition, and up to two roll records more in the active
-# segments). Waits until it has cleaned that far and, with `tombstones`, until only the roll
-# records are tombstones.
-roll() {
-  for p in 0 1; do
-    printf 'compaction-test-roll:\n' |
-      kcat -b "$broker" -P -t "$(topic state)" -p $p -Z -K: 2>/dev/null || fail "kcat could not write"
-  done
-}
-cleaned() {
-  local t0 n t k
-  t0=$(date +%s.%N)
-  sleep 0.2; roll
-  for _ in $(seq 120); do
-    read -r n t k <<< "$(stored state)"
-    [ "$n" -le $((k + 3)) ] && { [ "${1:-}" != tombstones ] || [ "$t" -le 4 ]; } && break
-    # A cleaning sets the deletion time of the tombstones it keeps; a later one removes them,
-    # once something is dirty again.
-    [ "$n" -le $((k + 3)) ] && roll
-    sleep 0.5
-  done
-  echo "$n records ($t tombstones, $k keys) after $(since "$t0") s"
-  [ "$n" -le $((k + 3)) ] || fail "the log cleaner did not compact the changelog: $n records of $k keys"
-  [ "${1:-}" != tombstones ] || [ "$t" -le 4 ] || fail "the cleaner kept $t tombstones"
-}
-
 judge_part 1
 snapshots=$(grep -c '"state_snapshot_written"' "$work/run1.log" || true)
 [ "$snapshots" -ge 2 ] || fail "the first run wrote $snapshots snapshots, not 2 or more"

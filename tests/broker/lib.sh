@@ -129,3 +129,37 @@ broker_up() {
 
 # The value of KEY in the JSON log line LINE (a string value).
 value_of() { grep -o "\"$2\":\"[^\"]*\"" <<< "$1" | head -n 1 | cut -d'"' -f4; }
+
+# The changelog compacted by the broker's log cleaner, for a test that made its segments roll at
+# once (`topic_config state segment.ms=100 min.cleanable.dirty.ratio=0 ...`); the changelog has
+# `state_partitions` partitions (default 2). The last segment of each partition is active and
+# never cleaned: one more record (`roll`: a tombstone of a key of no article, which a restore
+# passes over) rolls it. What the cleaner leaves: one record a key (the roll key's in each
+# partition, and up to one roll record more a partition in the active segments). `cleaned`
+# waits until it has cleaned that far and, with `tombstones`, until only the roll records are
+# tombstones; it prints what the changelog holds then.
+roll() {
+  for p in $(seq 0 $((${state_partitions:-2} - 1))); do
+    printf 'compaction-test-roll:\n' |
+      kcat -b "$broker" -P -t "$(topic state)" -p $p -Z -K: 2>/dev/null || fail "kcat could not write"
+  done
+}
+cleaned() {
+  local t0 n t k parts=${state_partitions:-2}
+  t0=$(date +%s.%N)
+  sleep 0.2; roll
+  for _ in $(seq 120); do
+    read -r n t k <<< "$(stored state)"
+    if [ "$n" -le $((k + 2 * parts - 1)) ]; then
+      [ "${1:-}" != tombstones ] || [ "$t" -le $((2 * parts)) ] && break
+      # A cleaning sets the deletion time of the tombstones it keeps; a later one removes them,
+      # once something is dirty again.
+      roll
+    fi
+    sleep 0.5
+  done
+  echo "$n records ($t tombstones, $k keys) after $(since "$t0") s"
+  [ "$n" -le $((k + 2 * parts - 1)) ] ||
+    fail "the log cleaner did not compact the changelog: $n records of $k keys"
+  [ "${1:-}" != tombstones ] || [ "$t" -le $((2 * parts)) ] || fail "the cleaner kept $t tombstones"
+}

@@ -138,7 +138,7 @@ TEST_F(DeadLettersTest, AnInputGoesToTheDlqWithWhyCutToWhatTheProducerSends) {
                            });
   collector.begin_batch();
   collector.begin_input(msg);
-  dead_letters.input(msg, Failure{"invalid_json", "expected a value at byte 0"});
+  dead_letters.input(msg, Failure{Reason::kInvalidJson, "expected a value at byte 0"});
   collector.end_input();
   auto batch = collector.end_batch();
   ASSERT_EQ(rd_kafka_flush(collector.producer(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
@@ -174,15 +174,15 @@ TEST_F(DeadLettersTest, AFeedItemsPageIsTriedAgainWhenTimeMayCureItElseNamedInAD
   Input in;
   in.url = "https://example.com/feed.xml";
   in.id = "feed-1";
-  Pipeline::Extracted down, gone;
+  Extracted down, gone;
   down.article.id = "item-down";
   down.article.title = "A site down";
   down.fetch_url = "https://example.com/down";
-  down.fetch_failure = Failure{"fetch_http_5xx", "HTTP 503"};
+  down.fetch_failure = Failure{Reason::kFetchHttp5xx, "HTTP 503"};
   gone.article.id = "item-gone";
   gone.article.title = "A page gone";
   gone.fetch_url = "https://example.com/gone";
-  gone.fetch_failure = Failure{"fetch_http_4xx", "HTTP 404"};
+  gone.fetch_failure = Failure{Reason::kFetchHttp4xx, "HTTP 404"};
   gone.skip = true;
   collector.begin_batch();
   collector.begin_input(feed);

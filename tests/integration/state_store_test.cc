@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
 
 #include <atomic>
 #include <chrono>
@@ -11,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include "daemon/kafka/changelog_tail.h"
 #include "daemon/kafka/kafka.h"
 #include "daemon/ops/metrics.h"
 #include "daemon/ops/notify.h"
@@ -90,6 +92,45 @@ TEST(StateStoreOnMockCluster, AReadGoesToTheEndOfEveryPartitionWhileOneIsWritten
   ASSERT_EQ(read->ends.count(1), 1u);
   EXPECT_EQ(read->ends.at(1), kRecords);
   EXPECT_GE(read->skipped, static_cast<std::size_t>(kRecords));
+}
+
+// A coordinator that is still loading its offsets (a broker just started) or moving answers
+// NOT_COORDINATOR for a while: the restore asks again rather than failing the daemon's start.
+// Found on Kafka 4.1.1 (tests/bench/kafka_broker_kills.sh): a daemon started with its broker
+// exited with "committed offsets: Broker: Not coordinator".
+TEST(StateStoreOnMockCluster, TheCommittedOffsetsAreAskedForAgainWhileTheCoordinatorMoves) {
+  config::Config config;
+  config.kafka.embedded_partitions = 1;
+  config.kafka.group_id = "committed-test";
+  auto cluster = EmbeddedCluster::start(1, daemon_topics(config));
+  ASSERT_TRUE(cluster) << cluster.error();
+  const std::string bootstrap = (*cluster)->bootstrap();
+
+  char err[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof err);
+  rd_kafka_conf_set(conf, "group.id", config.kafka.group_id.c_str(), err, sizeof err);
+  KafkaHandle group(rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err));
+  ASSERT_TRUE(group) << err;
+  rd_kafka_topic_partition_list_t* offsets = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(offsets, config.topics.pages.c_str(), 0)->offset = 5;
+  const rd_kafka_resp_err_t committed = rd_kafka_commit(group.get(), offsets, /*async=*/0);
+  rd_kafka_topic_partition_list_destroy(offsets);
+  ASSERT_EQ(committed, RD_KAFKA_RESP_ERR_NO_ERROR) << rd_kafka_err2str(committed);
+
+  rd_kafka_mock_push_request_errors(
+      (*cluster)->mock(), /*ApiKey OffsetFetch=*/9, 3, RD_KAFKA_RESP_ERR_NOT_COORDINATOR,
+      RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS, RD_KAFKA_RESP_ERR_NOT_COORDINATOR);
+  Metrics metrics;
+  Pipeline pipeline{config, nullptr};
+  SystemdNotifier notifier;
+  std::atomic<bool> stop{false};
+  StateStore store{config, metrics, pipeline, notifier, stop};
+  const auto refreshed = store.refresh_committed(group.get());
+  ASSERT_TRUE(refreshed) << refreshed.error();
+  EXPECT_EQ(store.admit(input_header(config.topics.pages, 0, 4), true), Admission::kApply);
+  EXPECT_EQ(store.admit(input_header(config.topics.pages, 0, 5), true), Admission::kDrop);
+  rd_kafka_consumer_close(group.get());
 }
 
 }  // namespace

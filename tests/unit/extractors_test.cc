@@ -44,6 +44,19 @@ TEST(Utf8, SanitizingKeepsWellFormedRunsAndReplacesEachBadByte) {
   EXPECT_TRUE(is_valid_utf8(sanitize_utf8(bad)));
 }
 
+TEST(CharRefs, NumericAndTheCommonNamedOnesAreDecodedTheRestLeftAsWritten) {
+  EXPECT_EQ(decode_char_refs("H&#233;ctor J. Cruz"), "H\u00e9ctor J. Cruz");
+  EXPECT_EQ(decode_char_refs("Jos&#xE9; &amp; Mar&#xed;a"), "Jos\u00e9 & Mar\u00eda");
+  EXPECT_EQ(decode_char_refs("&quot;A&quot; &lt;b&gt; O&apos;Neil&nbsp;x"),
+            "\"A\" <b> O'Neil\u00a0x");
+  // No terminating semicolon, no digits, out of range, a surrogate, NUL, an unknown name.
+  for (const char* kept :
+       {"AT&T", "&#233", "&#;", "&#x110000;", "&#xD800;", "&#0;", "&eacute;", "a & b", "&"}) {
+    EXPECT_EQ(decode_char_refs(kept), kept);
+  }
+  EXPECT_EQ(decode_char_refs("&#128512;"), "\U0001F600");
+}
+
 TEST(Binary, DetectsNulAndControlNoise) {
   EXPECT_TRUE(looks_binary(std::string("ab\0cd", 5)));
   EXPECT_TRUE(looks_binary("\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f"));

@@ -353,6 +353,69 @@ TEST(PageDates, DatesShownNearTheHeadline) {
   EXPECT_EQ(day(a.published_at), "2020-04-02");
 }
 
+TEST(PageDates, TheGenericDateNamingTheUpdatesDaySaysThePageWasPublishedAgain) {
+  const std::string ld =
+      "<script type='application/ld+json'>{\"@type\":\"Article\","
+      "\"datePublished\":\"2019-03-02T08:00:00+01:00\","
+      "\"dateModified\":\"2023-05-10T09:12:00+02:00\"}</script>";
+  Article a = page("<meta name='date' content='2023-05-10T09:12:00+02:00'>" + ld, "");
+  EXPECT_EQ(day(a.published_at), "2023-05-10");
+  // The update's instant, with its zone (a generic date often has none).
+  EXPECT_EQ(source_of(a, "published_at"), "json_ld:dateModified");
+  EXPECT_EQ(format_rfc3339(*a.published_at, a.published_utc_offset), "2023-05-10T09:12:00+02:00");
+  EXPECT_EQ(day(a.modified_at), "2023-05-10");
+  // A generic date on another day, or none: the declared publication stands.
+  a = page("<meta name='date' content='2021-01-01'>" + ld, "");
+  EXPECT_EQ(day(a.published_at), "2019-03-02");
+  a = page(ld, "");
+  EXPECT_EQ(day(a.published_at), "2019-03-02");
+  // An "update" before the publication is no update: nothing is taken from it.
+  a = page(
+      "<meta name='date' content='2019-10-18T20:00:25Z'><script type='application/ld+json'>"
+      "{\"@type\":\"Article\",\"datePublished\":\"2019-10-19T03:00:00Z\","
+      "\"dateModified\":\"2019-10-18T20:00:25Z\"}</script>",
+      "");
+  EXPECT_EQ(day(a.published_at), "2019-10-19");
+}
+
+TEST(PageDates, APublicationMetaConfirmedByTheGenericDateOverrulesJsonLd) {
+  const std::string ld =
+      "<script type='application/ld+json'>{\"@type\":\"NewsArticle\","
+      "\"datePublished\":\"2022-01-04T08:29:00+01:00\"}</script>";
+  Article a = page(
+      "<meta property='article:published_time' content='2022-01-06T09:29:34+01:00'>"
+      "<meta name='date' content='2022-01-06'>" +
+          ld,
+      "");
+  EXPECT_EQ(day(a.published_at), "2022-01-06");
+  EXPECT_EQ(source_of(a, "published_at"), "meta:article:published_time");
+  // Without the generic date, JSON-LD comes first.
+  a = page("<meta property='article:published_time' content='2022-01-06T09:29:34+01:00'>" + ld, "");
+  EXPECT_EQ(day(a.published_at), "2022-01-04");
+  // Less than a day apart, the two may be one instant's days in two time zones: no dispute.
+  a = page(
+      "<meta property='article:published_time' content='2022-01-03T20:00:00Z'>"
+      "<meta name='date' content='2022-01-03T20:00:00Z'>" +
+          ld,
+      "");
+  EXPECT_EQ(day(a.published_at), "2022-01-04");
+}
+
+TEST(PageDates, ADeclaredDayThePageNeverShowsGivesWayToTheDayItShowsThreeTimes) {
+  const std::string meta = "<meta property='article:published_time' content='2022-01-15'>";
+  const std::string shown =
+      "<p><span class='date'>25.01.2022</span> Umwelt</p><h1>Schneeschuhwandern</h1>"
+      "<p><time class='date' datetime='2022-01-25'>25.01.2022</time> Wer im Winter ...</p>";
+  Article a = page(meta, shown);
+  EXPECT_EQ(day(a.published_at), "2022-01-25");
+  // A shown date that agrees with the declared one keeps it.
+  a = page(meta, shown + "<p><span class='date'>15.01.2022</span></p>");
+  EXPECT_EQ(day(a.published_at), "2022-01-15");
+  // Shown once or twice, or two days shown as often: the declared date stands.
+  a = page(meta, "<h1>Schneeschuhwandern</h1><p><span class='date'>25.01.2022</span></p>");
+  EXPECT_EQ(day(a.published_at), "2022-01-15");
+}
+
 TEST(PageDates, NeverAfterTheFetchNorBeforeTheWeb) {
   const auto fetched = parse_iso8601("2021-01-01T00:00:00Z");
   Article a = page("<meta property='article:published_time' content='2030-01-01T00:00:00Z'>", "",
@@ -508,6 +571,35 @@ TEST(Authors, CreditsThatNameNoPerson) {
   EXPECT_EQ(staff_credit("The Newsroom"), "The Newsroom");
   EXPECT_EQ(staff_credit("Von Redaktion · 15. August 2022"), "Redaktion");
   EXPECT_EQ(staff_credit("By Jane Doe"), "");
+}
+
+TEST(Authors, AnOutletsImprintIsACreditAndItsAddressNoAuthor) {
+  std::vector<std::string> names = split_authors("harbourgazette.test, Eastport, Newland");
+  drop_imprint_address(names, "");
+  EXPECT_EQ(names, (std::vector<std::string>{"harbourgazette.test"}));
+  names = split_authors("Harbour Gazette, Eastport, Newland");
+  drop_imprint_address(names, "Harbour Gazette");
+  EXPECT_EQ(names, (std::vector<std::string>{"Harbour Gazette"}));
+  // After a person's name, or after an agency, people stay.
+  names = split_authors("Jane Doe, Eastport");
+  drop_imprint_address(names, "");
+  EXPECT_EQ(names, (std::vector<std::string>{"Jane Doe", "Eastport"}));
+  names = split_authors("Reuters, Jane Doe");
+  drop_imprint_address(names, "");
+  EXPECT_EQ(names, (std::vector<std::string>{"Reuters", "Jane Doe"}));
+  Article a = page("<meta name='author' content='harbourgazette.test, Eastport, Newland'>", "");
+  EXPECT_TRUE(a.authors.empty());
+  EXPECT_EQ(a.credit, "harbourgazette.test");
+}
+
+TEST(Authors, WordsThatAnnounceADateEndNoName) {
+  EXPECT_EQ(split_authors("Jane Doe, Published 10:02 AM EST Nov 19, 2019"),
+            (std::vector<std::string>{"Jane Doe"}));
+  EXPECT_TRUE(split_authors("Veröffentlicht am 19.10.2019").empty());
+  EXPECT_EQ(split_authors("Von Jana Muster, aktualisiert am 7. Juni 2020"),
+            (std::vector<std::string>{"Jana Muster"}));
+  // At a name's start they are part of it.
+  EXPECT_EQ(split_authors("Le Monde"), (std::vector<std::string>{"Le Monde"}));
 }
 
 TEST(PageFacts, SectionTagsSiteNameAndPaywall) {

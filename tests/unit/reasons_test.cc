@@ -1,8 +1,10 @@
-// The dead-letter reasons are one list (`Metrics::dead_letter_reasons`, whose labels are
-// pre-registered at zero): every reason the daemon's code writes is in it, every reason of the
-// extractors and the fetcher too, and docs/contracts.md's table names exactly those. A typo in
-// a reason would otherwise be a new dead-letter reason and a new metric label that no dashboard
-// knows.
+// The dead-letter reasons are one list (`Reason` and its names, `kReasons`), from which the
+// metric labels (`Metrics::dead_letter_reasons`, pre-registered at zero) come: every reason of
+// the extractors and the fetcher is in it, no failure is made from a string, and
+// docs/contracts.md's table names exactly those. A typo in a reason would otherwise be a new
+// dead-letter reason and a new metric label that no dashboard knows.
+#include "daemon/pipeline/reasons.h"
+
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -15,13 +17,11 @@
 #include <vector>
 
 #include "daemon/ops/metrics.h"
+#include "daemon/pipeline/document.h"
 #include "extractors/error.h"
 
 namespace newsflow::daemon {
 namespace {
-
-// Reasons only `newsflow replay` writes (its input is a file, not a topic).
-const std::set<std::string> kReplayOnly{"empty_line"};
 
 std::string read(const std::filesystem::path& p) {
   std::ifstream in(p);
@@ -47,11 +47,34 @@ std::vector<std::string> names_after(std::string_view text, std::string_view pre
   return out;
 }
 
+// Every reason's name.
 std::set<std::string> listed() {
-  const auto& reasons = Metrics::dead_letter_reasons();
-  std::set<std::string> out(reasons.begin(), reasons.end());
-  EXPECT_EQ(out.size(), reasons.size()) << "a reason is listed twice";
+  std::set<std::string> out;
+  for (const ReasonName& r : kReasons) out.emplace(r.name);
+  EXPECT_EQ(out.size(), kReasons.size()) << "a name is given twice";
   return out;
+}
+
+TEST(DeadLetterReasons, EachReasonHasItsOwnName) {
+  for (std::size_t i = 0; i < kReasons.size(); ++i) {
+    const Reason r = static_cast<Reason>(i);
+    EXPECT_EQ(kReasons[i].reason, r) << i;  // the table is in the enum's order
+    EXPECT_EQ(reason_named(reason_name(r)), r) << reason_name(r);
+    EXPECT_EQ(Failure(r, "detail").reason, reason_name(r));
+  }
+  EXPECT_FALSE(reason_named("no_such_reason"));
+  EXPECT_EQ(reason_name(Reason::kFetchHttp5xx), "fetch_http_5xx");
+  EXPECT_EQ(reason_name(Reason::kEmptyLine), "empty_line");
+}
+
+TEST(DeadLetterReasons, TheMetricLabelsAreTheReasonsTheDaemonGives) {
+  std::vector<std::string> expected;
+  for (const ReasonName& r : kReasons) {
+    if (r.on_topics) expected.emplace_back(r.name);
+  }
+  EXPECT_EQ(Metrics::dead_letter_reasons(), expected);
+  // Only replay's blank line is not the daemon's.
+  EXPECT_EQ(expected.size() + 1, kReasons.size());
 }
 
 TEST(DeadLetterReasons, ContractsNamesEveryReasonOfTheList) {
@@ -66,9 +89,7 @@ TEST(DeadLetterReasons, ContractsNamesEveryReasonOfTheList) {
     const std::string first = line.substr(0, line.find(" | ", 2));
     for (auto& n : names_after(first, "`", '`')) documented.insert(n);
   }
-  std::set<std::string> expected = listed();
-  expected.insert(kReplayOnly.begin(), kReplayOnly.end());
-  EXPECT_EQ(documented, expected);
+  EXPECT_EQ(documented, listed());
 }
 
 TEST(DeadLetterReasons, TheExtractorsAndTheFetcherUseListedReasons) {
@@ -77,39 +98,36 @@ TEST(DeadLetterReasons, TheExtractorsAndTheFetcherUseListedReasons) {
        r = static_cast<extractors::ExtractReason>(static_cast<int>(r) + 1)) {
     const std::string name(extractors::reason_name(r));
     EXPECT_TRUE(reasons.count(name)) << name;
+    EXPECT_EQ(reason_name(reason_of(r)), name);
   }
   // A failed fetch is "fetch_" and the fetcher's outcome.
   const std::string fetcher = read(NEWSFLOW_SOURCE_DIR "/daemon/pipeline/fetcher.cc");
   for (const auto& o : names_after(fetcher, "outcome = \"")) {
     if (o == "ok") continue;
     EXPECT_TRUE(reasons.count("fetch_" + o)) << o;
+    EXPECT_EQ(reason_name(fetch_reason(o)), "fetch_" + o);
   }
 }
 
-TEST(DeadLetterReasons, TheDaemonWritesOnlyListedReasons) {
-  std::set<std::string> reasons = listed();
-  reasons.insert(kReplayOnly.begin(), kReplayOnly.end());
-  // A reason written as a literal: Failure{"...", a failure's fail("..."), a retry's reason (not
-  // a WARC record's skip_reason), a dead letter counted by name.
-  std::size_t seen = 0;
+TEST(DeadLetterReasons, TheDaemonMakesNoFailureFromAString) {
+  // A failure is made from a `Reason` (a reason written as a literal would be the old way back
+  // to typos); the dead letters of retries name theirs through `reason_name` too.
+  std::size_t files = 0;
   for (const auto& entry :
        std::filesystem::recursive_directory_iterator(NEWSFLOW_SOURCE_DIR "/daemon")) {
     const auto ext = entry.path().extension();
     if (ext != ".cc" && ext != ".h") continue;
+    ++files;
     const std::string text = read(entry.path());
-    std::vector<std::string> found;
-    for (const char* prefix : {"Failure{\"", "fail(\"", " reason = \"", ".reason = \"",
-                               "dead_letter(\"", "invalid_utf8 ? \""}) {
-      for (auto& n : names_after(text, prefix)) found.push_back(std::move(n));
-    }
-    for (const std::string& reason : found) {
-      if (reason == "fetch_") continue;  // "fetch_" + the fetcher's outcome, checked above
-      ++seen;
-      EXPECT_TRUE(reasons.count(reason))
-          << entry.path().filename().string() << " writes the unlisted reason " << reason;
+    for (const char* prefix : {"Failure{\"", "Failure(\"", "fail(\"", " reason = \"",
+                               ".reason = \"", "dead_letter(\"", "invalid_utf8 ? \""}) {
+      for (const auto& n : names_after(text, prefix)) {
+        ADD_FAILURE() << entry.path().filename().string() << " writes the reason " << n
+                      << " as a string";
+      }
     }
   }
-  EXPECT_GE(seen, 20u);  // the scan found the daemon's reasons
+  EXPECT_GE(files, 50u);  // the scan read the daemon's sources
 }
 
 }  // namespace
