@@ -142,29 +142,16 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
 }
 
 template <class List>
-const Story& StoryBook::place(const StoryMember& member, std::string_view title,
-                              const Verdict& verdict, std::int64_t event_time, const List& terms,
-                              std::string_view story_hint, const StoryCard& card) {
-  const std::string id = member.id();  // unpacked once
-  if (const std::string* placed = story_of_.find(id)) {
-    if (auto story = stories_.find(resolve(*placed)); story != stories_.end()) {
-      return story->second;
-    }
-  }
-  watermark_ = std::max(watermark_, event_time);
-  count_list(terms, event_time, member.language());
-  // A sweep costs as much as the book holds: one every half a book's worth of articles keeps
-  // it O(1) per article (a sweep every 1,024 made a restore of 100,000 articles quadratic).
-  if (++since_sweep_ >= std::max<std::size_t>(1024, story_of_.size() / 2)) expire(watermark_);
-  if (options_.max_stories > 0 && stories_.size() >= options_.max_stories) shrink();
-
+std::string StoryBook::choose_story(const StoryMember& member, const Verdict& verdict,
+                                    std::int64_t event_time, const List& terms,
+                                    std::string_view story_hint,
+                                    std::vector<std::pair<double, std::string>>& similar) {
   std::string story_id = story_hint.empty() ? std::string() : resolve(std::string(story_hint));
   if (story_id.empty() && verdict.kind != DupKind::kUnique) {
     if (const std::string* of = story_of_.find(verdict.of)) {
       if (std::string s = resolve(*of); stories_.count(s)) story_id = s;
     }
   }
-  std::vector<std::pair<double, std::string>> similar;
   if (story_hint.empty()) {
     double floor = options_.similarity_threshold;
     if (options_.merge_threshold > 0 && (floor <= 0 || options_.merge_threshold < floor)) {
@@ -181,6 +168,28 @@ const Story& StoryBook::place(const StoryMember& member, std::string_view title,
       story_id = similar.front().second;
     }
   }
+  return story_id;
+}
+
+template <class List>
+const Story& StoryBook::place(const StoryMember& member, std::string_view title,
+                              const Verdict& verdict, std::int64_t event_time, const List& terms,
+                              std::string_view story_hint, const StoryCard& card) {
+  const std::string id = member.id();  // unpacked once
+  if (const std::string* placed = story_of_.find(id)) {
+    if (auto story = stories_.find(resolve(*placed)); story != stories_.end()) {
+      return story->second;
+    }
+  }
+  watermark_ = std::max(watermark_, event_time);
+  count_list(terms, event_time, member.language());
+  // A sweep costs as much as the book holds: one every half a book's worth of articles keeps
+  // it O(1) per article (a sweep every 1,024 made a restore of 100,000 articles quadratic).
+  if (++since_sweep_ >= std::max<std::size_t>(1024, story_of_.size() / 2)) expire(watermark_);
+  if (options_.max_stories > 0 && stories_.size() >= options_.max_stories) shrink();
+
+  std::vector<std::pair<double, std::string>> similar;
+  std::string story_id = choose_story(member, verdict, event_time, terms, story_hint, similar);
   if (story_id.empty()) story_id = id;
   add_to_index(story_id, terms);
   auto [it, created] = stories_.try_emplace(story_id);

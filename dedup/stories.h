@@ -288,6 +288,13 @@ class StoryBook {
                      const StoryCard& card);
   template <class List>
   void count_list(const List& terms, std::int64_t event_time, std::string_view language);
+  // The story an article joins: its hint's, its original's (a copy), or the most similar one's
+  // (the stories it resembles go to `similar`, searched unless it has a hint); empty for a story
+  // of its own.
+  template <class List>
+  std::string choose_story(const StoryMember& member, const Verdict& verdict,
+                           std::int64_t event_time, const List& terms, std::string_view story_hint,
+                           std::vector<std::pair<double, std::string>>& similar);
   // Moves `victim` into `survivor` (both held).
   void merge(Story& survivor, const std::string& victim);
   // The story's index entry gains `terms` (`Terms` or `TermList`).

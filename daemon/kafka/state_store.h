@@ -161,6 +161,30 @@ class StateStore {
   /// What the first read holds while it goes on (changelog_restore.h).
   class FirstRead;
 
+  /// `write_snapshot`'s steps. The snapshot being written: the `seq` it covers, its chunks and
+  /// bytes sent so far.
+  struct SnapshotWrite {
+    std::uint64_t seq = 0;
+    std::uint64_t chunks = 0;
+    std::uint64_t bytes = 0;
+  };
+  /// Logs the failure, leaves the chunks sent to the next snapshot to delete and puts the next
+  /// try an interval later: false.
+  bool snapshot_failed(RecordCollector& collector, const SnapshotWrite& w,
+                       const std::string& error);
+  /// The state saved in chunks, sent as they are made: false when one was not queued.
+  bool send_chunks(RecordCollector& collector, SnapshotWrite& w, const std::function<void()>& tick);
+  /// Everything the producer holds acknowledged within `timeout_ms`, without an error.
+  static bool flushed(RecordCollector& collector, int timeout_ms);
+  /// What a snapshot covers: the keys of the records since the last one, that one's chunks and
+  /// those of older snapshots.
+  std::vector<std::string> snapshot_covered_keys() const;
+  /// Tombstones `keys`: false when one was not queued.
+  bool send_tombstones(RecordCollector& collector, const std::vector<std::string>& keys);
+  /// The snapshot `w` stands: it is the last one; what it covers is forgotten when `deleted`,
+  /// else left to the next one to delete.
+  void snapshot_written(RecordCollector& collector, const SnapshotWrite& w, bool deleted);
+
   /// A consumer for reading a topic from its start (no group membership, no commits).
   tl::expected<KafkaHandle, std::string> reader(const std::string& bootstrap) const;
   /// Loads the snapshot `read` found, if any: the `seq` it covers (0: none loaded; one that does
