@@ -90,7 +90,8 @@ struct KafkaConfig {
   std::int64_t state_snapshot_articles = 100000;
   /// A restart reads the changelog once, holding the state records until the snapshot is
   /// loaded, while they take at most this many bytes (a snapshot interval's records at the
-  /// default interval); past it, or at 0, it reads them a second time instead.
+  /// default interval); past it, it applies them as it reads them; at 0 it reads them a second
+  /// time instead.
   std::int64_t restore_buffer_bytes = std::int64_t{512} << 20;
 };
 

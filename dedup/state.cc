@@ -108,46 +108,46 @@ std::optional<std::uint64_t> state_seq(std::string_view bytes) {
   return r.ok() ? std::optional(seq) : std::nullopt;
 }
 
-std::optional<ArticleState> decode_state(std::string_view bytes) {
+bool decode_state_into(std::string_view bytes, ArticleState& s) {
   Reader r(bytes, kMaxItems);
   const int version = read_magic(r);
-  if (version == 0) return std::nullopt;
-  ArticleState s;
+  if (version == 0) return false;
   s.seq = r.varint();
-  s.id = r.string();
+  s.id.assign(r.view());
   s.event_time = r.signed_varint();
   // Seconds since the epoch within +-35,000 years: anything else is not a record of ours (and
   // would overflow the window's arithmetic).
   if (s.event_time > (std::int64_t{1} << 40) || s.event_time < -(std::int64_t{1} << 40)) {
-    return std::nullopt;
+    return false;
   }
   if (version == 1) {
     internal::read_fingerprint(r, s.fp);
   } else {
+    s.fp.simhash = 0;
     s.fp.exact.high = r.fixed<std::uint64_t>();
     s.fp.exact.low = r.fixed<std::uint64_t>();
     for (auto& v : s.fp.sketch) v = r.fixed<std::uint16_t>();
     s.fp.phrases = static_cast<std::uint32_t>(r.varint());
     const std::uint64_t simhash = r.varint();
-    if (simhash > 1) return std::nullopt;
+    if (simhash > 1) return false;
     if (simhash == 1) s.fp.simhash = r.fixed<std::uint64_t>();
   }
-  if (!internal::read_verdict(r, s.verdict)) return std::nullopt;
-  s.url = r.string();
-  s.source = r.string();
-  s.title = r.string();
-  s.story_id = r.string();
+  if (!internal::read_verdict(r, s.verdict)) return false;
+  s.url.assign(r.view());
+  s.source.assign(r.view());
+  s.title.assign(r.view());
+  s.story_id.assign(r.view());
   s.merged_from.resize(r.count());
-  for (auto& m : s.merged_from) m = r.string();
+  for (auto& m : s.merged_from) m.assign(r.view());
   s.story_terms.resize(r.count());
   for (auto& [term, weight] : s.story_terms) {
-    term = r.string();
+    term.assign(r.view());
     if (version == 1) {
       weight = r.fixed<float>();
       continue;
     }
     const std::uint64_t count = r.varint();
-    if (count > kMaxTermCount) return std::nullopt;
+    if (count > kMaxTermCount) return false;
     weight = count == 0 ? r.fixed<float>() : weight_of_count(static_cast<float>(count));
   }
   s.df_terms.resize(r.count());
@@ -168,14 +168,22 @@ std::optional<ArticleState> decode_state(std::string_view bytes) {
       p |= std::uint64_t{static_cast<unsigned char>(key[b])} << 8 * b;
     }
   }
-  s.link = r.string();
+  s.link.assign(r.view());
   s.from_feed = r.varint() != 0;
-  s.language = r.string();
+  s.language.assign(r.view());
   if (version >= 3) {
-    s.image_url = r.string();
-    s.description = r.string();
+    s.image_url.assign(r.view());
+    s.description.assign(r.view());
+  } else {
+    s.image_url.clear();
+    s.description.clear();
   }
-  if (!r.done() || s.id.empty()) return std::nullopt;
+  return r.done() && !s.id.empty();
+}
+
+std::optional<ArticleState> decode_state(std::string_view bytes) {
+  ArticleState s;
+  if (!decode_state_into(bytes, s)) return std::nullopt;
   return s;
 }
 

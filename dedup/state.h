@@ -52,6 +52,10 @@ std::optional<std::uint64_t> state_seq(std::string_view bytes);
 /// card, and `NFS1`, read for an upgrade); nothing for anything else (truncated, another
 /// version, junk).
 std::optional<ArticleState> decode_state(std::string_view bytes);
+/// `decode_state` into `state`, every field of it written (its strings and lists keep their
+/// room: a state decoded into again and again allocates next to nothing). False, and `state`
+/// anything, for bytes `decode_state` refuses.
+bool decode_state_into(std::string_view bytes, ArticleState& state);
 
 /// A chunk of a snapshot of the judging state (`Pipeline::save_state`) in the changelog: "NFC1",
 /// then varints `seq` (the last record the snapshot covers), `index` and `last` (1 for the

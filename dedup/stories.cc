@@ -6,7 +6,7 @@
 #include <array>
 #include <cmath>
 #include <optional>
-#include <unordered_set>
+#include <type_traits>
 #include <utility>
 
 #include "dedup/internal/codec.h"
@@ -23,6 +23,17 @@ void add_language(Story& story, std::string_view language) {
   auto& ls = story.languages;
   const auto at = std::lower_bound(ls.begin(), ls.end(), language);
   if (at == ls.end() || *at != language) ls.insert(at, std::string(language));
+}
+
+// Distinct sources among the story's listed members (at most `max_listed`).
+void count_sources(Story& story) {
+  std::vector<std::string_view> seen;
+  seen.reserve(story.articles.size());
+  for (const auto& m : story.articles) {
+    const std::string_view source = m.source();
+    if (std::find(seen.begin(), seen.end(), source) == seen.end()) seen.push_back(source);
+  }
+  story.sources = seen.size();
 }
 
 }  // namespace
@@ -50,6 +61,7 @@ void StoryBook::merge(Story& survivor, const std::string& victim_id) {
   survivor.first_seen = std::min(survivor.first_seen, victim.first_seen);
   survivor.last_updated = std::max(survivor.last_updated, victim.last_updated);
   survivor.last_report = std::max(survivor.last_report, victim.last_report);
+  count_sources(survivor);
   survivor.merged_from.push_back(victim_id);
   if (const auto victim_slot = index_.find(victim_id)) {
     const TermWeights terms = index_.slot(*victim_slot).terms;
@@ -80,10 +92,18 @@ const Story& StoryBook::assign(const StoryMember& member, std::string_view title
                       terms_of(title, text, {}, member.language()), story_hint, card);
 }
 
-void StoryBook::add_to_index(const std::string& story_id, const Terms& terms) {
+template <class List>
+void StoryBook::add_to_index(const std::string& story_id, const List& terms) {
+  // Looked up in one pass, the table's entries fetched ahead.
+  std::vector<std::string_view> texts;
+  texts.reserve(terms.size());
+  for (const auto& [t, w] : terms) texts.push_back(t);
+  std::vector<TermId> ids(texts.size());
+  index_.terms().intern_all(texts, ids);
   TermWeights weights;
   weights.reserve(terms.size());
-  for (const auto& [t, w] : terms) weights.emplace_back(index_.terms().intern(t), w);
+  std::size_t k = 0;
+  for (const auto& [t, w] : terms) weights.emplace_back(ids[k++], w);
   index_.add_terms(index_.slot_for(story_id), weights);
 }
 
@@ -111,6 +131,50 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
                                      const Verdict& verdict, std::int64_t event_time,
                                      const Terms& terms, std::string_view story_hint,
                                      const StoryCard& card) {
+  return place(member, title, verdict, event_time, terms, story_hint, card);
+}
+
+const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view title,
+                                     const Verdict& verdict, std::int64_t event_time,
+                                     TermList terms, std::string_view story_hint,
+                                     const StoryCard& card) {
+  return place(member, title, verdict, event_time, terms, story_hint, card);
+}
+
+template <class List>
+std::string StoryBook::choose_story(const StoryMember& member, const Verdict& verdict,
+                                    std::int64_t event_time, const List& terms,
+                                    std::string_view story_hint,
+                                    std::vector<std::pair<double, std::string>>& similar) {
+  std::string story_id = story_hint.empty() ? std::string() : resolve(std::string(story_hint));
+  if (story_id.empty() && verdict.kind != DupKind::kUnique) {
+    if (const std::string* of = story_of_.find(verdict.of)) {
+      if (std::string s = resolve(*of); stories_.count(s)) story_id = s;
+    }
+  }
+  if (story_hint.empty()) {
+    double floor = options_.similarity_threshold;
+    if (options_.merge_threshold > 0 && (floor <= 0 || options_.merge_threshold < floor)) {
+      floor = options_.merge_threshold;
+    }
+    if constexpr (std::is_same_v<List, Terms>) {
+      similar = similar_stories(terms, event_time, floor, member.language());
+    } else {  // a record without its story (none writes one): the map the search reads
+      similar =
+          similar_stories(Terms(terms.begin(), terms.end()), event_time, floor, member.language());
+    }
+    if (story_id.empty() && !similar.empty() && options_.similarity_threshold > 0 &&
+        similar.front().first >= options_.similarity_threshold) {
+      story_id = similar.front().second;
+    }
+  }
+  return story_id;
+}
+
+template <class List>
+const Story& StoryBook::place(const StoryMember& member, std::string_view title,
+                              const Verdict& verdict, std::int64_t event_time, const List& terms,
+                              std::string_view story_hint, const StoryCard& card) {
   const std::string id = member.id();  // unpacked once
   if (const std::string* placed = story_of_.find(id)) {
     if (auto story = stories_.find(resolve(*placed)); story != stories_.end()) {
@@ -118,30 +182,14 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
     }
   }
   watermark_ = std::max(watermark_, event_time);
-  count_terms(terms, event_time, member.language());
+  count_list(terms, event_time, member.language());
   // A sweep costs as much as the book holds: one every half a book's worth of articles keeps
   // it O(1) per article (a sweep every 1,024 made a restore of 100,000 articles quadratic).
   if (++since_sweep_ >= std::max<std::size_t>(1024, story_of_.size() / 2)) expire(watermark_);
   if (options_.max_stories > 0 && stories_.size() >= options_.max_stories) shrink();
 
-  std::string story_id = story_hint.empty() ? std::string() : resolve(std::string(story_hint));
-  if (story_id.empty() && verdict.kind != DupKind::kUnique) {
-    if (const std::string* of = story_of_.find(verdict.of)) {
-      if (std::string s = resolve(*of); stories_.count(s)) story_id = s;
-    }
-  }
   std::vector<std::pair<double, std::string>> similar;
-  if (story_hint.empty()) {
-    double floor = options_.similarity_threshold;
-    if (options_.merge_threshold > 0 && (floor <= 0 || options_.merge_threshold < floor)) {
-      floor = options_.merge_threshold;
-    }
-    similar = similar_stories(terms, event_time, floor, member.language());
-    if (story_id.empty() && !similar.empty() && options_.similarity_threshold > 0 &&
-        similar.front().first >= options_.similarity_threshold) {
-      story_id = similar.front().second;
-    }
-  }
+  std::string story_id = choose_story(member, verdict, event_time, terms, story_hint, similar);
   if (story_id.empty()) story_id = id;
   add_to_index(story_id, terms);
   auto [it, created] = stories_.try_emplace(story_id);
@@ -172,12 +220,15 @@ const Story& StoryBook::assign_terms(const StoryMember& member, std::string_view
   }
   ++story->version;
   if (story->articles.size() < options_.max_listed) {
+    // `sources` counts the listed members' (made again by a merge): one more when this one's
+    // source is new to them. A full list, most of a large story's updates, changes nothing.
+    const std::string_view source = member.source();
+    const bool known = std::any_of(story->articles.begin(), story->articles.end(),
+                                   [source](const StoryMember& m) { return m.source() == source; });
     internal::grow_by_quarter(story->articles, options_.max_listed);
     story->articles.push_back(member);
+    if (!known) ++story->sources;
   }
-  std::unordered_set<std::string_view> sources;
-  for (const auto& m : story->articles) sources.insert(m.source());
-  story->sources = sources.size();
   // Links are published, never restored: a restore (a story hint) leaves them to the next update,
   // as a loaded snapshot does, and costs no candidate search per record.
   if (options_.related_across_languages && story_hint.empty()) {
@@ -192,15 +243,16 @@ const Story* StoryBook::find(std::string_view story_id) const {
   return it == stories_.end() ? nullptr : &it->second;
 }
 
+template <class List>
 void StoryBook::challenge_representative(Story& story, const StoryMember& member,
-                                         std::string_view title, const Terms& terms,
+                                         std::string_view title, const List& terms,
                                          const Language& language, const StoryCard& card) {
   constexpr std::size_t kRepresentativeTerms = 16;
   // The article's heaviest terms by TF-IDF now, ties by term.
-  std::vector<std::pair<double, Terms::const_iterator>> by_weight;
+  std::vector<std::pair<double, decltype(&*terms.begin())>> by_weight;
   by_weight.reserve(terms.size());
-  for (auto it = terms.begin(); it != terms.end(); ++it) {
-    by_weight.emplace_back(it->second * idf(it->first, language), it);
+  for (const auto& term : terms) {
+    by_weight.emplace_back(term.second * idf(term.first, language), &term);
   }
   const std::size_t n = std::min(kRepresentativeTerms, by_weight.size());
   std::partial_sort(by_weight.begin(), by_weight.begin() + static_cast<std::ptrdiff_t>(n),
@@ -430,6 +482,9 @@ bool StoryBook::load(internal::Reader& r) {
     }
     s.article_count = r.varint();
     s.sources = r.varint();
+    // Counted again: a snapshot of an earlier version may hold the count of the members before
+    // a restore's merge (it counted them at the story's next update).
+    count_sources(s);
     s.copies = r.varint();
     if (!load_strings(r, s.languages)) return false;
     s.first_seen = r.signed_varint();

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -193,6 +194,13 @@ class StoryBook {
   const Story& assign_terms(const StoryMember& member, std::string_view title,
                             const Verdict& verdict, std::int64_t event_time, const Terms& terms,
                             std::string_view story_hint = {}, const StoryCard& card = {});
+  /// An article's terms as a state record lists them: in the order its `Terms` gave them.
+  using TermList = std::span<const std::pair<std::string, float>>;
+  /// `assign_terms` with the terms as a state record lists them (a restore): the same story, and
+  /// the terms numbered in the order the live `Terms` gave them, without making a map of them.
+  const Story& assign_terms(const StoryMember& member, std::string_view title,
+                            const Verdict& verdict, std::int64_t event_time, TermList terms,
+                            std::string_view story_hint = {}, const StoryCard& card = {});
 
   const StoryOptions& options() const { return options_; }
 
@@ -269,13 +277,29 @@ class StoryBook {
   std::vector<std::string> related_of(const Story& story) const;
   // Makes the article the story's representative when it is closer to the story's terms than
   // the representative is (or the story has none yet).
+  // `List`: `Terms` or `TermList` (stories.cc instantiates both).
+  template <class List>
   void challenge_representative(Story& story, const StoryMember& member, std::string_view title,
-                                const Terms& terms, const Language& language,
-                                const StoryCard& card);
+                                const List& terms, const Language& language, const StoryCard& card);
+  // `assign_terms` of either kind of terms, and `count_terms` of them.
+  template <class List>
+  const Story& place(const StoryMember& member, std::string_view title, const Verdict& verdict,
+                     std::int64_t event_time, const List& terms, std::string_view story_hint,
+                     const StoryCard& card);
+  template <class List>
+  void count_list(const List& terms, std::int64_t event_time, std::string_view language);
+  // The story an article joins: its hint's, its original's (a copy), or the most similar one's
+  // (the stories it resembles go to `similar`, searched unless it has a hint); empty for a story
+  // of its own.
+  template <class List>
+  std::string choose_story(const StoryMember& member, const Verdict& verdict,
+                           std::int64_t event_time, const List& terms, std::string_view story_hint,
+                           std::vector<std::pair<double, std::string>>& similar);
   // Moves `victim` into `survivor` (both held).
   void merge(Story& survivor, const std::string& victim);
-  // The story's index entry gains `terms`.
-  void add_to_index(const std::string& story_id, const Terms& terms);
+  // The story's index entry gains `terms` (`Terms` or `TermList`).
+  template <class List>
+  void add_to_index(const std::string& story_id, const List& terms);
   // `story` merged with the `similar` stories that score at least merge_threshold, the older
   // absorbing the younger; returns the story the article is in now.
   Story* merge_similar(Story* story, const std::vector<std::pair<double, std::string>>& similar);

@@ -73,6 +73,11 @@ StoryBook::Terms StoryBook::select_terms(Terms counts, std::string_view language
 
 void StoryBook::count_terms(const Terms& terms, std::int64_t event_time,
                             std::string_view language) {
+  count_list(terms, event_time, language);
+}
+
+template <class List>
+void StoryBook::count_list(const List& terms, std::int64_t event_time, std::string_view language) {
   const std::uint64_t seed = language_seed(language);
   std::vector<std::uint64_t> hashes;
   hashes.reserve(terms.size() + 1);
@@ -80,6 +85,9 @@ void StoryBook::count_terms(const Terms& terms, std::int64_t event_time,
   for (const auto& [t, w] : terms) hashes.push_back(XXH3_64bits_withSeed(t.data(), t.size(), seed));
   df_.add(hashes, event_time);
 }
+
+template void StoryBook::count_list(const Terms&, std::int64_t, std::string_view);
+template void StoryBook::count_list(const TermList&, std::int64_t, std::string_view);
 
 StoryFeatures StoryBook::features(const Terms& article, const Terms& story, double hours,
                                   std::string_view language) const {

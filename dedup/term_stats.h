@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace newsflow::dedup {
@@ -28,6 +29,9 @@ class TermStats {
   /// Counts one document's distinct term hashes at `event_time`. A document older than the
   /// oldest slice is not counted.
   void add(const std::vector<std::uint64_t>& distinct_terms, std::int64_t event_time);
+  /// The same with the low 32 bits of each hash (a state record's `df_terms`: the counters read
+  /// `kWeightedBits` at most).
+  void add(std::span<const std::uint32_t> distinct_terms, std::int64_t event_time);
 
   /// Documents in the window that contain the term (an upper bound).
   std::uint32_t df(std::uint64_t term) const;
@@ -49,6 +53,8 @@ class TermStats {
   int segments_;
   std::uint64_t mask_;
   void clear_slice(std::size_t slot);
+  template <class Terms>
+  void count(const Terms& distinct_terms, std::int64_t event_time);
   std::vector<std::uint16_t> counts_;      // 2^bits x segments_: a term's slices adjacent
   std::vector<std::uint64_t> slice_docs_;  // documents per slice
   static constexpr std::int64_t kNone = INT64_MIN;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <span>
 #include <utility>
 
 #include "dedup/internal/codec.h"
@@ -77,31 +78,85 @@ DedupWindow::DedupWindow(WindowOptions options)
 }
 
 std::vector<std::uint32_t> DedupWindow::band_keys(const Fingerprint& fp) const {
-  std::vector<std::uint32_t> keys;
+  std::uint32_t keys[kMaxBands];
+  return std::vector<std::uint32_t>(keys, keys + band_keys(fp, keys));
+}
+
+int DedupWindow::band_keys(const Fingerprint& fp, std::uint32_t* keys) const {
   if (options_.simhash) {
     // Permuted-table lookup (Manku et al.) in its simplest form: with at most 3 differing bits
     // of 64, one of four 16-bit blocks is equal.
     for (std::uint32_t b = 0; b < 4; ++b) {
       const auto block = static_cast<std::uint32_t>(fp.simhash >> (16 * b) & 0xFFFF);
-      keys.push_back(((b << 16) | block) * 0x9E3779B1u);
+      keys[b] = ((b << 16) | block) * 0x9E3779B1u;
     }
-    return keys;
+    return 4;
   }
   const Sketch& sketch = fp.sketch;
   const int bands = kSketchSlots / rows_;
-  keys.reserve(static_cast<std::size_t>(bands));
   for (int b = 0; b < bands; ++b) {
     std::uint64_t key = 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(b + 1);
     for (int r = 0; r < rows_; ++r) {
       key ^= sketch[static_cast<std::size_t>(b * rows_ + r)] + 0x9E3779B97F4A7C15ULL + (key << 6) +
              (key >> 2);
     }
-    keys.push_back(static_cast<std::uint32_t>(key ^ (key >> 32)));
+    keys[b] = static_cast<std::uint32_t>(key ^ (key >> 32));
   }
-  return keys;
+  return bands;
+}
+
+void DedupWindow::defer_bands() {
+  if (size() == 0) bands_deferred_ = true;
+}
+
+void DedupWindow::build_bands() const {
+  if (!bands_deferred_) return;
+  bands_deferred_ = false;
+  using internal::SlotTable;
+  // The bands hold the oldest of each exact fingerprint (`insert`): a slot held whose older
+  // copy (`prev_same`, the newest when it is the oldest) has no newer one.
+  const auto each_key = [this](auto&& fn) {
+    std::uint32_t keys[kMaxBands];
+    for (std::uint32_t s = 0; s < slots_.size(); ++s) {
+      const Entry& e = slots_[s];
+      if (e.prev_same == kNone || slots_[e.prev_same].next_same != kNone || e.phrases == 0) {
+        continue;  // a free slot, a later copy, or no phrases
+      }
+      const int n = band_keys(fp_of(e), keys);
+      for (int k = 0; k < n; ++k) fn(SlotTable::mixed(keys[k]), s);
+    }
+  };
+  buckets_ = SlotTable();
+  std::vector<std::uint32_t> more(SlotTable::kParts);
+  each_key([&more](std::uint32_t mixed, std::uint32_t) { ++more[mixed >> 16]; });
+  buckets_.reserve(more);
+  // Each part's entries placed together, its table in cache (placed one article at a time, each
+  // of its 32 keys went to a part of its own, far from the last): staged by part, a group of
+  // parts at a time (at most kStaged entries, 64 MiB), each part's in slot order as an insert
+  // at a time puts them.
+  constexpr std::size_t kStaged = std::size_t{1} << 23;
+  std::vector<std::uint64_t> staged;
+  std::vector<std::uint32_t> at;
+  for (std::size_t lo = 0; lo < SlotTable::kParts;) {
+    std::size_t hi = lo, n = 0;
+    while (hi < SlotTable::kParts && (hi == lo || n + more[hi] <= kStaged)) n += more[hi++];
+    at.assign(hi - lo + 1, 0);
+    for (std::size_t p = lo; p < hi; ++p) at[p - lo + 1] = at[p - lo] + more[p];
+    staged.resize(n);
+    std::vector<std::uint32_t> next(at.begin(), at.end() - 1);
+    each_key([&](std::uint32_t mixed, std::uint32_t slot) {
+      const std::size_t p = mixed >> 16;
+      if (p >= lo && p < hi) staged[next[p - lo]++] = std::uint64_t{mixed} << 32 | slot;
+    });
+    for (const std::uint64_t x : staged) {
+      buckets_.insert_mixed(static_cast<std::uint32_t>(x >> 32), static_cast<std::uint32_t>(x));
+    }
+    lo = hi;
+  }
 }
 
 Verdict DedupWindow::judge(const Fingerprint& fp) const {
+  build_bands();
   Verdict best;
   if (const std::uint32_t oldest = find_exact(exact_bits(fp.exact)); oldest != kNone) {
     best.kind = DupKind::kExact;
@@ -179,6 +234,7 @@ void DedupWindow::advance(std::int64_t event_time, std::int64_t low_watermark) {
 void DedupWindow::remember(std::string_view id, const Fingerprint& fp, std::int64_t event_time,
                            const Verdict& verdict) {
   if (contains(id)) return;
+  build_bands();
   insert(id, fp, event_time, verdict);
 }
 
@@ -277,7 +333,8 @@ void DedupWindow::insert(std::string_view id, const Fingerprint& fp, std::int64_
     slots_[slot].prev_same = slot;
     // Only the oldest copy is in the bands (a copy's sketch is the oldest's): a judge finds the
     // others through the chain. With many copies of wire stories that is a fifth of the bands.
-    if (fp.phrases > 0) {
+    // (Deferred: `build_bands` puts it there.)
+    if (fp.phrases > 0 && !bands_deferred_) {
       for (const std::uint32_t k : band_keys(fp)) buckets_.insert(k, slot);
     }
   } else {
@@ -330,8 +387,9 @@ void DedupWindow::remove_slot(std::uint32_t slot) {
   // Unlink from the exact-fingerprint chain.
   if (const std::uint32_t oldest = find_exact(e.exact); oldest == slot) {
     by_hash_.erase(exact_key(e.exact), slot);
+    // Deferred bands are made from the slots held at the end: nothing to take out or move.
     const std::vector<std::uint32_t> keys =
-        e.phrases > 0 ? band_keys(fp_of(e)) : std::vector<std::uint32_t>{};
+        e.phrases > 0 && !bands_deferred_ ? band_keys(fp_of(e)) : std::vector<std::uint32_t>{};
     for (const std::uint32_t k : keys) buckets_.erase(k, slot);
     if (e.next_same != kNone) {
       slots_[e.next_same].prev_same = e.prev_same;  // the newest
@@ -373,7 +431,7 @@ bool read_verdict(Reader& r, Verdict& v) {
   const std::uint64_t kind = r.varint();
   if (kind > static_cast<std::uint64_t>(DupKind::kContained)) return false;
   v.kind = static_cast<DupKind>(kind);
-  v.of = r.string();
+  v.of.assign(r.view());
   v.similarity = r.fixed<double>();
   return true;
 }
@@ -381,6 +439,7 @@ bool read_verdict(Reader& r, Verdict& v) {
 }  // namespace internal
 
 void DedupWindow::save(internal::Writer& w) const {
+  build_bands();
   w.raw("NFW5");
   w.signed_varint(watermark_);
   w.varint(evicted_);

@@ -47,30 +47,72 @@ void StateStore::snapshot_later() {
 bool StateStore::write_snapshot(RecordCollector& collector, bool transactional, int timeout_ms,
                                 const std::function<void()>& tick) {
   const auto t0 = std::chrono::steady_clock::now();
-  const std::uint64_t seq = pipeline_.last_seq();
-  std::uint64_t chunks = 0, bytes = 0;
-  const std::string& topic = config_.topics.state;
+  SnapshotWrite w{pipeline_.last_seq()};
   // The snapshot is as large as the state (a gigabyte at 750,000 articles): the acknowledgements
   // may take longer than a batch's.
   const int timeout = std::max(120000, timeout_ms);
-  auto failed = [&](const std::string& error) {
-    // Nothing is lost: the records stay. Chunks of this snapshot that made it are deleted with
-    // the next one; it is tried again after as many articles more.
-    log::error("snapshot_failed", {{"seq", std::to_string(seq)}, {"error", error}});
-    for (std::uint64_t i = 0; i < chunks; ++i) {
-      stale_snapshot_keys_.push_back(dedup::snapshot_key(seq, i));
-    }
-    collector.reset_errors();
-    snapshot_retry_seq_ = seq + static_cast<std::uint64_t>(config_.kafka.state_snapshot_articles);
-    return false;
-  };
   std::optional<Transaction> transaction;
   if (transactional) {
     auto begun = Transaction::begin(collector.producer(), timeout);
-    if (!begun) return failed(begun.error().message);
+    if (!begun) return snapshot_failed(collector, w, begun.error().message);
     transaction.emplace(std::move(*begun));
   }
   collector.reset_errors();
+  bool ok = send_chunks(collector, w, tick);
+  // Without a transaction the chunks are acknowledged before anything they replace is deleted.
+  if (ok && !transactional) ok = flushed(collector, timeout);
+  if (!ok) {
+    if (transaction) transaction->abort();
+    return snapshot_failed(
+        collector, w,
+        collector.last_error().empty() ? "chunks not acknowledged" : collector.last_error());
+  }
+  const std::vector<std::string> gone = snapshot_covered_keys();
+  bool deleted = send_tombstones(collector, gone);
+  if (transaction) {
+    if (!deleted) {
+      transaction->abort();
+      return snapshot_failed(
+          collector, w,
+          collector.last_error().empty() ? "tombstones not queued" : collector.last_error());
+    }
+    const auto committed =
+        transaction->commit({}, nullptr, [&collector] { return collector.failure(); });
+    if (!committed) {
+      return snapshot_failed(collector, w,
+                             committed.error().message.empty() ? "transaction not committed"
+                                                               : committed.error().message);
+    }
+  } else {
+    deleted = deleted && flushed(collector, timeout);
+  }
+  snapshot_written(collector, w, deleted);
+  const double seconds = seconds_from(t0);
+  metrics_.snapshot_written(static_cast<double>(w.bytes), seconds);
+  log::info("state_snapshot_written", {{"seq", std::to_string(w.seq)},
+                                       {"bytes", std::to_string(w.bytes)},
+                                       {"chunks", std::to_string(w.chunks)},
+                                       {"tombstones", std::to_string(gone.size())},
+                                       {"articles_held", std::to_string(pipeline_.window().size())},
+                                       {"seconds", std::to_string(seconds)}});
+  return true;
+}
+
+bool StateStore::snapshot_failed(RecordCollector& collector, const SnapshotWrite& w,
+                                 const std::string& error) {
+  // Nothing is lost: the records stay. Chunks of this snapshot that made it are deleted with
+  // the next one; it is tried again after as many articles more.
+  log::error("snapshot_failed", {{"seq", std::to_string(w.seq)}, {"error", error}});
+  for (std::uint64_t i = 0; i < w.chunks; ++i) {
+    stale_snapshot_keys_.push_back(dedup::snapshot_key(w.seq, i));
+  }
+  collector.reset_errors();
+  snapshot_retry_seq_ = w.seq + static_cast<std::uint64_t>(config_.kafka.state_snapshot_articles);
+  return false;
+}
+
+bool StateStore::send_chunks(RecordCollector& collector, SnapshotWrite& w,
+                             const std::function<void()>& tick) {
   bool ok = true;
   // Chunks go out as they are made, at most kQueued waiting in the producer: the snapshot is
   // never held whole beside the state.
@@ -82,24 +124,22 @@ bool StateStore::write_snapshot(RecordCollector& collector, bool transactional, 
       tick();  // a long snapshot is progress, not a hung loop
     }
     ok = collector.errors() == 0 &&
-         collector.produce(topic, dedup::snapshot_key(seq, chunks),
-                           dedup::encode_snapshot_chunk(seq, chunks, last, part),
+         collector.produce(config_.topics.state, dedup::snapshot_key(w.seq, w.chunks),
+                           dedup::encode_snapshot_chunk(w.seq, w.chunks, last, part),
                            {{"schema", "newsflow.state-snapshot/1"}});
-    ++chunks;
-    bytes += part.size();
+    ++w.chunks;
+    w.bytes += part.size();
   });
-  // Without a transaction the chunks are acknowledged before anything they replace is deleted.
-  if (ok && !transactional) {
-    ok = rd_kafka_flush(collector.producer(), timeout) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+  return ok;
+}
+
+bool StateStore::flushed(RecordCollector& collector, int timeout_ms) {
+  return rd_kafka_flush(collector.producer(), timeout_ms) == RD_KAFKA_RESP_ERR_NO_ERROR &&
          collector.errors() == 0;
-  }
-  if (!ok) {
-    if (transaction) transaction->abort();
-    return failed(collector.last_error().empty() ? "chunks not acknowledged"
-                                                 : collector.last_error());
-  }
-  // What the snapshot covers: the records since the last one, that one's chunks, and chunks of
-  // any older snapshot.
+}
+
+std::vector<std::string> StateStore::snapshot_covered_keys() const {
+  // The records since the last snapshot, that one's chunks, and chunks of any older snapshot.
   std::vector<std::string> gone;
   gone.reserve(keys_.size() + stale_snapshot_keys_.size() + snapshot_chunks_);
   keys_.for_each([&gone](std::string key) { gone.push_back(std::move(key)); });
@@ -107,50 +147,34 @@ bool StateStore::write_snapshot(RecordCollector& collector, bool transactional, 
     gone.push_back(dedup::snapshot_key(snapshot_seq_, i));
   }
   gone.insert(gone.end(), stale_snapshot_keys_.begin(), stale_snapshot_keys_.end());
+  return gone;
+}
+
+bool StateStore::send_tombstones(RecordCollector& collector, const std::vector<std::string>& keys) {
   bool deleted = true;
-  for (const std::string& key : gone)
-    deleted = deleted && collector.produce(topic, key, {}, {}, true);
-  if (transaction) {
-    if (!deleted) {
-      transaction->abort();
-      return failed(collector.last_error().empty() ? "tombstones not queued"
-                                                   : collector.last_error());
-    }
-    const auto committed =
-        transaction->commit({}, nullptr, [&collector] { return collector.failure(); });
-    if (!committed) {
-      return failed(committed.error().message.empty() ? "transaction not committed"
-                                                      : committed.error().message);
-    }
-  } else {
-    deleted = deleted &&
-              rd_kafka_flush(collector.producer(), timeout) == RD_KAFKA_RESP_ERR_NO_ERROR &&
-              collector.errors() == 0;
+  for (const std::string& key : keys) {
+    deleted = deleted && collector.produce(config_.topics.state, key, {}, {}, true);
   }
+  return deleted;
+}
+
+void StateStore::snapshot_written(RecordCollector& collector, const SnapshotWrite& w,
+                                  bool deleted) {
   const std::uint64_t previous = snapshot_seq_, previous_chunks = snapshot_chunks_;
-  snapshot_seq_ = seq;
-  snapshot_chunks_ = chunks;
+  snapshot_seq_ = w.seq;
+  snapshot_chunks_ = w.chunks;
   if (deleted) {
     keys_.clear();
     stale_snapshot_keys_.clear();
-  } else {
-    // The snapshot stands; what was not deleted is deleted with the next one.
-    log::warn("snapshot_tombstones_failed",
-              {{"seq", std::to_string(seq)}, {"error", collector.last_error()}});
-    for (std::uint64_t i = 0; previous > 0 && i < previous_chunks; ++i) {
-      stale_snapshot_keys_.push_back(dedup::snapshot_key(previous, i));
-    }
-    collector.reset_errors();
+    return;
   }
-  const double seconds = seconds_from(t0);
-  metrics_.snapshot_written(static_cast<double>(bytes), seconds);
-  log::info("state_snapshot_written", {{"seq", std::to_string(seq)},
-                                       {"bytes", std::to_string(bytes)},
-                                       {"chunks", std::to_string(chunks)},
-                                       {"tombstones", std::to_string(gone.size())},
-                                       {"articles_held", std::to_string(pipeline_.window().size())},
-                                       {"seconds", std::to_string(seconds)}});
-  return true;
+  // The snapshot stands; what was not deleted is deleted with the next one.
+  log::warn("snapshot_tombstones_failed",
+            {{"seq", std::to_string(w.seq)}, {"error", collector.last_error()}});
+  for (std::uint64_t i = 0; previous > 0 && i < previous_chunks; ++i) {
+    stale_snapshot_keys_.push_back(dedup::snapshot_key(previous, i));
+  }
+  collector.reset_errors();
 }
 
 }  // namespace newsflow::daemon

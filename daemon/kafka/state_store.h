@@ -3,7 +3,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -18,6 +17,7 @@
 #include "daemon/kafka/handover_ledger.h"
 #include "daemon/kafka/kafka.h"
 #include "daemon/kafka/record_keys.h"
+#include "daemon/kafka/seq_merge.h"
 #include "tl/expected.hpp"
 
 typedef struct rd_kafka_message_s rd_kafka_message_t;
@@ -132,28 +132,64 @@ class StateStore {
   /// buffer, every state record in the order of its partition, so the changelog is read once.
   struct Read {
     std::optional<FoundSnapshot> snapshot;
-    bool buffered = true;            // false: the records must be read again
-    std::uint64_t stripped_seq = 0;  // records up to this `seq` are held without their values
-    std::map<int, std::deque<Record>> records;
+    bool buffered = true;              // false: the records must be read again
+    std::uint64_t stripped_seq = 0;    // records up to this `seq` are held without their values
+    SeqMerge<Record> records;          // by partition, handed out in `seq` order
     std::map<int, std::int64_t> ends;  // partition -> its end offset
     std::size_t skipped = 0;           // tombstones and records of another version
+    std::uint64_t loaded_seq = 0;      // a snapshot loaded while the records streamed (0: none)
   };
+
+  /// One restore from the changelog: its reads, the merge by `seq`, the records decoded ahead
+  /// and applied (changelog_restore.h).
+  class ChangelogRestore;
 
   /// The first read of a restore: every (partition, first offset) of the changelog to the end
   /// each partition had at least when the read began, counted per partition (one written to
-  /// meanwhile reports its end again and again). Public for its tests.
+  /// meanwhile reports its end again and again). With `streaming`, records that outgrow the
+  /// buffer are not dropped to be read again: from then on `streaming` applies them as the read
+  /// goes (a changelog without a snapshot for them, read once), loading a snapshot as soon as its
+  /// last chunk is read. Public for its tests.
   tl::expected<Read, std::string> read_changelog(
-      const std::string& bootstrap, const std::vector<std::pair<int, std::int64_t>>& partitions);
+      const std::string& bootstrap, const std::vector<std::pair<int, std::int64_t>>& partitions,
+      ChangelogRestore* streaming = nullptr);
 
  private:
-  /// One restore from the changelog: its reads, the merge by `seq`, what it applies (restore.cc).
-  class ChangelogRestore;
+  /// What the first read holds while it goes on (changelog_restore.h).
+  class FirstRead;
+
+  /// `write_snapshot`'s steps. The snapshot being written: the `seq` it covers, its chunks and
+  /// bytes sent so far.
+  struct SnapshotWrite {
+    std::uint64_t seq = 0;
+    std::uint64_t chunks = 0;
+    std::uint64_t bytes = 0;
+  };
+  /// Logs the failure, leaves the chunks sent to the next snapshot to delete and puts the next
+  /// try an interval later: false.
+  bool snapshot_failed(RecordCollector& collector, const SnapshotWrite& w,
+                       const std::string& error);
+  /// The state saved in chunks, sent as they are made: false when one was not queued.
+  bool send_chunks(RecordCollector& collector, SnapshotWrite& w, const std::function<void()>& tick);
+  /// Everything the producer holds acknowledged within `timeout_ms`, without an error.
+  static bool flushed(RecordCollector& collector, int timeout_ms);
+  /// What a snapshot covers: the keys of the records since the last one, that one's chunks and
+  /// those of older snapshots.
+  std::vector<std::string> snapshot_covered_keys() const;
+  /// Tombstones `keys`: false when one was not queued.
+  bool send_tombstones(RecordCollector& collector, const std::vector<std::string>& keys);
+  /// The snapshot `w` stands: it is the last one; what it covers is forgotten when `deleted`,
+  /// else left to the next one to delete.
+  void snapshot_written(RecordCollector& collector, const SnapshotWrite& w, bool deleted);
 
   /// A consumer for reading a topic from its start (no group membership, no commits).
   tl::expected<KafkaHandle, std::string> reader(const std::string& bootstrap) const;
   /// Loads the snapshot `read` found, if any: the `seq` it covers (0: none loaded; one that does
   /// not load leaves the records it covered to be read again).
   std::uint64_t load_snapshot(Read& read);
+  /// Loads the snapshot `seq` of `chunks` chunks: `seq`, or 0 when it does not load (its chunks
+  /// are stale then).
+  std::uint64_t load_snapshot(std::uint64_t seq, std::uint64_t chunks, std::string_view bytes);
   /// The restore from the changelog with the reader `c`: the number of articles put back, or
   /// nothing when the changelog holds no records.
   tl::expected<std::optional<std::size_t>, std::string> restore_changelog(

@@ -138,6 +138,27 @@ class Pipeline {
   /// article left them. Applied in `seq` order, the records rebuild what an uninterrupted run
   /// holds.
   void restore(const dedup::ArticleState& state);
+  /// `restore` in two halves, for two threads taking the records in the same order: the
+  /// window's (the window, document frequencies, boilerplate filter and links seen), then the
+  /// story book's, told what the first left: whether the window holds the article, and the
+  /// articles that left it. Neither half touches what the other does.
+  struct WindowRestored {
+    bool held = false;
+    std::vector<std::string> left;
+  };
+  WindowRestored restore_window(const dedup::ArticleState& state);
+  void restore_stories(const dedup::ArticleState& state, const WindowRestored& window);
+  /// Many records are about to be restored (a restart's): when the window holds nothing yet, it
+  /// makes its LSH bands once at `end_restore` instead of an article at a time, and the
+  /// boilerplate filter grows its parts in larger steps until then.
+  void begin_restore() {
+    window_.defer_bands();
+    if (window_.size() == 0) boilerplate_.begin_bulk();
+  }
+  void end_restore() {
+    window_.build_bands();
+    boilerplate_.end_bulk();
+  }
 
   /// The whole judging state (window, document frequencies, boilerplate filter, stories, links
   /// seen, the next record's `seq`) as bytes, and back: a pipeline that loads them judges every

@@ -2,6 +2,7 @@
 // one format), and an article put back from its published record or its state record.
 #include <deque>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <unordered_map>
 
@@ -64,26 +65,32 @@ bool Pipeline::restore(std::string_view article_json) {
   return true;
 }
 
-void Pipeline::restore(const dedup::ArticleState& s) {
+void Pipeline::restore(const dedup::ArticleState& s) { restore_stories(s, restore_window(s)); }
+
+Pipeline::WindowRestored Pipeline::restore_window(const dedup::ArticleState& s) {
   next_seq_ = std::max(next_seq_, s.seq + 1);
   const bool held = window_.contains(s.id);
   // The record of an article judged again counts nothing again (as `finish` does).
   if (!held) boilerplate_.record(s.source, s.url, s.paragraphs, s.event_time);
   if (!held && !s.df_terms.empty() &&
       config_.signature.scheme == dedup::SignatureScheme::kWeighted) {
-    std::vector<std::uint64_t> terms(s.df_terms.begin(), s.df_terms.end());
-    term_stats_.add(terms, s.event_time);
+    term_stats_.add(std::span<const std::uint32_t>(s.df_terms), s.event_time);
   }
   window_.restore(s.id, s.fp, s.event_time, s.verdict);
   remember_published_links(s);
-  const dedup::StoryBook::Terms terms(s.story_terms.begin(), s.story_terms.end());
+  return {window_.contains(s.id), window_.take_left()};
+}
+
+void Pipeline::restore_stories(const dedup::ArticleState& s, const WindowRestored& w) {
+  // The terms in the order the live book had them, so they are numbered as there.
   stories_.assign_terms({s.id, s.url, s.source, s.verdict.kind, s.language}, s.title, s.verdict,
-                        s.event_time, terms, s.story_id, {s.image_url, s.description});
+                        s.event_time, dedup::StoryBook::TermList(s.story_terms), s.story_id,
+                        {s.image_url, s.description});
   for (const auto& from : s.merged_from) stories_.restore_merge(from, s.story_id);
   // A record too old for the window counts in its story, which does not index it (as one
-  // judged live is not once it expired).
-  if (!window_.contains(s.id)) stories_.forget(s.id);
-  forget_left();
+  // judged live is not once it expired); what left the window leaves the story book's index.
+  if (!w.held) stories_.forget(s.id);
+  for (const std::string& id : w.left) stories_.forget(id);
 }
 
 std::string Pipeline::save_state() const {

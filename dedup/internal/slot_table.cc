@@ -1,5 +1,6 @@
 #include "dedup/internal/slot_table.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "dedup/internal/codec.h"
@@ -15,6 +16,18 @@ void SlotTable::insert(std::uint32_t key, std::uint32_t slot) {
   Probe::place(part.entries(), Entry(static_cast<std::uint16_t>(mixed), slot));
   ++part.size;
   ++size_;
+}
+
+void SlotTable::reserve(std::span<const std::uint32_t> more) {
+  for (std::size_t p = 0; p < parts_.size() && p < more.size(); ++p) {
+    if (more[p] == 0) continue;
+    Part& part = parts_[p];
+    const std::size_t held = std::size_t{part.size} + more[p];
+    if (held * 100 <= std::size_t{part.capacity} * kReservedPercent) continue;
+    resizing(part, [held](Part& x) {
+      x.resize(std::max(Part::kMinCapacity, held * 100 / kReservedPercent + 1));
+    });
+  }
 }
 
 void SlotTable::erase(std::uint32_t key, std::uint32_t slot) {

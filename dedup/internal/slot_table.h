@@ -41,6 +41,22 @@ class SlotTable {
     });
   }
 
+  /// For inserting many entries at once (a window's bands made whole): a key mixed (its high
+  /// 16 bits name its part), room made in each part for `more[part]` more entries (each made
+  /// again once, just under `kReservedPercent` full, where one at a time made a part again every
+  /// fifth of its size and left it 70-85% full), and an insert of a mixed key into a part with
+  /// room (no growth; the same entry as `insert` of the key).
+  static constexpr std::size_t kReservedPercent = 84;
+  static constexpr std::size_t kParts = 1 << 16;
+  static std::uint32_t mixed(std::uint32_t key) { return mix(key); }
+  void reserve(std::span<const std::uint32_t> more);
+  void insert_mixed(std::uint32_t mixed, std::uint32_t slot) {
+    Part& part = parts_[mixed >> 16];
+    Probe::place(part.entries(), Entry(static_cast<std::uint16_t>(mixed), slot));
+    ++part.size;
+    ++size_;
+  }
+
   std::size_t size() const { return size_; }
   /// Bytes on the heap: the parts' entries and the parts themselves.
   std::size_t memory_bytes() const {
@@ -52,7 +68,6 @@ class SlotTable {
   bool load(Reader& r);
 
  private:
-  static constexpr std::size_t kParts = 1 << 16;
   // 5 bytes, unaligned: the key's low 16 bits (mixed) and a 24-bit slot (all ones: a free
   // entry), little-endian.
   struct Entry {

@@ -1,6 +1,9 @@
 #include "dedup/internal/story_index.h"
 
 #include <algorithm>
+#include <bit>
+#include <functional>
+#include <utility>
 
 #include "dedup/internal/codec.h"
 
@@ -53,15 +56,20 @@ void StoryIndex::remove_term(std::uint32_t slot, std::size_t k) {
 
 void StoryIndex::add_terms(std::uint32_t slot, const TermWeights& terms) {
   // Both sorted by term, merged in one pass (a binary search and an insert per term cost twice
-  // as much); a term new to the story joins the index.
-  TermWeights incoming = terms;
-  std::sort(incoming.begin(), incoming.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
+  // as much); a term new to the story joins the index. The incoming sorted as 64-bit words
+  // (the term's number above its weight's bits: distinct numbers, so by number).
+  std::vector<std::uint64_t> sorted(terms.size());
+  for (std::size_t k = 0; k < terms.size(); ++k) {
+    sorted[k] = std::uint64_t{terms[k].first} << 32 | std::bit_cast<std::uint32_t>(terms[k].second);
+  }
+  std::sort(sorted.begin(), sorted.end());
   TermWeights& st = slots_[slot].terms;
   TermWeights merged;
-  merged.reserve(st.size() + incoming.size());
+  merged.reserve(st.size() + sorted.size());
   auto held = st.begin();
-  for (const auto& [t, w] : incoming) {
+  for (const std::uint64_t x : sorted) {
+    const auto t = static_cast<TermId>(x >> 32);
+    const auto w = std::bit_cast<float>(static_cast<std::uint32_t>(x));
     while (held != st.end() && held->first < t) merged.push_back(*held++);
     if (held != st.end() && held->first == t) {
       merged.emplace_back(t, held->second + w);
@@ -74,25 +82,54 @@ void StoryIndex::add_terms(std::uint32_t slot, const TermWeights& terms) {
   }
   merged.insert(merged.end(), held, st.end());
   st = std::move(merged);
-  if (st.size() > kTermsPerStory) {
-    // Heaviest first, ties by term.
-    std::vector<std::size_t> by_weight(st.size());
-    for (std::size_t k = 0; k < st.size(); ++k) by_weight[k] = k;
-    std::nth_element(by_weight.begin(), by_weight.begin() + kTermsPerStory, by_weight.end(),
-                     [&](std::size_t a, std::size_t b) {
-                       return st[a].second != st[b].second
-                                  ? st[a].second > st[b].second
-                                  : terms_.text(st[a].first) < terms_.text(st[b].first);
-                     });
-    // The lightest leave, from the back so the positions of the others hold (the index forgets
-    // the story under each, else it grows with every article until the next sweep).
-    std::vector<std::size_t> leaving(by_weight.begin() + kTermsPerStory, by_weight.end());
-    std::sort(leaving.rbegin(), leaving.rend());
-    for (const std::size_t k : leaving) remove_term(slot, k);
-    // The inserts doubled it past the cap: held at its size, the terms of a story take half
-    // (34 bytes an article held at 1 M).
-    st.shrink_to_fit();
+  if (st.size() > kTermsPerStory) keep_heaviest(slot);
+}
+
+void StoryIndex::keep_heaviest(std::uint32_t slot) {
+  TermWeights& st = slots_[slot].terms;
+  const std::size_t n = st.size();
+  // The heaviest kTermsPerStory, ties by term: those heavier than the kTermsPerStory-th weight,
+  // and of those at it the first by text (only they are compared by text: fetched ahead).
+  std::vector<float> weights(n);
+  for (std::size_t k = 0; k < n; ++k) weights[k] = st[k].second;
+  std::nth_element(weights.begin(), weights.begin() + (kTermsPerStory - 1), weights.end(),
+                   std::greater<float>());
+  const float cut = weights[kTermsPerStory - 1];
+  std::vector<bool> leaves(n);
+  std::vector<std::size_t> at_cut;
+  std::size_t heavier = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (st[k].second > cut) {
+      ++heavier;
+    } else if (st[k].second == cut) {
+      at_cut.push_back(k);
+    } else {
+      leaves[k] = true;
+    }
   }
+  const std::size_t room = kTermsPerStory - heavier;  // at least one: the cut's own
+  if (at_cut.size() > room) {
+    for (const std::size_t k : at_cut) terms_.prefetch(st[k].first);
+    std::nth_element(at_cut.begin(), at_cut.begin() + static_cast<std::ptrdiff_t>(room),
+                     at_cut.end(), [&](std::size_t a, std::size_t b) {
+                       return terms_.text(st[a].first) < terms_.text(st[b].first);
+                     });
+    for (std::size_t i = room; i < at_cut.size(); ++i) leaves[at_cut[i]] = true;
+  }
+  // The lightest leave, from the back (the order `remove_term` one at a time took: terms
+  // released in it number the next new ones); the index forgets the story under each, else it
+  // grows with every article until the next sweep. Marked, then taken out in one pass.
+  constexpr TermId kLeft = UINT32_MAX;  // no term's number
+  for (std::size_t k = n; k-- > 0;) {
+    if (!leaves[k]) continue;
+    const TermId t = std::exchange(st[k].first, kLeft);
+    terms_.stories(t).remove_last(slot);
+    terms_.release(t);
+  }
+  std::erase_if(st, [](const auto& term) { return term.first == kLeft; });
+  // The inserts doubled it past the cap: held at its size, the terms of a story take half
+  // (34 bytes an article held at 1 M).
+  st.shrink_to_fit();
 }
 
 namespace {

@@ -67,6 +67,8 @@ class StoryIndex {
 
  private:
   void free(std::uint32_t slot, bool unindex);
+  // Of a story's terms past `kTermsPerStory`, the lightest leave (ties: the last by text).
+  void keep_heaviest(std::uint32_t slot);
   // Leaves the story's `k`-th term (out of the index, released).
   void remove_term(std::uint32_t slot, std::size_t k);
 

@@ -16,7 +16,10 @@ std::uint32_t TermTable::hash(std::string_view term) {
 }
 
 std::optional<TermTable::Id> TermTable::find(std::string_view term) const {
-  const std::uint32_t h = hash(term);
+  return find(term, hash(term));
+}
+
+std::optional<TermTable::Id> TermTable::find(std::string_view term, std::uint32_t h) const {
   const std::span<const Ref> refs = ids_.entries();
   const std::size_t i = RobinHood<Ref, RefTraits>::probe(
       refs, h, [&](std::size_t k) { return refs[k].hash == h && terms_[refs[k].id].text == term; });
@@ -30,8 +33,7 @@ void TermTable::index(Id term) {
   ++ids_.size;
 }
 
-TermTable::Id TermTable::intern(std::string_view term) {
-  if (const std::optional<Id> held = find(term)) return *held;
+TermTable::Id TermTable::add(std::string_view term, std::uint32_t h) {
   Id id;
   if (free_.empty()) {
     id = static_cast<Id>(terms_.size());
@@ -42,8 +44,47 @@ TermTable::Id TermTable::intern(std::string_view term) {
     free_.pop_back();
   }
   terms_[id].text = term;
-  index(id);
+  ids_.reserve_one();
+  RobinHood<Ref, RefTraits>::place(ids_.entries(), {h, id});
+  ++ids_.size;
   return id;
+}
+
+TermTable::Id TermTable::intern(std::string_view term) {
+  const std::uint32_t h = hash(term);
+  if (const std::optional<Id> held = find(term, h)) return *held;
+  return add(term, h);
+}
+
+void TermTable::intern_all(std::span<const std::string_view> terms, std::span<Id> ids) {
+  using Probe = RobinHood<Ref, RefTraits>;
+  std::vector<std::uint32_t> hashes(terms.size());
+  const std::span<const Ref> refs = ids_.entries();
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    hashes[i] = hash(terms[i]);
+    if (!refs.empty()) __builtin_prefetch(&refs[Probe::home(hashes[i], refs.size())]);
+  }
+  // The terms whose hash an entry has (most often the term itself), before their texts are
+  // compared.
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    const std::uint32_t h = hashes[i];
+    Probe::probe(refs, h, [&](std::size_t k) {
+      if (refs[k].hash != h) return false;
+      prefetch(refs[k].id);
+      return true;
+    });
+  }
+  // Every lookup before any term is added (an insert moves the entries); a term not held is
+  // looked up again as it is added, in case the list names it twice.
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    const std::optional<Id> held = find(terms[i], hashes[i]);
+    ids[i] = held ? *held : UINT32_MAX;
+  }
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    if (ids[i] != UINT32_MAX) continue;
+    const std::optional<Id> held = find(terms[i], hashes[i]);
+    ids[i] = held ? *held : add(terms[i], hashes[i]);
+  }
 }
 
 void TermTable::release(Id term) {

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,12 +30,23 @@ class TermTable {
   std::optional<Id> find(std::string_view term) const;
   /// The number of `term`, held from now on (a new term has no uses yet).
   Id intern(std::string_view term);
+  /// `intern` of each of `terms` (distinct), in order, into `ids`: the same numbers, with the
+  /// table's entries and the terms they name fetched for all of them first (an article's 64
+  /// terms are 64 lookups in a table of the window's size: waiting for each in turn was most of
+  /// their cost).
+  void intern_all(std::span<const std::string_view> terms, std::span<Id> ids);
   /// One more use of a held term.
   void use(Id term) { ++terms_[term].uses; }
   /// One use fewer; at none the term is forgotten.
   void release(Id term);
 
   const std::string& text(Id term) const { return terms_[term].text; }
+  /// Fetches what the table holds of a term (its text, uses and stories) ahead of a use.
+  void prefetch(Id term) const {
+    const char* info = reinterpret_cast<const char*>(&terms_[term]);
+    __builtin_prefetch(info);
+    __builtin_prefetch(info + sizeof(Info) - 1);
+  }
   SlotList& stories(Id term) { return terms_[term].stories; }
   const SlotList& stories(Id term) const { return terms_[term].stories; }
   /// Every term's list of stories emptied (the caller makes the index again).
@@ -64,6 +76,10 @@ class TermTable {
     static std::uint32_t hash(const Ref& e) { return e.hash; }
   };
   static std::uint32_t hash(std::string_view term);
+  // `find` of a term whose `hash` is `h`.
+  std::optional<Id> find(std::string_view term, std::uint32_t h) const;
+  // A new number for `term` (not held), indexed under `h`.
+  Id add(std::string_view term, std::uint32_t h);
   // Puts a held term in `ids_`.
   void index(Id term);
 

@@ -132,17 +132,24 @@ void print_parts(const config::Config& config, const Records& records, bool part
     apply_seconds = 0;
     sum += bytes;
   };
+  // As a restore from the records alone feeds them: the window's bands made at the end, the
+  // boilerplate filter's parts grown in larger steps and made full again at the end (the end in
+  // the time and the bytes, as the last record's apply).
   {
     dedup::DedupWindow window(config.window);
-    part("window", bytes_per_article(records, window, [](auto& w, const dedup::ArticleState& s) {
+    window.defer_bands();
+    part("window", bytes_per_article(records, window, [&](auto& w, const dedup::ArticleState& s) {
            w.restore(s.id, s.fp, s.event_time, s.verdict);
+           if (s.seq == records.size()) w.build_bands();
          }));
   }
   {
     dedup::BoilerplateFilter filter(config.boilerplate);
+    filter.begin_bulk();
     part("boilerplate filter",
-         bytes_per_article(records, filter, [](auto& f, const dedup::ArticleState& s) {
+         bytes_per_article(records, filter, [&](auto& f, const dedup::ArticleState& s) {
            f.record(s.source, s.url, s.paragraphs, s.event_time);
+           if (s.seq == records.size()) f.end_bulk();
          }));
   }
   {
@@ -158,9 +165,9 @@ void print_parts(const config::Config& config, const Records& records, bool part
     part("story book",
          fixed / static_cast<double>(records.size()) +
              bytes_per_article(records, *book, [](auto& b, const dedup::ArticleState& s) {
-               const dedup::StoryBook::Terms terms(s.story_terms.begin(), s.story_terms.end());
                b.assign_terms({s.id, s.url, s.source, s.verdict.kind, s.language}, s.title,
-                              s.verdict, s.event_time, terms, s.story_id);
+                              s.verdict, s.event_time, dedup::StoryBook::TermList(s.story_terms),
+                              s.story_id);
              }));
   }
   std::printf("  %-34s %7.0f\n", "sum", sum);
@@ -169,9 +176,11 @@ void print_parts(const config::Config& config, const Records& records, bool part
   const double before = heap_bytes();
   auto pipeline = std::make_unique<daemon::Pipeline>(config, nullptr);
   const auto t0 = std::chrono::steady_clock::now();
+  pipeline->begin_restore();
   for (std::size_t i = 0; i < records.size(); ++i) {
     pipeline->restore(*dedup::decode_state(dedup::encode_state(records[i])));
   }
+  pipeline->end_restore();
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double held = static_cast<double>(pipeline->window().size());
   std::printf(

@@ -632,14 +632,20 @@ TEST_F(DaemonOnMockCluster, ARestoreAppliesTwoArticlesUnderOneNumber) {
     produce(producer_.get(), config_.topics.state, id, dedup::encode_state(s), {});
   }
   ASSERT_EQ(rd_kafka_flush(producer_.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
-  Metrics metrics;
-  Daemon daemon(config_, metrics);
-  ASSERT_TRUE(daemon.start(cluster_->bootstrap()));
-  for (const char* id : {"zero", "first", "second", "third"}) {
-    EXPECT_TRUE(daemon.pipeline().window().contains(id)) << id;
+  // Held by the first read, streamed as it reads (past a buffer of one byte), read twice.
+  for (const std::int64_t buffer : {std::int64_t{512} << 20, std::int64_t{1}, std::int64_t{0}}) {
+    SCOPED_TRACE(buffer);
+    config_.kafka.restore_buffer_bytes = buffer;
+    Metrics metrics;
+    auto daemon = std::make_unique<Daemon>(config_, metrics);
+    ASSERT_TRUE(daemon->start(cluster_->bootstrap()));
+    for (const char* id : {"zero", "first", "second", "third"}) {
+      EXPECT_TRUE(daemon->pipeline().window().contains(id)) << id;
+    }
+    EXPECT_EQ(daemon->pipeline().window().size(), 4u);
+    EXPECT_EQ(daemon->pipeline().last_seq(), 3u);
+    daemon->stop();
   }
-  EXPECT_EQ(daemon.pipeline().window().size(), 4u);
-  EXPECT_EQ(daemon.pipeline().last_seq(), 3u);
 }
 
 // The order time of a message: an extracted record's `order_ms` header (its input's order
@@ -741,6 +747,28 @@ TEST_F(DaemonOnMockCluster, ARestartedDaemonReadingTheChangelogTwiceStillRecogni
   config_.kafka.restore_buffer_bytes = 0;
   config_.kafka.state_snapshot_articles = 1;
   restart_recognizes_copies(true);
+}
+
+// A restart whose records outgrow `kafka.restore_buffer_bytes` (here one byte) applies them as
+// it reads them: the changelog is read once.
+TEST_F(DaemonOnMockCluster, ARestartedDaemonStreamingTheRecordsStillRecognizesCopies) {
+  config_.kafka.restore_buffer_bytes = 1;
+  restart_recognizes_copies();
+}
+
+// ... and loads a snapshot as soon as it has read its last chunk, after the records it covers
+// (applied on the way, then replaced by it).
+TEST_F(DaemonOnMockCluster, ARestartedDaemonStreamingTheRecordsLoadsTheSnapshotOnItsWay) {
+  config_.kafka.restore_buffer_bytes = 1;
+  config_.kafka.state_snapshot_articles = 1;
+  restart_recognizes_copies(true);
+}
+
+// ... and a snapshot that does not load leaves the records it streamed as the state.
+TEST_F(DaemonOnMockCluster, AStreamedRestoreKeepsTheRecordsPastASnapshotThatDoesNotLoad) {
+  config_.kafka.restore_buffer_bytes = 1;
+  config_.kafka.state_snapshot_articles = 0;
+  restart_recognizes_copies(false, true);
 }
 
 // A complete snapshot that does not load (another version's, say) after the records it covers:

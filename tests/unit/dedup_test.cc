@@ -387,6 +387,52 @@ TEST(Window, TheBandsHoldOneCopyOfATextAndHandItOnWhenItLeaves) {
   EXPECT_EQ(x.judge(fp(edited)).of, "b");
 }
 
+// Restored from the records alone, a window makes its LSH bands once at the end
+// (`defer_bands`): articles that left on the way (by time and by the bound), copies whose oldest
+// left, all judge later articles as a window restored one article at a time; and one already
+// holding articles does not defer.
+TEST(Window, BandsMadeAtTheEndOfARestoreJudgeAsOnesMadeOneAtATime) {
+  const WindowOptions options{.window_seconds = 100, .max_articles = 40};
+  std::vector<std::pair<std::string, Fingerprint>> texts;
+  for (int i = 0; i < 30; ++i) texts.emplace_back("t" + std::to_string(i), fp(article(20, i)));
+  auto edited = [&](int i) {
+    std::string t = article(20, i);
+    t.replace(t.find(' '), 1, " creek ");
+    return fp(t);
+  };
+  DedupWindow one(options), deferred(options);
+  deferred.defer_bands();
+  for (int i = 0; i < 120; ++i) {
+    // Every text three times (copies), in time order with a step that lets the oldest leave.
+    const auto& [name, f] = texts[static_cast<std::size_t>(i % 30)];
+    const std::string id = name + "-" + std::to_string(i);
+    const Verdict v =
+        i < 30 ? Verdict{} : Verdict{DupKind::kExact, name + "-" + std::to_string(i % 30), 1};
+    one.restore(id, f, i * 2, v);
+    deferred.restore(id, f, i * 2, v);
+  }
+  EXPECT_EQ(deferred.size(), one.size());
+  EXPECT_EQ(deferred.size(), 40u);  // the bound, and time, made some leave
+  for (int i = 0; i < 30; ++i) {
+    const Verdict a = one.judge(edited(i));
+    const Verdict b = deferred.judge(edited(i));  // makes the bands first
+    EXPECT_EQ(a.kind, b.kind) << i;
+    EXPECT_EQ(a.of, b.of) << i;
+    EXPECT_EQ(a.similarity, b.similarity) << i;
+  }
+  // Later articles find the same (a copy, then a near copy of it).
+  for (DedupWindow* w : {&one, &deferred}) {
+    EXPECT_EQ(w->observe("later", fp(article(20, 29)), 240).kind, DupKind::kExact);
+  }
+  EXPECT_EQ(one.judge(edited(29)).of, deferred.judge(edited(29)).of);
+  // A window that holds articles goes on one at a time.
+  DedupWindow held(options);
+  held.restore("x", texts[0].second, 0, {});
+  held.defer_bands();
+  held.restore("y", texts[1].second, 1, {});
+  EXPECT_EQ(held.judge(edited(1)).of, "y");
+}
+
 // A slot's id that is no short hex lives in a heap block whose pointer the slot keeps at an
 // aligned offset: LeakSanitizer (the asan preset) finds blocks through aligned words only, and a
 // window held to the end of the process (as the fuzz targets hold their pipeline) had its ids

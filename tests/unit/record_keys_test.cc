@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,32 @@ TEST(RecordKeys, ForgetsTheKeysASnapshotCovers) {
   k.clear();
   EXPECT_TRUE(k.empty());
   EXPECT_TRUE(keys_of(k).empty());
+}
+
+// A restore's keys come in `seq` order, one number after the other but for gaps (records of
+// inputs not committed) and repeats (one number written twice): kept as runs, a snapshot in the
+// middle of one forgets exactly the keys up to it.
+TEST(RecordKeys, KeepsTheNumbersOfLongRunsWithTheirGapsAndRepeats) {
+  RecordKeys k;
+  std::vector<std::pair<std::uint64_t, std::string>> added;
+  char id[17];
+  for (std::uint64_t seq = 1; seq <= 3000; ++seq) {
+    if (seq % 700 == 0) continue;  // a gap
+    std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(seq * 7919));
+    added.emplace_back(seq, id);
+    if (seq % 1000 == 0) added.emplace_back(seq, "again-" + std::to_string(seq));  // a repeat
+  }
+  for (const auto& [seq, key] : added) k.add(seq, key);
+  EXPECT_EQ(k.size(), added.size());
+  for (const std::uint64_t through : {0ull, 5ull, 1000ull, 1400ull, 2999ull, 5000ull}) {
+    RecordKeys c = k;
+    c.erase_through(through);
+    std::vector<std::string> expected;
+    for (const auto& [seq, key] : added) {
+      if (seq > through) expected.push_back(key);
+    }
+    EXPECT_EQ(keys_of(c), expected) << through;
+  }
 }
 
 }  // namespace

@@ -140,6 +140,31 @@ TEST(StateRecord, ReadsTheLayoutBeforeTheStoryCard) {
   EXPECT_FALSE(dedup::decode_state(v2 + std::string(2, '\0')));
 }
 
+// Decoded into a state that held another record (more terms, a card, a SimHash), a record
+// gives what decoding it into a new one gives: every field written.
+TEST(StateRecord, DecodedIntoAUsedStateGivesWhatANewOneDoes) {
+  dedup::ArticleState big = sample_state();
+  big.story_terms.resize(70, {"a-long-term-that-is-not-in-place", 2.5f});
+  big.merged_from.resize(5, "merged");
+  big.df_terms.resize(400, 9);
+  big.paragraphs.resize(50, 3);
+  dedup::ArticleState small;
+  small.seq = 5;
+  small.id = "b";
+  small.story_terms = {{"x", 1.0f}};
+  const std::string v2 = [&] {  // the layout before the card: no card to read
+    std::string b = dedup::encode_state(small);
+    return "NFS2" + b.substr(4, b.size() - 6);
+  }();
+  for (const std::string& bytes : {dedup::encode_state(small), v2}) {
+    dedup::ArticleState used = *dedup::decode_state(dedup::encode_state(big));
+    ASSERT_TRUE(dedup::decode_state_into(bytes, used));
+    EXPECT_EQ(dedup::encode_state(used), dedup::encode_state(*dedup::decode_state(bytes)));
+    EXPECT_TRUE(used.image_url.empty());
+    EXPECT_EQ(used.fp.simhash, 0u);
+  }
+}
+
 TEST(StateRecord, RefusesWhatItDidNotWrite) {
   const std::string bytes = dedup::encode_state(sample_state());
   for (std::size_t cut = 0; cut < bytes.size(); ++cut) {
