@@ -55,11 +55,37 @@ bool is_tag_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\
 
 // The attributes anything downstream of the parse reads; the others (data-*, src, srcset, alt,
 // title, onclick, ... a fifth of a typical page's bytes once scripts are gone) are dropped.
-bool is_read_attribute(std::string_view lower_name) {
-  static constexpr std::string_view kRead[] = {
-      "class", "id",      "style", "hidden",   "aria-hidden", "itemprop", "rel",      "href",
-      "lang",  "content", "name",  "property", "http-equiv",  "type",     "datetime", "charset"};
-  return std::find(std::begin(kRead), std::end(kRead), lower_name) != std::end(kRead);
+// They are: class, id, style, hidden, aria-hidden, itemprop, rel, href, lang, content, name,
+// property, http-equiv, type, datetime, charset; told apart by first letter, as every attribute
+// of the page asks.
+bool is_read_attribute(std::string_view n) {
+  if (n.empty()) return false;
+  switch (n[0]) {
+    case 'a':
+      return n == "aria-hidden";
+    case 'c':
+      return n == "class" || n == "content" || n == "charset";
+    case 'd':
+      return n == "datetime";
+    case 'h':
+      return n == "href" || n == "hidden" || n == "http-equiv";
+    case 'i':
+      return n == "id" || n == "itemprop";
+    case 'l':
+      return n == "lang";
+    case 'n':
+      return n == "name";
+    case 'p':
+      return n == "property";
+    case 'r':
+      return n == "rel";
+    case 's':
+      return n == "style";
+    case 't':
+      return n == "type";
+    default:
+      return false;
+  }
 }
 
 // The attributes only some elements keep: an image's URL, text and size (the lead image), an
@@ -94,7 +120,17 @@ std::size_t copy_start_tag(std::string_view html, std::size_t lt, std::string& o
   const std::size_t n = html.size();
   std::size_t i = lt + 1;
   while (i < n && !is_tag_space(html[i]) && html[i] != '/' && html[i] != '>') ++i;
-  const std::string tag = ascii_lower(html.substr(lt + 1, i - lt - 1));
+  // The name lowercased; one longer than any name asked about below is none of them.
+  char tag_buf[8];
+  const std::size_t tag_size = i - lt - 1;
+  std::string_view tag;
+  if (tag_size <= sizeof tag_buf) {
+    for (std::size_t k = 0; k < tag_size; ++k) {
+      const char c = html[lt + 1 + k];
+      tag_buf[k] = c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c;
+    }
+    tag = std::string_view(tag_buf, tag_size);
+  }
   const bool keeps_href_value = tag == "link" || tag == "base";
   const std::size_t out_start = out.size();
   out.append(html.substr(lt, i - lt));
