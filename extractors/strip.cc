@@ -368,8 +368,14 @@ std::string strip_invisible(std::string_view html, Nesting* nesting_out, bool* r
       pos = end == std::string_view::npos ? html.size() : end + 3;
       continue;
     }
+    // Every element handled by name below begins with one of these letters: most tags are
+    // none of them, and are not compared with each.
+    const char first = lt + 1 < html.size() ? static_cast<char>(html[lt + 1] | 0x20) : '\0';
+    const bool named_here =
+        first == 's' || first == 'n' || first == 't' || first == 'x' || first == 'i';
     std::string_view closer;
-    for (const std::string_view tag : kDroppedElements) {
+    for (const std::string_view tag :
+         named_here ? std::span(kDroppedElements) : std::span<const std::string_view>()) {
       if (at_ci(html, lt, tag) && lt + tag.size() < html.size()) {
         const char next = html[lt + tag.size()];
         if (next == ' ' || next == '>' || next == '\t' || next == '\n' || next == '\r' ||
@@ -401,7 +407,8 @@ std::string strip_invisible(std::string_view html, Nesting* nesting_out, bool* r
       // Titles and text areas hold text, not tags: copied as they are up to their end tag. One
       // that is never closed would swallow the rest of the page (the spec parse reads it all as
       // its text): as lenient parsers do, it is closed at the next tag.
-      for (const std::string_view raw : kTextElements) {
+      for (const std::string_view raw :
+           named_here ? std::span(kTextElements) : std::span<const std::string_view>()) {
         if (start_tag && at_ci(html, lt, raw) && lt + raw.size() < html.size() &&
             (is_tag_space(html[lt + raw.size()]) || html[lt + raw.size()] == '>')) {
           const std::string close = "</" + std::string(raw.substr(1));
@@ -427,7 +434,8 @@ std::string strip_invisible(std::string_view html, Nesting* nesting_out, bool* r
       if (pos > lt) continue;
       // Raw-text elements whose content the spec parse never shows: never closed, they too would
       // swallow the page, so they are closed right after their start tag.
-      for (const std::string_view raw : kRawTextElements) {
+      for (const std::string_view raw :
+           named_here ? std::span(kRawTextElements) : std::span<const std::string_view>()) {
         if (start_tag && at_ci(html, lt, raw) && lt + raw.size() < html.size() &&
             (is_tag_space(html[lt + raw.size()]) || html[lt + raw.size()] == '>') &&
             search.end_tag("</" + std::string(raw.substr(1)), lt + 1) == std::string_view::npos) {
