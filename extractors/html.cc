@@ -49,7 +49,7 @@ std::string finn_text(const ParsedPage& page) {
 
 bool looks_like_consent_wall(std::string_view text, std::size_t* phrases) {
   if (text.size() > 400 * 32) return false;  // no 400 words are that long: not counted
-  const std::size_t words = count_words(text);
+  const std::size_t words = count_words(text, 400);
   if (words == 0 || words > 400) return false;  // a wall is short; an article on cookies is not
   // Lowercase (ASCII; the other letters match as written, lowercase in the lists).
   std::string lower(text);

@@ -55,11 +55,37 @@ bool is_tag_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\
 
 // The attributes anything downstream of the parse reads; the others (data-*, src, srcset, alt,
 // title, onclick, ... a fifth of a typical page's bytes once scripts are gone) are dropped.
-bool is_read_attribute(std::string_view lower_name) {
-  static constexpr std::string_view kRead[] = {
-      "class", "id",      "style", "hidden",   "aria-hidden", "itemprop", "rel",      "href",
-      "lang",  "content", "name",  "property", "http-equiv",  "type",     "datetime", "charset"};
-  return std::find(std::begin(kRead), std::end(kRead), lower_name) != std::end(kRead);
+// They are: class, id, style, hidden, aria-hidden, itemprop, rel, href, lang, content, name,
+// property, http-equiv, type, datetime, charset; told apart by first letter, as every attribute
+// of the page asks.
+bool is_read_attribute(std::string_view n) {
+  if (n.empty()) return false;
+  switch (n[0]) {
+    case 'a':
+      return n == "aria-hidden";
+    case 'c':
+      return n == "class" || n == "content" || n == "charset";
+    case 'd':
+      return n == "datetime";
+    case 'h':
+      return n == "href" || n == "hidden" || n == "http-equiv";
+    case 'i':
+      return n == "id" || n == "itemprop";
+    case 'l':
+      return n == "lang";
+    case 'n':
+      return n == "name";
+    case 'p':
+      return n == "property";
+    case 'r':
+      return n == "rel";
+    case 's':
+      return n == "style";
+    case 't':
+      return n == "type";
+    default:
+      return false;
+  }
 }
 
 // The attributes only some elements keep: an image's URL, text and size (the lead image), an
@@ -94,7 +120,17 @@ std::size_t copy_start_tag(std::string_view html, std::size_t lt, std::string& o
   const std::size_t n = html.size();
   std::size_t i = lt + 1;
   while (i < n && !is_tag_space(html[i]) && html[i] != '/' && html[i] != '>') ++i;
-  const std::string tag = ascii_lower(html.substr(lt + 1, i - lt - 1));
+  // The name lowercased; one longer than any name asked about below is none of them.
+  char tag_buf[8];
+  const std::size_t tag_size = i - lt - 1;
+  std::string_view tag;
+  if (tag_size <= sizeof tag_buf) {
+    for (std::size_t k = 0; k < tag_size; ++k) {
+      const char c = html[lt + 1 + k];
+      tag_buf[k] = c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c;
+    }
+    tag = std::string_view(tag_buf, tag_size);
+  }
   const bool keeps_href_value = tag == "link" || tag == "base";
   const std::size_t out_start = out.size();
   out.append(html.substr(lt, i - lt));
@@ -332,8 +368,14 @@ std::string strip_invisible(std::string_view html, Nesting* nesting_out, bool* r
       pos = end == std::string_view::npos ? html.size() : end + 3;
       continue;
     }
+    // Every element handled by name below begins with one of these letters: most tags are
+    // none of them, and are not compared with each.
+    const char first = lt + 1 < html.size() ? static_cast<char>(html[lt + 1] | 0x20) : '\0';
+    const bool named_here =
+        first == 's' || first == 'n' || first == 't' || first == 'x' || first == 'i';
     std::string_view closer;
-    for (const std::string_view tag : kDroppedElements) {
+    for (const std::string_view tag :
+         named_here ? std::span(kDroppedElements) : std::span<const std::string_view>()) {
       if (at_ci(html, lt, tag) && lt + tag.size() < html.size()) {
         const char next = html[lt + tag.size()];
         if (next == ' ' || next == '>' || next == '\t' || next == '\n' || next == '\r' ||
@@ -365,7 +407,8 @@ std::string strip_invisible(std::string_view html, Nesting* nesting_out, bool* r
       // Titles and text areas hold text, not tags: copied as they are up to their end tag. One
       // that is never closed would swallow the rest of the page (the spec parse reads it all as
       // its text): as lenient parsers do, it is closed at the next tag.
-      for (const std::string_view raw : kTextElements) {
+      for (const std::string_view raw :
+           named_here ? std::span(kTextElements) : std::span<const std::string_view>()) {
         if (start_tag && at_ci(html, lt, raw) && lt + raw.size() < html.size() &&
             (is_tag_space(html[lt + raw.size()]) || html[lt + raw.size()] == '>')) {
           const std::string close = "</" + std::string(raw.substr(1));
@@ -391,7 +434,8 @@ std::string strip_invisible(std::string_view html, Nesting* nesting_out, bool* r
       if (pos > lt) continue;
       // Raw-text elements whose content the spec parse never shows: never closed, they too would
       // swallow the page, so they are closed right after their start tag.
-      for (const std::string_view raw : kRawTextElements) {
+      for (const std::string_view raw :
+           named_here ? std::span(kRawTextElements) : std::span<const std::string_view>()) {
         if (start_tag && at_ci(html, lt, raw) && lt + raw.size() < html.size() &&
             (is_tag_space(html[lt + raw.size()]) || html[lt + raw.size()] == '>') &&
             search.end_tag("</" + std::string(raw.substr(1)), lt + 1) == std::string_view::npos) {

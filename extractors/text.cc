@@ -369,10 +369,10 @@ bool ideograph_or_kana(std::string_view s, std::size_t i) {
          (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0xF900 && cp <= 0xFAFF);
 }
 
-std::size_t count_words(std::string_view text) {
+std::size_t count_words(std::string_view text, std::size_t stop_after) {
   std::size_t n = 0, i = 0;
   bool in_word = false;
-  while (i < text.size()) {
+  while (i < text.size() && n <= stop_after) {
     if (ideograph_or_kana(text, i)) {
       ++n;
       i += 3;

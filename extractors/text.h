@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -68,8 +69,9 @@ bool ideograph_or_kana(std::string_view s, std::size_t i);
 
 /// Words of plain text: runs between whitespace, except that a run of ideographs and kana counts
 /// one word per two characters (about the length of a Chinese word), as the extractor counts
-/// them; so a Chinese teaser weighs by its length as an English one does.
-std::size_t count_words(std::string_view text);
+/// them; so a Chinese teaser weighs by its length as an English one does. The count stops once it
+/// is past `stop_after` (a caller that only asks whether a text is short reads no further).
+std::size_t count_words(std::string_view text, std::size_t stop_after = SIZE_MAX);
 
 /// Length in bytes of the UTF-8 whitespace character at the start of `s`, or 0 when `s` does not
 /// start with whitespace (ASCII space/tab/newline/CR/FF/VT, U+00A0, U+2000-U+200B, U+202F,

@@ -4,10 +4,12 @@
 // from the tags alone while strip_invisible copies the page (strip.cc).
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -40,14 +42,15 @@ class NestingCounter {
       const char c = html[k];
       lower[n] = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
     }
-    const std::string_view name(lower, n);
+    const std::string_view name = canonical(std::string_view(lower, n));
     work_ += depth() + 1;
     if (!closing) ++elements_;
-    if (not_counted(name)) return;
+    const std::uint8_t kind = kind_of(name);
+    if (kind & kNotCounted) return;
     if (closing) {
-      close(name);
+      close(name, kind);
     } else {
-      open(name, start_tag);
+      open(name, kind, start_tag);
     }
   }
   std::size_t max_depth() const { return max_depth_; }
@@ -68,42 +71,64 @@ class NestingCounter {
   static bool is_name_end(char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '/' || c == '>';
   }
-  template <std::size_t N>
-  static bool one_of(std::string_view name, const std::string_view (&names)[N]) {
-    return std::find(std::begin(names), std::end(names), name) != std::end(names);
+  // What the lists below say of a name, as bits.
+  enum Kind : std::uint8_t {
+    kNotCounted = 1,
+    kFormatting = 2,
+    kSpecial = 4,  // the parser's special elements: an end tag of an ordinary element does not
+                   // close through them
+    kScopeBoundary = 8,  // where the end tag of a block stops looking ("has an element in scope")
+  };
+  // The kinds of a (lowercase, canonical) name: every tag of the page asks, so the lists are
+  // looked up once, in a table by first letter, not scanned one by one.
+  static std::uint8_t kind_of(std::string_view name) {
+    struct Entry {
+      std::string_view name;
+      std::uint8_t kind;
+    };
+    static const auto kByLetter = [] {
+      std::array<std::vector<Entry>, 26> table;
+      const auto add = [&](std::span<const std::string_view> names, std::uint8_t kind) {
+        for (const std::string_view n : names) {
+          auto& list = table[static_cast<std::size_t>(n[0] - 'a')];
+          const auto it =
+              std::find_if(list.begin(), list.end(), [&](const Entry& e) { return e.name == n; });
+          if (it == list.end()) {
+            list.push_back({n, kind});
+          } else {
+            it->kind |= kind;
+          }
+        }
+      };
+      add(kNotCountedNames, kNotCounted);
+      add(kFormattingNames, kFormatting);
+      add(kSpecialNames, kSpecial);
+      add(kScopeBoundaryNames, kScopeBoundary);
+      return table;
+    }();
+    if (name.empty() || name[0] < 'a' || name[0] > 'z') return 0;
+    for (const Entry& e : kByLetter[static_cast<std::size_t>(name[0] - 'a')]) {
+      if (e.name == name) return e.kind;
+    }
+    return 0;
   }
-  static bool not_counted(std::string_view name) {
-    static constexpr std::string_view kNames[] = {
-        "area",    "base",  "br",    "col",    "embed", "hr",  "img",    "input",
-        "link",    "meta",  "param", "source", "track", "wbr", "keygen", "basefont",
-        "bgsound", "frame", "p",     "li",     "dt",    "dd",  "option", "tr",
-        "td",      "th",    "html",  "head",   "body"};
-    return one_of(name, kNames);
-  }
-  static bool is_formatting(std::string_view name) {
-    static constexpr std::string_view kNames[] = {"a",      "b",      "big",  "code", "em",
-                                                  "font",   "i",      "nobr", "s",    "small",
-                                                  "strike", "strong", "tt",   "u"};
-    return one_of(name, kNames);
-  }
-  // The parser's special elements: an end tag of an ordinary element does not close through them.
-  static bool is_special(std::string_view name) {
-    static constexpr std::string_view kNames[] = {
-        "address",    "applet",   "article", "aside",   "blockquote", "button", "caption",
-        "center",     "colgroup", "details", "dir",     "div",        "dl",     "fieldset",
-        "figcaption", "figure",   "footer",  "form",    "h*",         "header", "hgroup",
-        "iframe",     "listing",  "main",    "marquee", "menu",       "nav",    "noembed",
-        "noframes",   "noscript", "object",  "ol",      "plaintext",  "pre",    "script",
-        "search",     "section",  "select",  "style",   "summary",    "table",  "tbody",
-        "template",   "textarea", "tfoot",   "thead",   "title",      "ul",     "xmp"};
-    return one_of(name, kNames);
-  }
-  // Where the end tag of a block stops looking ("has an element in scope").
-  static bool is_scope_boundary(std::string_view name) {
-    static constexpr std::string_view kNames[] = {"applet", "caption", "marquee",
-                                                  "object", "table",   "template"};
-    return one_of(name, kNames);
-  }
+  static constexpr std::string_view kNotCountedNames[] = {
+      "area",  "base",   "br",     "col", "embed",  "hr",       "img",     "input", "link", "meta",
+      "param", "source", "track",  "wbr", "keygen", "basefont", "bgsound", "frame", "p",    "li",
+      "dt",    "dd",     "option", "tr",  "td",     "th",       "html",    "head",  "body"};
+  static constexpr std::string_view kFormattingNames[] = {
+      "a",    "b", "big",   "code",   "em",     "font", "i",
+      "nobr", "s", "small", "strike", "strong", "tt",   "u"};
+  static constexpr std::string_view kSpecialNames[] = {
+      "address",    "applet",   "article", "aside",   "blockquote", "button", "caption",
+      "center",     "colgroup", "details", "dir",     "div",        "dl",     "fieldset",
+      "figcaption", "figure",   "footer",  "form",    "h*",         "header", "hgroup",
+      "iframe",     "listing",  "main",    "marquee", "menu",       "nav",    "noembed",
+      "noframes",   "noscript", "object",  "ol",      "plaintext",  "pre",    "script",
+      "search",     "section",  "select",  "style",   "summary",    "table",  "tbody",
+      "template",   "textarea", "tfoot",   "thead",   "title",      "ul",     "xmp"};
+  static constexpr std::string_view kScopeBoundaryNames[] = {"applet", "caption", "marquee",
+                                                             "object", "table",   "template"};
   static std::uint64_t hash(std::string_view s) {
     std::uint64_t h = 1469598103934665603ull;  // FNV-1a
     for (const char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
@@ -143,10 +168,9 @@ class NestingCounter {
     }
   }
 
-  void open(std::string_view tag_name, std::string_view start_tag) {
-    const std::string_view name = canonical(tag_name);
+  void open(std::string_view name, std::uint8_t kind, std::string_view start_tag) {
     const std::uint64_t h = hash(name);
-    const bool special = is_special(name);
+    const bool special = kind & kSpecial;
     // Start tags that close an open element of their kind first: a heading right in a heading,
     // a link in a link, a nobr in a nobr, a button in a button.
     if (name == "h*") {
@@ -159,18 +183,17 @@ class NestingCounter {
       return;
     }
     const std::uint64_t formatting =
-        is_formatting(name) ? hash(start_tag.empty() ? name : start_tag) | 1 : 0;
+        kind & kFormatting ? hash(start_tag.empty() ? name : start_tag) | 1 : 0;
     positions_[h].push_back(open_.size());
     if (special) specials_.push_back(open_.size());
-    if (is_scope_boundary(name)) boundaries_.push_back(open_.size());
+    if (kind & kScopeBoundary) boundaries_.push_back(open_.size());
     open_.push_back({h, formatting, special});
     max_depth_ = std::max(max_depth_, depth());
   }
 
-  void close(std::string_view tag_name) {
-    const std::string_view name = canonical(tag_name);
+  void close(std::string_view name, std::uint8_t kind) {
     const std::uint64_t h = hash(name);
-    if (const auto at = reachable(h, is_special(name))) {
+    if (const auto at = reachable(h, kind & kSpecial)) {
       pop_to(*at);
       return;
     }
